@@ -1,0 +1,309 @@
+//! Fixed-point arithmetic: the contract every backend matches bit for bit.
+//!
+//! A value is signed, `width = 1 + int_bits + frac_bits` bits (≤ 16), held sign-extended
+//! in an `i32` here (an `i16` in memories, a `Signed<16>` in the RTL).
+//!
+//! The exact order of every rounding and saturation, in one place:
+//!
+//! 1. **Product** `mul(a, b)`: the exact 32-bit product `a·b`, plus `2^(frac-1)` (round half
+//!    up; nothing when `frac = 0`), arithmetic shift right by `frac`, then saturate to the
+//!    value range. Never wraps.
+//! 2. **Sum**: the rounded products of one neuron (and its bias, or the partial deltas of one
+//!    left neuron) are added exactly in a wide (`i32`) accumulator and saturated once, when the
+//!    sum is written back (`saturate`). The accumulator cannot overflow: validation keeps
+//!    layer sizes ≤ 32768, so `fan-in · 2^15 + 2^15 < 2^31`.
+//! 3. **Learning-rate shift** `eta(x, shift)`: `x + 2^(shift-1)` (nothing when `shift = 0`),
+//!    arithmetic shift right by `shift`. The result is in range by construction.
+//! 4. **Update** `w' = saturate(w − eta(mul(δ, a), shift))`, `b' = saturate(b − eta(δ, shift))`.
+//! 5. **Activation** of a saturated pre-activation `h`: sigmoid from [`ActivationTable`]
+//!    (σ and σ′ both from the table, indexed by the top `index_bits` of `h`), or ReLU
+//!    `max(h, 0)` with σ′ a gate (`h > 0`) rather than a multiplication by 1, which the format
+//!    may not even represent when `int_bits = 0`.
+//! 6. **Output delta** `δ_L = saturate(a_L − y)` with `y = saturate(1.0)` for the label's class,
+//!    `0` elsewhere.
+//! 7. **Hidden delta** `δ = mul(σ′(h), saturate(Σ mul(w, δ_right)))` for sigmoid, and
+//!    `δ = h > 0 ? saturate(Σ mul(w, δ_right)) : 0` for ReLU.
+
+use serde::{Deserialize, Serialize};
+
+/// A signed fixed-point format: 1 sign bit, `int_bits` integer bits, `frac_bits` fraction bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Format {
+    pub width: u32,
+    pub int_bits: u32,
+    pub frac_bits: u32,
+}
+
+impl Format {
+    pub const fn new(int_bits: u32, frac_bits: u32) -> Self {
+        Format {
+            width: 1 + int_bits + frac_bits,
+            int_bits,
+            frac_bits,
+        }
+    }
+
+    /// Largest representable raw value, `2^(width-1) - 1`.
+    #[inline(always)]
+    pub const fn max(&self) -> i32 {
+        (1i32 << (self.width - 1)) - 1
+    }
+
+    /// Smallest (most negative) representable raw value, `-2^(width-1)`.
+    #[inline(always)]
+    pub const fn min(&self) -> i32 {
+        -(1i32 << (self.width - 1))
+    }
+
+    /// The raw value of 1.0, saturated (1.0 is not representable when `int_bits = 0`).
+    pub fn one(&self) -> i32 {
+        self.saturate(1i64 << self.frac_bits)
+    }
+
+    #[inline(always)]
+    pub fn saturate(&self, x: i64) -> i32 {
+        x.clamp(self.min() as i64, self.max() as i64) as i32
+    }
+
+    /// Step 1 of the contract: exact product, round half up, shift, saturate.
+    #[inline(always)]
+    pub fn mul(&self, a: i32, b: i32) -> i32 {
+        let p = a as i64 * b as i64;
+        self.saturate(round_shift(p, self.frac_bits))
+    }
+
+    /// Step 3 of the contract: multiply by `η = 2^-shift` with the same rounding.
+    #[inline(always)]
+    pub fn eta(&self, x: i32, shift: u32) -> i32 {
+        round_shift(x as i64, shift) as i32
+    }
+
+    /// Quantize a real number: round half up, saturate.
+    pub fn quantize(&self, x: f64) -> i32 {
+        let scaled = (x * (1u64 << self.frac_bits) as f64 + 0.5).floor();
+        if scaled.is_nan() {
+            return 0;
+        }
+        self.saturate(scaled.clamp(i64::MIN as f64 / 2.0, i64::MAX as f64 / 2.0) as i64)
+    }
+
+    pub fn to_f64(&self, raw: i32) -> f64 {
+        raw as f64 / (1u64 << self.frac_bits) as f64
+    }
+}
+
+/// `(x + 2^(s-1)) >> s` (arithmetic), and `x` itself when `s = 0`.
+#[inline(always)]
+pub fn round_shift(x: i64, s: u32) -> i64 {
+    if s == 0 {
+        x
+    } else {
+        (x + (1i64 << (s - 1))) >> s
+    }
+}
+
+/// Hidden-layer activation function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    Sigmoid,
+    Relu,
+}
+
+/// Number of top bits of the pre-activation that index the sigmoid table: the whole value for
+/// narrow formats, 10 bits (1024 entries, one iCE40 SPRAM-free EBR pair) for wider ones.
+pub const MAX_TABLE_INDEX_BITS: u32 = 10;
+
+/// Sigmoid look-up table: σ and σ′ at the value format for each bucket of pre-activations.
+///
+/// The pre-activation `h` covers `[-2^int_bits, 2^int_bits)`; its top `index_bits` bits
+/// (as an unsigned offset, `(h >> drop) + 2^(index_bits-1)`) select a bucket, whose entry is
+/// σ and σ′ at the bucket's midpoint, rounded half up and saturated. The table is built in
+/// `f64` once, here, and handed to every backend as data, so no backend evaluates `exp`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActivationTable {
+    pub format: Format,
+    pub index_bits: u32,
+    pub sigma: Vec<i32>,
+    pub sigma_prime: Vec<i32>,
+}
+
+impl ActivationTable {
+    pub fn sigmoid(format: Format) -> Self {
+        let index_bits = format.width.min(MAX_TABLE_INDEX_BITS);
+        let drop = format.width - index_bits;
+        let n = 1usize << index_bits;
+        let mut sigma = Vec::with_capacity(n);
+        let mut sigma_prime = Vec::with_capacity(n);
+        for idx in 0..n {
+            let lo = ((idx as i64) - (n as i64 / 2)) << drop;
+            // Midpoint of the bucket in raw units; a one-value bucket is its own midpoint.
+            let mid = lo as f64 + ((1i64 << drop) as f64 - 1.0) / 2.0;
+            let x = mid / (1u64 << format.frac_bits) as f64;
+            let s = 1.0 / (1.0 + (-x).exp());
+            sigma.push(format.quantize(s));
+            sigma_prime.push(format.quantize(s * (1.0 - s)));
+        }
+        ActivationTable {
+            format,
+            index_bits,
+            sigma,
+            sigma_prime,
+        }
+    }
+
+    /// Table index of a saturated pre-activation.
+    #[inline(always)]
+    pub fn index(&self, h: i32) -> usize {
+        let drop = self.format.width - self.index_bits;
+        ((h >> drop) + (1i32 << (self.index_bits - 1))) as usize
+    }
+
+    /// Number of low bits of the pre-activation the index ignores.
+    pub fn drop_bits(&self) -> u32 {
+        self.format.width - self.index_bits
+    }
+}
+
+/// Activation of one saturated pre-activation: `(a, σ′)` where for ReLU `σ′` is the gate
+/// (1 when `h > 0`, else 0) and for sigmoid it is the table's derivative at the format.
+#[inline(always)]
+pub fn activate(act: Activation, table: &ActivationTable, h: i32) -> (i32, i32) {
+    match act {
+        Activation::Sigmoid => {
+            let i = table.index(h);
+            (table.sigma[i], table.sigma_prime[i])
+        }
+        Activation::Relu => {
+            if h > 0 {
+                (h, 1)
+            } else {
+                (0, 0)
+            }
+        }
+    }
+}
+
+/// Hidden delta from the saturated back-propagated sum (step 7 of the contract).
+#[inline(always)]
+pub fn hidden_delta(act: Activation, format: Format, sigma_prime: i32, sum: i32) -> i32 {
+    match act {
+        Activation::Sigmoid => format.mul(sigma_prime, sum),
+        Activation::Relu => {
+            if sigma_prime != 0 {
+                sum
+            } else {
+                0
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exact rational reference: floor(p / 2^f + 1/2) computed with integer division on
+    /// non-negative numerators only, so it does not share the shift-based code path.
+    fn rational_round(p: i64, f: u32) -> i64 {
+        if f == 0 {
+            return p;
+        }
+        let d = 1i64 << f;
+        let num = 2 * p + d; // (p/d + 1/2) = (2p + d) / (2d)
+        num.div_euclid(2 * d)
+    }
+
+    #[test]
+    fn mul_matches_rational_rounding_for_all_8bit_pairs() {
+        let f = Format::new(2, 5);
+        for a in f.min()..=f.max() {
+            for b in f.min()..=f.max() {
+                let want = rational_round(a as i64 * b as i64, 5).clamp(f.min() as i64, f.max() as i64);
+                assert_eq!(f.mul(a, b) as i64, want, "{a} * {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn mul_saturates_both_ways_and_at_most_negative() {
+        let f = Format::new(2, 7); // 10 bits, the published format
+        assert_eq!((f.min(), f.max()), (-512, 511));
+        // (-4) * (-4) = 16, far above 3.99: saturates to max, never wraps.
+        assert_eq!(f.mul(f.min(), f.min()), f.max());
+        assert_eq!(f.mul(f.max(), f.min()), f.min());
+        assert_eq!(f.mul(f.max(), f.max()), f.max());
+        // 16-bit extremes fit the 32-bit product.
+        let w = Format::new(0, 15);
+        assert_eq!(w.mul(-32768, -32768), 32767);
+        assert_eq!(w.mul(-32768, 32767), -32767);
+    }
+
+    #[test]
+    fn ties_round_half_up_including_negative_ties() {
+        let f = Format::new(3, 4);
+        // 0.5 ulp ties: 1 * 8 = 8 = 0.5 ulp → rounds up to 1; -8 → rounds up to 0.
+        assert_eq!(f.mul(1, 8), 1);
+        assert_eq!(f.mul(-1, 8), 0);
+        assert_eq!(f.mul(-3, 8), -1); // -1.5 ulp → -1
+        assert_eq!(f.eta(3, 1), 2); // 1.5 → 2
+        assert_eq!(f.eta(-3, 1), -1); // -1.5 → -1
+        assert_eq!(f.eta(-1, 3), 0); // -0.125 → 0
+        assert_eq!(f.eta(7, 0), 7);
+    }
+
+    #[test]
+    fn eta_matches_rational_rounding() {
+        for x in -1000..1000 {
+            for s in 0..6 {
+                assert_eq!(round_shift(x, s), rational_round(x, s), "{x} >> {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_saturates_when_not_representable() {
+        assert_eq!(Format::new(0, 7).one(), 127);
+        assert_eq!(Format::new(2, 7).one(), 128);
+    }
+
+    #[test]
+    fn quantize_rounds_half_up_and_saturates() {
+        let f = Format::new(2, 7);
+        assert_eq!(f.quantize(0.5 / 128.0), 1);
+        assert_eq!(f.quantize(-0.5 / 128.0), 0);
+        assert_eq!(f.quantize(100.0), 511);
+        assert_eq!(f.quantize(-100.0), -512);
+    }
+
+    #[test]
+    fn sigmoid_table_is_monotone_symmetric_and_exact_at_zero() {
+        for (i, fr) in [(2, 7), (3, 12), (0, 9), (7, 8)] {
+            let f = Format::new(i, fr);
+            let t = ActivationTable::sigmoid(f);
+            assert_eq!(t.sigma.len(), 1 << f.width.min(MAX_TABLE_INDEX_BITS));
+            assert!(t.sigma.windows(2).all(|w| w[0] <= w[1]));
+            // every entry is σ at the bucket midpoint, within half an ulp
+            for h in [f.min(), -1, 0, 1, f.max()] {
+                let (s, ds) = activate(Activation::Sigmoid, &t, h);
+                let x = f.to_f64(h);
+                let exact = 1.0 / (1.0 + (-x).exp());
+                let bucket = f.to_f64(1 << t.drop_bits());
+                assert!((f.to_f64(s) - exact).abs() <= bucket / 4.0 + f.to_f64(1), "{h}");
+                assert!(ds >= 0 && ds <= f.quantize(0.25));
+            }
+        }
+    }
+
+    #[test]
+    fn relu_gate() {
+        let f = Format::new(2, 7);
+        let t = ActivationTable::sigmoid(f);
+        assert_eq!(activate(Activation::Relu, &t, -5), (0, 0));
+        assert_eq!(activate(Activation::Relu, &t, 0), (0, 0));
+        assert_eq!(activate(Activation::Relu, &t, 9), (9, 1));
+        assert_eq!(hidden_delta(Activation::Relu, f, 1, -300), -300);
+        assert_eq!(hidden_delta(Activation::Relu, f, 0, -300), 0);
+        assert_eq!(hidden_delta(Activation::Sigmoid, f, 32, 128), 32);
+    }
+}

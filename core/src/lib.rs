@@ -1,0 +1,15 @@
+//! Pure-Rust foundations every edgeflow crate shares, with no hardware dependencies: the
+//! network spec, the fixed-point contract, clash-free patterns, data sets and the state.
+
+pub mod data;
+pub mod fixed;
+pub mod pattern;
+pub mod rng;
+pub mod spec;
+pub mod state;
+
+pub use data::{Dataset, Encoded};
+pub use fixed::{Activation, ActivationTable, Format};
+pub use pattern::JunctionPattern;
+pub use spec::{Derived, PatternKind, Spec, SpecError};
+pub use state::State;

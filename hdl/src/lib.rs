@@ -1,0 +1,2 @@
+//! The hardware: rust-hdl blocks of the sparse training datapath.
+pub use edgeflow_core as core;

@@ -1,0 +1,24 @@
+//! Boards: everything that can hold a network's state and train or infer on it. The
+//! reference model, OpenCL devices, the RTL simulation and (later) a serial link to a real
+//! board all implement [`Board`], so every command drives them the same way and every one of
+//! them is compared against the reference model bit for bit.
+
+pub mod reference;
+
+use anyhow::Result;
+use edgeflow_core::{Encoded, State};
+
+pub trait Board {
+    /// A short name for reports, e.g. `reference` or `opencl:pthread-cpu`.
+    fn name(&self) -> String;
+    /// Replace the complete state (every weight and bias).
+    fn load_state(&mut self, state: &State) -> Result<()>;
+    /// Train on one stream of samples: the pipeline fills, runs and drains.
+    fn train(&mut self, data: &Encoded) -> Result<()>;
+    /// Predicted class of every sample with the current weights.
+    fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>>;
+    /// Read back the complete state.
+    fn read_state(&mut self) -> Result<State>;
+    /// Edge operations (one FF, BP or UP on one edge) per training sample, for throughput reports.
+    fn edge_ops_per_sample(&self) -> u64;
+}

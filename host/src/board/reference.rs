@@ -1,0 +1,47 @@
+//! The reference model as a board: what every other board is compared against.
+
+use super::Board;
+use anyhow::{anyhow, Result};
+use edgeflow_core::{Encoded, Spec, State};
+use edgeflow_sim::Reference;
+
+pub struct ReferenceBoard {
+    pub model: Reference,
+}
+
+impl ReferenceBoard {
+    pub fn new(spec: &Spec, staleness: Vec<usize>) -> Result<Self> {
+        Ok(ReferenceBoard {
+            model: Reference::with_state(spec, State::initial(spec), staleness).map_err(|e| anyhow!(e))?,
+        })
+    }
+}
+
+impl Board for ReferenceBoard {
+    fn name(&self) -> String {
+        "reference".into()
+    }
+    fn load_state(&mut self, state: &State) -> Result<()> {
+        state.check_shape(&self.model.spec).map_err(|e| anyhow!(e))?;
+        self.model.state = state.clone();
+        Ok(())
+    }
+    fn train(&mut self, data: &Encoded) -> Result<()> {
+        self.model.train(data);
+        Ok(())
+    }
+    fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
+        Ok(self.model.infer(data))
+    }
+    fn read_state(&mut self) -> Result<State> {
+        Ok(self.model.state.clone())
+    }
+    fn edge_ops_per_sample(&self) -> u64 {
+        self.model
+            .patterns
+            .iter()
+            .enumerate()
+            .map(|(j, p)| p.edges() as u64 * if j > 0 { 3 } else { 2 })
+            .sum()
+    }
+}

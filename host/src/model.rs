@@ -1,0 +1,123 @@
+//! Model files: the spec, the fixed-point format, the schedule and the complete state, in
+//! versioned JSON written atomically.
+
+use crate::util::write_atomic;
+use anyhow::{bail, Context, Result};
+use edgeflow_core::{Format, Spec, State};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const MODEL_MAGIC: &str = "edgeflow-model";
+pub const MODEL_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+pub struct ModelFile {
+    pub magic: String,
+    pub version: u32,
+    /// The spec as TOML text, exactly what `spec check` validates.
+    pub spec: String,
+    pub format: Format,
+    pub staleness: Vec<usize>,
+    pub state: State,
+    pub state_sha256: String,
+}
+
+impl ModelFile {
+    pub fn new(spec: &Spec, staleness: &[usize], state: &State) -> ModelFile {
+        ModelFile {
+            magic: MODEL_MAGIC.into(),
+            version: MODEL_VERSION,
+            spec: spec.to_toml(),
+            format: spec.format(),
+            staleness: staleness.to_vec(),
+            state: state.clone(),
+            state_sha256: state.sha256(),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_vec(self)?;
+        write_atomic(path, &text)
+    }
+
+    /// Load and check a model: its magic and version, its spec, and that the state has the
+    /// spec's shape and the recorded checksum.
+    pub fn load(path: &Path) -> Result<(Spec, ModelFile)> {
+        let bytes = std::fs::read(path).with_context(|| format!("model {}: cannot be read", path.display()))?;
+        let head: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "model {}: not a complete edgeflow model file ({e}); it may be truncated: train again with --out",
+                path.display()
+            )
+        })?;
+        if head.get("magic").and_then(|m| m.as_str()) != Some(MODEL_MAGIC) {
+            bail!("model {}: not an edgeflow model file (no \"magic\": \"{MODEL_MAGIC}\")", path.display());
+        }
+        let version = head.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
+        if version != MODEL_VERSION as u64 {
+            bail!(
+                "model {}: file version {version}, this edgeflow reads version {MODEL_VERSION}; retrain the model with this edgeflow",
+                path.display()
+            );
+        }
+        let m: ModelFile = serde_json::from_value(head)
+            .map_err(|e| anyhow::anyhow!("model {}: malformed field: {e}", path.display()))?;
+        let spec = Spec::from_toml_str(&m.spec, &format!("{} (embedded spec)", path.display()))?;
+        if m.format != spec.format() {
+            bail!("model {}: format {:?} does not match its spec's {:?}", path.display(), m.format, spec.format());
+        }
+        m.state
+            .check_shape(&spec)
+            .map_err(|e| anyhow::anyhow!("model {}: shape mismatch: {e}", path.display()))?;
+        let sum = m.state.sha256();
+        if sum != m.state_sha256 {
+            bail!("model {}: state checksum {sum} differs from the recorded {}; the file is corrupt", path.display(), m.state_sha256);
+        }
+        Ok((spec, m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> Spec {
+        Spec::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml"))).unwrap()
+    }
+
+    #[test]
+    fn round_trip_and_clear_errors() {
+        let dir = std::env::temp_dir().join(format!("edgeflow-model-{}", std::process::id()));
+        let p = dir.join("m.json");
+        let s = spec();
+        let st = State::initial(&s);
+        ModelFile::new(&s, &s.default_staleness(), &st).save(&p).unwrap();
+        let (s2, m) = ModelFile::load(&p).unwrap();
+        assert_eq!(s2, s);
+        assert_eq!(m.state, st);
+
+        let full = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &full[..full.len() / 2]).unwrap();
+        let e = ModelFile::load(&p).err().unwrap().to_string();
+        assert!(e.contains("truncated"), "{e}");
+
+        let mut v: serde_json::Value = serde_json::from_slice(&full).unwrap();
+        v["version"] = 99.into();
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        let e = ModelFile::load(&p).err().unwrap().to_string();
+        assert!(e.contains("file version 99"), "{e}");
+
+        let mut v: serde_json::Value = serde_json::from_slice(&full).unwrap();
+        v["state"]["weights"][0].as_array_mut().unwrap().pop();
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        let e = ModelFile::load(&p).err().unwrap().to_string();
+        assert!(e.contains("shape mismatch") && e.contains("junction 1"), "{e}");
+
+        let mut v: serde_json::Value = serde_json::from_slice(&full).unwrap();
+        v["state"]["biases"][0][0] = 5.into();
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        let e = ModelFile::load(&p).err().unwrap().to_string();
+        assert!(e.contains("checksum"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

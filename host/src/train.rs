@@ -1,0 +1,324 @@
+//! `edgeflow train`, `eval`, `infer` and the no-argument demo.
+
+use crate::board::{reference::ReferenceBoard, Board};
+use crate::model::ModelFile;
+use crate::plot::{line_chart, Series};
+use crate::util::{print_json, write_atomic};
+use anyhow::{bail, Context, Result};
+use edgeflow_core::rng::SplitMix64;
+use edgeflow_core::{Dataset, Encoded, Spec, State};
+use edgeflow_sim::{accuracy, FloatReference};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Seed of the train/test split and of the per-epoch shuffles: fixed, so every backend and
+/// every run sees the same samples in the same order.
+pub const DATA_SEED: u64 = 2024;
+
+pub struct Split {
+    pub train: Encoded,
+    pub test: Encoded,
+    pub name: String,
+}
+
+pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Result<Split> {
+    let d = Dataset::load(data, label_column)?;
+    let (tr, te) = d.split(DATA_SEED);
+    Ok(Split {
+        train: d.encode(spec, &tr)?,
+        test: d.encode(spec, &te)?,
+        name: d.name.clone(),
+    })
+}
+
+/// The order of training samples in epoch `e`.
+pub fn epoch_order(n: usize, epoch: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    SplitMix64::derive(DATA_SEED, "epoch", epoch as u64).shuffle(&mut order);
+    order
+}
+
+pub enum Trainer {
+    Board(Box<dyn Board>),
+    Float(FloatReference),
+}
+
+impl Trainer {
+    fn train(&mut self, d: &Encoded) -> Result<()> {
+        match self {
+            Trainer::Board(b) => b.train(d),
+            Trainer::Float(f) => {
+                f.train(d);
+                Ok(())
+            }
+        }
+    }
+    fn infer(&mut self, d: &Encoded) -> Result<Vec<usize>> {
+        match self {
+            Trainer::Board(b) => b.infer(d),
+            Trainer::Float(f) => Ok(f.infer(d)),
+        }
+    }
+    fn name(&self) -> String {
+        match self {
+            Trainer::Board(b) => b.name(),
+            Trainer::Float(_) => "float".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct EpochReport {
+    pub epoch: usize,
+    pub train_accuracy: f64,
+    pub test_accuracy: f64,
+}
+
+pub struct RunReport {
+    pub epochs: Vec<EpochReport>,
+    pub samples_per_second: f64,
+    pub state: Option<State>,
+    pub backend: String,
+}
+
+/// Train for `epochs` epochs, each one pipelined stream over the shuffled training set;
+/// accuracies after every epoch. Only training time counts towards samples/s.
+pub fn run(mut t: Trainer, split: &Split, epochs: usize, quiet: bool) -> Result<(RunReport, Trainer)> {
+    let n = split.train.len();
+    let pb = if quiet {
+        ProgressBar::hidden()
+    } else {
+        let pb = ProgressBar::new((epochs * n) as u64);
+        pb.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:30}] epoch {msg} {pos}/{len} samples ({per_sec}, eta {eta})")
+                .unwrap()
+                .progress_chars("=> "),
+        );
+        pb.set_prefix(t.name());
+        pb
+    };
+    let mut reports = Vec::new();
+    let mut train_time = 0.0;
+    for e in 0..epochs {
+        pb.set_message(format!("{}/{epochs}", e + 1));
+        let stream = split.train.select(&epoch_order(n, e));
+        let t0 = Instant::now();
+        t.train(&stream)?;
+        train_time += t0.elapsed().as_secs_f64();
+        pb.inc(n as u64);
+        let tr = accuracy(&t.infer(&split.train)?, &split.train.labels);
+        let te = accuracy(&t.infer(&split.test)?, &split.test.labels);
+        pb.println(format!(
+            "{:>10} epoch {:>3}: train {:6.2}%  test {:6.2}%",
+            t.name(),
+            e + 1,
+            tr * 100.0,
+            te * 100.0
+        ));
+        reports.push(EpochReport {
+            epoch: e + 1,
+            train_accuracy: tr,
+            test_accuracy: te,
+        });
+    }
+    pb.finish_and_clear();
+    let state = match &mut t {
+        Trainer::Board(b) => Some(b.read_state()?),
+        Trainer::Float(_) => None,
+    };
+    Ok((
+        RunReport {
+            epochs: reports,
+            samples_per_second: (epochs * n) as f64 / train_time.max(1e-9),
+            state,
+            backend: t.name(),
+        },
+        t,
+    ))
+}
+
+pub fn make_trainer(spec: &Spec, backend: &str) -> Result<Trainer> {
+    match backend {
+        "reference" => Ok(Trainer::Board(Box::new(ReferenceBoard::new(spec, spec.default_staleness())?))),
+        "float" => Ok(Trainer::Float(FloatReference::new(spec))),
+        other => crate::backends::open_board(spec, other).map(Trainer::Board),
+    }
+}
+
+pub struct TrainArgs {
+    pub spec: PathBuf,
+    pub data: String,
+    pub label_column: Option<usize>,
+    pub epochs: usize,
+    pub backend: String,
+    pub out: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+    pub json: bool,
+}
+
+pub fn train_cmd(a: TrainArgs) -> Result<()> {
+    let spec = Spec::load(&a.spec)?;
+    if a.epochs == 0 {
+        bail!("--epochs must be at least 1");
+    }
+    if a.out.is_some() && a.backend == "float" {
+        bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
+    }
+    let split = load_split(&spec, &a.data, a.label_column)?;
+    let trainer = make_trainer(&spec, &a.backend)?;
+    let (rep, _) = run(trainer, &split, a.epochs, a.json)?;
+    if let (Some(out), Some(state)) = (&a.out, &rep.state) {
+        ModelFile::new(&spec, &spec.default_staleness(), state).save(out)?;
+    }
+    if let Some(p) = &a.plot {
+        write_curve(p, &spec.name, &rep)?;
+    }
+    let last = rep.epochs.last().unwrap();
+    let sha = rep.state.as_ref().map(|s| s.sha256());
+    if a.json {
+        print_json(&json!({
+            "spec": spec.name,
+            "backend": rep.backend,
+            "data": split.name,
+            "epochs": a.epochs,
+            "train_samples": split.train.len(),
+            "test_samples": split.test.len(),
+            "train_accuracy": last.train_accuracy,
+            "test_accuracy": last.test_accuracy,
+            "best_test_accuracy": rep.epochs.iter().map(|e| e.test_accuracy).fold(0.0, f64::max),
+            "samples_per_second": rep.samples_per_second,
+            "state_sha256": sha,
+            "history": rep.epochs,
+            "model": a.out,
+        }));
+    } else {
+        println!(
+            "{} on {} ({}): train {:.2}%, test {:.2}% after {} epochs; {:.0} training samples/s",
+            spec.name,
+            split.name,
+            rep.backend,
+            last.train_accuracy * 100.0,
+            last.test_accuracy * 100.0,
+            a.epochs,
+            rep.samples_per_second
+        );
+        if let Some(s) = sha {
+            println!("state sha256 {s}");
+        }
+        if let Some(o) = &a.out {
+            println!("model written to {}", o.display());
+        }
+    }
+    Ok(())
+}
+
+fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
+    let xs: Vec<f64> = rep.epochs.iter().map(|e| e.epoch as f64).collect();
+    let svg = line_chart(
+        &format!("{name}: accuracy per epoch ({})", rep.backend),
+        "epoch",
+        "accuracy (%)",
+        &[
+            Series {
+                name: "train".into(),
+                points: xs.iter().zip(&rep.epochs).map(|(&x, e)| (x, e.train_accuracy * 100.0)).collect(),
+            },
+            Series {
+                name: "test".into(),
+                points: xs.iter().zip(&rep.epochs).map(|(&x, e)| (x, e.test_accuracy * 100.0)).collect(),
+            },
+        ],
+        false,
+    );
+    crate::plot::save(path, &svg)
+}
+
+pub fn eval_cmd(model: &Path, data: &str, label_column: Option<usize>, json: bool) -> Result<()> {
+    let (spec, m) = ModelFile::load(model)?;
+    let split = load_split(&spec, data, label_column)?;
+    let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
+    b.load_state(&m.state)?;
+    let t0 = Instant::now();
+    let tr = accuracy(&b.infer(&split.train)?, &split.train.labels);
+    let te = accuracy(&b.infer(&split.test)?, &split.test.labels);
+    let sps = (split.train.len() + split.test.len()) as f64 / t0.elapsed().as_secs_f64().max(1e-9);
+    if json {
+        print_json(&json!({
+            "spec": spec.name,
+            "backend": "reference",
+            "data": split.name,
+            "epochs": serde_json::Value::Null,
+            "train_accuracy": tr,
+            "test_accuracy": te,
+            "samples_per_second": sps,
+            "state_sha256": m.state_sha256,
+        }));
+    } else {
+        println!(
+            "{} on {}: train {:.2}%, test {:.2}%; {:.0} inference samples/s",
+            spec.name,
+            split.name,
+            tr * 100.0,
+            te * 100.0,
+            sps
+        );
+    }
+    Ok(())
+}
+
+pub fn infer_cmd(model: &Path, data: &str, label_column: Option<usize>, out: Option<&Path>) -> Result<()> {
+    let (spec, m) = ModelFile::load(model)?;
+    let d = Dataset::load(data, label_column)?;
+    let all: Vec<usize> = (0..d.len()).collect();
+    let enc = d.encode(&spec, &all)?;
+    let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
+    b.load_state(&m.state)?;
+    let pred = b.infer(&enc)?;
+    let mut text = String::from("sample,predicted,label\n");
+    for (i, p) in pred.iter().enumerate() {
+        text.push_str(&format!("{i},{p},{}\n", enc.labels[i]));
+    }
+    match out {
+        Some(p) => write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?,
+        None => print!("{text}"),
+    }
+    eprintln!("accuracy {:.2}% over {} samples", accuracy(&pred, &enc.labels) * 100.0, enc.len());
+    Ok(())
+}
+
+/// `cargo run --release` with no arguments: the default spec on the bundled digits, with the
+/// bit-exact reference model and the float reference side by side.
+pub fn demo() -> Result<()> {
+    let spec_path = crate::default_spec_path();
+    let spec = Spec::load(&spec_path)?;
+    let split = load_split(&spec, "digits", None)?;
+    let epochs = 30;
+    println!(
+        "edgeflow demo: {} ({}) on the bundled digits, {} training / {} test samples, {epochs} epochs",
+        spec.name,
+        spec_path.display(),
+        split.train.len(),
+        split.test.len()
+    );
+    let mut lines = Vec::new();
+    for backend in ["reference", "float"] {
+        let (rep, _) = run(make_trainer(&spec, backend)?, &split, epochs, false)?;
+        let last = rep.epochs.last().unwrap();
+        let best = rep.epochs.iter().map(|e| e.test_accuracy).fold(0.0, f64::max);
+        lines.push(format!(
+            "{backend:>10}: test accuracy {:.2}% (best {:.2}%), train {:.2}%, {:.0} samples/s{}",
+            last.test_accuracy * 100.0,
+            best * 100.0,
+            last.train_accuracy * 100.0,
+            rep.samples_per_second,
+            rep.state.map(|s| format!(", state sha256 {}", &s.sha256()[..16])).unwrap_or_default()
+        ));
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    println!("next: `edgeflow --help`, or `edgeflow train --spec specs/digits.toml --plot curve.svg`");
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! Simulation: the bit-exact reference model, the float reference, and (with the hdl crate)
+//! the RTL testbench that compares the hardware against the reference.
+
+pub mod float;
+pub mod reference;
+
+pub use float::FloatReference;
+pub use reference::{accuracy, argmax, Reference, Work};

@@ -1,0 +1,399 @@
+//! The bit-exact reference model: the single source of truth for every bit.
+//!
+//! Training is junction-pipelined exactly as DESIGN.md section 4 defines it. With junctions
+//! numbered `j = 0 … L-1` here (junction `j+1` in the docs), block cycle `t` runs
+//! `FF_j(t - F_j)` with `F_j = j`, and `BP_j(t - B_j)` together with `UP_j(t - B_j)` with
+//! `B_j = F_j + s_j`. Every read of `W_j` in a block cycle sees the updates of all earlier block
+//! cycles and none of the current one, so `FF_j(n)` misses the updates of the last `s_j`
+//! samples. A run depends on the schedule only through the staleness vector `s`; the single
+//! board has `s_j = 2(L - j) - 1`, a multi-board plan passes its own.
+//!
+//! Each call to [`Reference::train`] is one stream: the pipeline fills with the first sample
+//! and drains after the last, `S + max_j B_j` block cycles in all (`S + 2L - 1` on one board).
+//!
+//! Arithmetic is exactly `edgeflow_core::fixed` (see its module docs for the order of every
+//! rounding and saturation). Within one edge, BP reads the weight before UP writes it.
+
+use edgeflow_core::fixed::{activate, hidden_delta, Activation, ActivationTable, Format};
+use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
+
+/// Per-sample values in flight, kept until the sample's last update.
+#[derive(Clone)]
+struct Slot {
+    /// `a[k]`: activations of layer `k` (`a[0]` = inputs).
+    a: Vec<Vec<i32>>,
+    /// `sp[k]`: σ′ (sigmoid) or the gate (ReLU) of layer `k` (used for hidden layers).
+    sp: Vec<Vec<i32>>,
+    /// `delta[k]`: final deltas of layer `k` (`k ≥ 1`).
+    delta: Vec<Vec<i32>>,
+    label: usize,
+}
+
+/// Counts of edge operations (one FF, BP or UP on one edge) a run performed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    pub samples: u64,
+    pub block_cycles: u64,
+    pub edge_ops: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Reference {
+    pub spec: Spec,
+    pub format: Format,
+    pub table: ActivationTable,
+    pub patterns: Vec<JunctionPattern>,
+    pub state: State,
+    staleness: Vec<usize>,
+    scratch: Vec<i32>,
+}
+
+/// Why a staleness vector cannot come from any schedule.
+pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
+    if s.len() != junctions {
+        return Err(format!("staleness has {} entries, the network has {junctions} junctions", s.len()));
+    }
+    if s[junctions - 1] < 1 {
+        return Err("the last junction's staleness must be at least 1 (its BP follows its FF)".into());
+    }
+    for j in 0..junctions - 1 {
+        if s[j] < s[j + 1] + 2 {
+            return Err(format!(
+                "staleness of junction {} ({}) must exceed junction {}'s ({}) by at least 2: its FF is one block cycle earlier and its BP one later",
+                j + 1,
+                s[j],
+                j + 2,
+                s[j + 1]
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Reference {
+    /// A model with the spec's initial weights and the single-board schedule.
+    pub fn new(spec: &Spec) -> Reference {
+        Self::with_state(spec, State::initial(spec), spec.default_staleness()).expect("default schedule is valid")
+    }
+
+    pub fn with_state(spec: &Spec, state: State, staleness: Vec<usize>) -> Result<Reference, String> {
+        state.check_shape(spec)?;
+        check_staleness(&staleness, spec.junctions())?;
+        let format = spec.format();
+        let widest = *spec.layers.iter().max().unwrap();
+        Ok(Reference {
+            spec: spec.clone(),
+            format,
+            table: ActivationTable::sigmoid(format),
+            patterns: JunctionPattern::all(spec),
+            state,
+            staleness,
+            scratch: vec![0; widest],
+        })
+    }
+
+    pub fn staleness(&self) -> &[usize] {
+        &self.staleness
+    }
+
+    fn activation_of(&self, layer: usize) -> Activation {
+        if layer == self.spec.junctions() {
+            Activation::Sigmoid
+        } else {
+            self.spec.activation
+        }
+    }
+
+    /// Feed-forward of junction `j`: `a_out`/`sp_out` of the right layer from `a_in`.
+    fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
+        let f = self.format;
+        let fi = self.patterns[j].fan_in;
+        let idx = &self.patterns[j].left_of_edge;
+        let w = &self.state.weights[j];
+        let act = self.activation_of(j + 1);
+        for (r, (a, sp)) in a_out.iter_mut().zip(sp_out.iter_mut()).enumerate() {
+            let mut acc = self.state.biases[j][r];
+            let base = r * fi;
+            for e in base..base + fi {
+                acc += f.mul(w[e], a_in[idx[e] as usize]);
+            }
+            let (av, spv) = activate(act, &self.table, f.saturate(acc as i64));
+            *a = av;
+            *sp = spv;
+        }
+    }
+
+    /// Back-propagation (for `j > 0`) and update of junction `j` with right deltas `d`,
+    /// left activations `a_left` and left σ′ `sp_left`; returns the left deltas in `d_left`.
+    fn bp_up(&mut self, j: usize, d: &[i32], a_left: &[i32], sp_left: &[i32], d_left: Option<&mut [i32]>) {
+        let f = self.format;
+        let shift = self.spec.learning_rate_shift;
+        let fi = self.patterns[j].fan_in;
+        let idx = &self.patterns[j].left_of_edge;
+        let w = &mut self.state.weights[j];
+        let acc = &mut self.scratch[..a_left.len()];
+        let back = d_left.is_some();
+        if back {
+            acc.fill(0);
+        }
+        for (r, &dr) in d.iter().enumerate() {
+            let base = r * fi;
+            for e in base..base + fi {
+                let k = idx[e] as usize;
+                let we = w[e];
+                if back {
+                    acc[k] += f.mul(we, dr);
+                }
+                w[e] = f.saturate(we as i64 - f.eta(f.mul(dr, a_left[k]), shift) as i64);
+            }
+        }
+        for (b, &dr) in self.state.biases[j].iter_mut().zip(d) {
+            *b = f.saturate(*b as i64 - f.eta(dr, shift) as i64);
+        }
+        if let Some(d_left) = d_left {
+            let act = self.spec.activation;
+            for ((dl, &s), &sp) in d_left.iter_mut().zip(acc.iter()).zip(sp_left) {
+                *dl = hidden_delta(act, f, sp, f.saturate(s as i64));
+            }
+        }
+    }
+
+    /// Train on one stream of samples (pipeline filled, then drained).
+    pub fn train(&mut self, data: &Encoded) -> Work {
+        let l = self.spec.junctions();
+        let s_count = data.len();
+        let b: Vec<usize> = (0..l).map(|j| j + self.staleness[j]).collect();
+        let depth = b[0] + 1;
+        let layers = self.spec.layers.clone();
+        let mut ring: Vec<Slot> = (0..depth.min(s_count.max(1)))
+            .map(|_| Slot {
+                a: layers.iter().map(|&n| vec![0; n]).collect(),
+                sp: layers.iter().map(|&n| vec![0; n]).collect(),
+                delta: layers.iter().map(|&n| vec![0; n]).collect(),
+                label: 0,
+            })
+            .collect();
+        let depth = ring.len();
+        let cycles = s_count + b[0];
+        let f = self.format;
+        let one = f.one();
+        let mut work = Work::default();
+        for t in 0..cycles {
+            for j in 0..l {
+                if t >= j && t - j < s_count {
+                    let n = t - j;
+                    let slot = &mut ring[n % depth];
+                    if j == 0 {
+                        slot.a[0].copy_from_slice(data.input(n));
+                        slot.label = data.labels[n];
+                    }
+                    let (lo, hi) = slot.a.split_at_mut(j + 1);
+                    self.ff(j, &lo[j], &mut hi[0], &mut slot.sp[j + 1]);
+                    if j == l - 1 {
+                        for (k, (d, &a)) in slot.delta[l].iter_mut().zip(&slot.a[l]).enumerate() {
+                            let y = if k == slot.label { one } else { 0 };
+                            *d = f.saturate(a as i64 - y as i64);
+                        }
+                    }
+                    work.edge_ops += self.patterns[j].edges() as u64;
+                }
+                if t >= b[j] && t - b[j] < s_count {
+                    let n = t - b[j];
+                    let slot = &mut ring[n % depth];
+                    let (dlo, dhi) = slot.delta.split_at_mut(j + 1);
+                    let d_left = if j > 0 { Some(&mut dlo[j][..]) } else { None };
+                    self.bp_up(j, &dhi[0], &slot.a[j], &slot.sp[j], d_left);
+                    let passes = if j > 0 { 2 } else { 1 };
+                    work.edge_ops += passes * self.patterns[j].edges() as u64;
+                }
+            }
+        }
+        work.samples = s_count as u64;
+        work.block_cycles = cycles as u64;
+        work
+    }
+
+    /// Output activations of one input (inference: FF alone, current weights).
+    pub fn forward(&self, input: &[i32]) -> Vec<i32> {
+        let mut a = input.to_vec();
+        for j in 0..self.spec.junctions() {
+            let n = self.spec.layers[j + 1];
+            let mut out = vec![0; n];
+            let mut sp = vec![0; n];
+            self.ff(j, &a, &mut out, &mut sp);
+            a = out;
+        }
+        a
+    }
+
+    /// Predicted class of every sample: the first output with the largest activation.
+    pub fn infer(&self, data: &Encoded) -> Vec<usize> {
+        (0..data.len()).map(|n| argmax(&self.forward(data.input(n)))).collect()
+    }
+}
+
+/// Index of the first largest value: the tie rule every backend uses.
+pub fn argmax(v: &[i32]) -> usize {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+pub fn accuracy(pred: &[usize], labels: &[usize]) -> f64 {
+    if labels.is_empty() {
+        return 0.0;
+    }
+    pred.iter().zip(labels).filter(|(p, l)| p == l).count() as f64 / labels.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use edgeflow_core::fixed::round_shift;
+
+    fn spec(act: &str) -> Spec {
+        let t = format!(
+            "name='r'\nlayers=[8,4,2]\nfan_out=[2,1]\nz=[2,2]\nactivation='{act}'\nlearning_rate_shift=2\nseed=3\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type1'\nseed=4\n"
+        );
+        Spec::from_toml_str(&t, "r").unwrap()
+    }
+
+    fn data(spec: &Spec, n: usize) -> Encoded {
+        let mut inputs = Vec::new();
+        let mut labels = Vec::new();
+        let mut r = edgeflow_core::rng::SplitMix64::new(9);
+        for _ in 0..n {
+            for _ in 0..spec.layers[0] {
+                inputs.push(r.below(129) as i32);
+            }
+            labels.push(r.below(2));
+        }
+        Encoded { inputs_per_sample: spec.layers[0], inputs, labels }
+    }
+
+    /// An independent, deliberately naive statement of the same semantics: samples in order,
+    /// every junction keeps a history of its weights, and FF_j(n) reads the version from
+    /// before the last s_j updates. Arithmetic is written out with rationals-free integer ops.
+    fn naive(spec: &Spec, data: &Encoded, s: &[usize]) -> State {
+        let l = spec.junctions();
+        let f = spec.format();
+        let table = ActivationTable::sigmoid(f);
+        let pats = JunctionPattern::all(spec);
+        let sat = |x: i64| x.clamp(f.min() as i64, f.max() as i64);
+        let mul = |a: i32, b: i32| sat(round_shift(a as i64 * b as i64, f.frac_bits));
+        let mut hist: Vec<Vec<State>> = vec![vec![State::initial(spec)]; l]; // per junction versions
+        for n in 0..data.len() {
+            // FF with stale weights
+            let mut a = vec![data.input(n).to_vec()];
+            let mut sp = vec![vec![]];
+            for j in 0..l {
+                let v = &hist[j];
+                let ver = &v[(n as isize - s[j] as isize).max(0) as usize];
+                let fi = pats[j].fan_in;
+                let mut out = vec![];
+                let mut sps = vec![];
+                for r in 0..spec.layers[j + 1] {
+                    let mut acc = ver.biases[j][r] as i64;
+                    for e in r * fi..(r + 1) * fi {
+                        acc += mul(ver.weights[j][e], a[j][pats[j].left_of_edge[e] as usize]);
+                    }
+                    let h = sat(acc) as i32;
+                    let act = if j == l - 1 { Activation::Sigmoid } else { spec.activation };
+                    let (x, d) = activate(act, &table, h);
+                    out.push(x);
+                    sps.push(d);
+                }
+                a.push(out);
+                sp.push(sps);
+            }
+            let mut d: Vec<i32> = a[l]
+                .iter()
+                .enumerate()
+                .map(|(k, &x)| sat(x as i64 - if k == data.labels[n] { f.one() as i64 } else { 0 }) as i32)
+                .collect();
+            for j in (0..l).rev() {
+                let mut cur = hist[j].last().unwrap().clone();
+                let fi = pats[j].fan_in;
+                let mut acc = vec![0i64; spec.layers[j]];
+                for r in 0..spec.layers[j + 1] {
+                    for e in r * fi..(r + 1) * fi {
+                        let k = pats[j].left_of_edge[e] as usize;
+                        acc[k] += mul(cur.weights[j][e], d[r]);
+                        let upd = round_shift(mul(d[r], a[j][k]), spec.learning_rate_shift);
+                        cur.weights[j][e] = sat(cur.weights[j][e] as i64 - upd) as i32;
+                    }
+                    cur.biases[j][r] = sat(cur.biases[j][r] as i64 - round_shift(d[r] as i64, spec.learning_rate_shift)) as i32;
+                }
+                hist[j].push(cur);
+                d = (0..spec.layers[j])
+                    .map(|k| hidden_delta(spec.activation, f, sp[j].get(k).copied().unwrap_or(0), sat(acc[k]) as i32))
+                    .collect();
+            }
+        }
+        let mut out = State::initial(spec);
+        for j in 0..l {
+            let last = hist[j].last().unwrap();
+            out.weights[j] = last.weights[j].clone();
+            out.biases[j] = last.biases[j].clone();
+        }
+        out
+    }
+
+    #[test]
+    fn pipelined_schedule_equals_naive_stale_sgd() {
+        for act in ["sigmoid", "relu"] {
+            let sp = spec(act);
+            let d = data(&sp, 40);
+            for s in [vec![3, 1], vec![5, 1], vec![6, 2], vec![2, 0].iter().map(|x| x + 1).collect()] {
+                if check_staleness(&s, 2).is_err() {
+                    continue;
+                }
+                let mut r = Reference::with_state(&sp, State::initial(&sp), s.clone()).unwrap();
+                r.train(&d);
+                let want = naive(&sp, &d, &s);
+                assert_eq!(r.state.first_difference(&want, None), None, "{act} s={s:?}");
+                assert_ne!(r.state, State::initial(&sp), "training changed something");
+            }
+        }
+    }
+
+    #[test]
+    fn staleness_changes_the_result() {
+        let sp = spec("sigmoid");
+        let d = data(&sp, 40);
+        let mut a = Reference::with_state(&sp, State::initial(&sp), vec![3, 1]).unwrap();
+        let mut b = Reference::with_state(&sp, State::initial(&sp), vec![5, 1]).unwrap();
+        a.train(&d);
+        b.train(&d);
+        assert_ne!(a.state.sha256(), b.state.sha256());
+    }
+
+    #[test]
+    fn invalid_staleness_is_rejected() {
+        assert!(check_staleness(&[2, 1], 2).unwrap_err().contains("at least 2"));
+        assert!(check_staleness(&[3, 0], 2).is_err());
+        assert!(check_staleness(&[3], 2).is_err());
+        assert!(check_staleness(&[3, 1], 2).is_ok());
+    }
+
+    #[test]
+    fn block_cycles_and_work() {
+        let sp = spec("sigmoid");
+        let d = data(&sp, 10);
+        let mut r = Reference::new(&sp);
+        let w = r.train(&d);
+        assert_eq!(w.block_cycles, 10 + 2 * 2 - 1);
+        // FF both junctions, UP both, BP only junction 2: 16 + 4 edges → (16+4)·2 + 4
+        assert_eq!(w.edge_ops, 10 * (2 * 16 + 3 * 4));
+    }
+
+    #[test]
+    fn argmax_takes_first_of_ties() {
+        assert_eq!(argmax(&[1, 5, 5, 2]), 1);
+        assert_eq!(argmax(&[7]), 0);
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the tests need when it is missing (Debian packages), then runs the whole
+# test suite. `.ci/run` calls exactly this. Under CI=true a missing tool fails the tests.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# tool on PATH (or file) -> Debian package that provides it
+need=(
+  "yosys:yosys"
+  "nextpnr-ice40:nextpnr-ice40"
+  "icepack:fpga-icestorm"
+  "verilator:verilator"
+  "iverilog:iverilog"
+  "openFPGALoader:openfpgaloader"
+  "clinfo:clinfo"
+  "/usr/lib/x86_64-linux-gnu/libOpenCL.so:ocl-icd-opencl-dev"
+  "/etc/OpenCL/vendors/pocl.icd:pocl-opencl-icd"
+)
+missing=()
+for n in "${need[@]}"; do
+  tool=${n%%:*}; pkg=${n##*:}
+  if [[ $tool == /* ]]; then [[ -e $tool ]] || missing+=("$pkg")
+  else command -v "$tool" >/dev/null 2>&1 || missing+=("$pkg"); fi
+done
+if ((${#missing[@]})); then
+  echo "test.sh: installing missing Debian packages: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" ocl-icd-libopencl1
+fi
+
+cargo test --workspace --release "$@"
