@@ -5,4 +5,4 @@ pub mod float;
 pub mod reference;
 
 pub use float::FloatReference;
-pub use reference::{accuracy, argmax, Reference, Work};
+pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};

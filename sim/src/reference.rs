@@ -48,6 +48,48 @@ pub struct Reference {
     scratch: Vec<i32>,
 }
 
+/// When each junction runs, in block cycles: `FF_j(n)` in `ff[j] + n`, `BP_j(n)`/`UP_j(n)` in
+/// `bp[j] + n`. On one board `ff[j] = j`, `bp[j] = 2L - 1 - j`. A link of `d` block cycles
+/// between junctions `j` and `j+1` (boards in a chain) delays the activations forward and the
+/// deltas backward by `d` each: `ff[j+1] = ff[j] + 1 + d`, `bp[j] = bp[j+1] + 1 + d`.
+/// Staleness is `bp[j] - ff[j]`; the results depend on nothing else.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Schedule {
+    pub ff: Vec<usize>,
+    pub bp: Vec<usize>,
+}
+
+impl Schedule {
+    pub fn single_board(junctions: usize) -> Schedule {
+        Self::with_links(&vec![0; junctions.saturating_sub(1)])
+    }
+
+    /// `link_delay[j]`: block cycles added by a link between junction `j` and `j+1`
+    /// (0 where both sit on one board).
+    pub fn with_links(link_delay: &[usize]) -> Schedule {
+        let l = link_delay.len() + 1;
+        let mut ff = vec![0; l];
+        for j in 1..l {
+            ff[j] = ff[j - 1] + 1 + link_delay[j - 1];
+        }
+        let mut bp = vec![0; l];
+        bp[l - 1] = ff[l - 1] + 1;
+        for j in (0..l - 1).rev() {
+            bp[j] = bp[j + 1] + 1 + link_delay[j];
+        }
+        Schedule { ff, bp }
+    }
+
+    pub fn staleness(&self) -> Vec<usize> {
+        self.ff.iter().zip(&self.bp).map(|(f, b)| b - f).collect()
+    }
+
+    /// Block cycles to train `samples` samples (fill and drain).
+    pub fn block_cycles(&self, samples: usize) -> usize {
+        samples + self.bp[0]
+    }
+}
+
 /// Why a staleness vector cannot come from any schedule.
 pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
     if s.len() != junctions {
@@ -389,6 +431,19 @@ mod tests {
         assert_eq!(w.block_cycles, 10 + 2 * 2 - 1);
         // FF both junctions, UP both, BP only junction 2: 16 + 4 edges → (16+4)·2 + 4
         assert_eq!(w.edge_ops, 10 * (2 * 16 + 3 * 4));
+    }
+
+    #[test]
+    fn schedules_and_their_staleness() {
+        let one = Schedule::single_board(3);
+        assert_eq!(one.ff, vec![0, 1, 2]);
+        assert_eq!(one.bp, vec![5, 4, 3]);
+        assert_eq!(one.staleness(), vec![5, 3, 1]);
+        assert_eq!(one.block_cycles(10), 10 + 2 * 3 - 1);
+        // a 2-cycle link between junctions 1 and 2 adds 2 each way to junction 1's staleness
+        let two = Schedule::with_links(&[2, 0]);
+        assert_eq!(two.staleness(), vec![9, 3, 1]);
+        assert!(check_staleness(&two.staleness(), 3).is_ok());
     }
 
     #[test]
