@@ -2,6 +2,7 @@
 
 mod backends;
 mod board;
+mod chart;
 mod model;
 mod plot;
 mod spec_cmd;
@@ -75,7 +76,7 @@ enum Cmd {
         /// Save the trained model (spec, format, complete state) to this file.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Write the training curve (accuracy per epoch) as SVG.
+        /// Write the training curve (accuracy per epoch): SVG, or PNG when the name ends in .png.
         #[arg(long)]
         plot: Option<PathBuf>,
         /// Print one JSON object instead of text.

@@ -232,30 +232,39 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
 
 fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
     let xs: Vec<f64> = rep.epochs.iter().map(|e| e.epoch as f64).collect();
-    let svg = line_chart(
-        &format!("{name}: accuracy per epoch ({})", rep.backend),
-        "epoch",
-        "accuracy (%)",
-        &[
-            Series {
-                name: "train".into(),
-                points: xs
-                    .iter()
-                    .zip(&rep.epochs)
-                    .map(|(&x, e)| (x, e.train_accuracy * 100.0))
-                    .collect(),
+    let title = format!("{name}: accuracy per epoch ({})", rep.backend);
+    let series = [
+        Series {
+            name: "train".into(),
+            points: xs
+                .iter()
+                .zip(&rep.epochs)
+                .map(|(&x, e)| (x, e.train_accuracy * 100.0))
+                .collect(),
+        },
+        Series {
+            name: "test".into(),
+            points: xs
+                .iter()
+                .zip(&rep.epochs)
+                .map(|(&x, e)| (x, e.test_accuracy * 100.0))
+                .collect(),
+        },
+    ];
+    // PNG goes through plotters (needs a font); SVG stays the font-free writer.
+    if crate::chart::is_png(path) {
+        return crate::chart::line_chart(
+            path,
+            &crate::chart::LineChart {
+                title: &title,
+                xlabel: "epoch",
+                ylabel: "accuracy (%)",
+                series: &series,
+                axes: crate::chart::Axes::Linear,
             },
-            Series {
-                name: "test".into(),
-                points: xs
-                    .iter()
-                    .zip(&rep.epochs)
-                    .map(|(&x, e)| (x, e.test_accuracy * 100.0))
-                    .collect(),
-            },
-        ],
-        false,
-    );
+        );
+    }
+    let svg = line_chart(&title, "epoch", "accuracy (%)", &series, false);
     crate::plot::save(path, &svg)
 }
 
