@@ -130,19 +130,6 @@ fn range(v: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     (lo, hi)
 }
 
-fn fmt_num(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if !(1e-2..1e5).contains(&a) {
-        format!("{v:.0e}")
-    } else if v.fract().abs() < 1e-9 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -169,8 +156,8 @@ where
                 .configure_mesh()
                 .x_desc(c.xlabel)
                 .y_desc(c.ylabel)
-                .x_label_formatter(&|v| fmt_num(*v))
-                .y_label_formatter(&|v| fmt_num(*v))
+                .x_label_formatter(&|v| si(*v))
+                .y_label_formatter(&|v| si(*v))
                 .light_line_style(RGBColor(0xee, 0xee, 0xee))
                 .label_style(("sans-serif", 13))
                 .axis_desc_style(("sans-serif", 15))
@@ -215,45 +202,50 @@ where
     Ok(())
 }
 
+/// Horizontal bars, so long labels (backend, board @ clock) stay readable.
 fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
     let n = c.bars.len().max(1);
-    let (mut y0, y1) = range(c.bars.iter().map(|b| b.1), c.log_y);
-    if !c.log_y {
-        y0 = y0.min(0.0);
+    let (mut x0, mut x1) = range(c.bars.iter().map(|b| b.1), c.log_y);
+    if c.log_y {
+        x1 *= 3.0; // room for the value labels
+    } else {
+        x0 = x0.min(0.0);
+        x1 += (x1 - x0) * 0.15;
     }
     let labels: Vec<String> = c.bars.iter().map(|b| b.0.clone()).collect();
     let mut b = ChartBuilder::on(root);
     b.caption(c.title, ("sans-serif", 20))
         .margin(14)
-        .x_label_area_size(150)
-        .y_label_area_size(80);
+        .x_label_area_size(48)
+        .y_label_area_size(190);
+    // bar i sits at y = n - 1 - i, so the first bar is on top
+    let y_of = move |i: usize| (n - 1 - i) as f64;
     macro_rules! body {
         ($chart:expr, $base:expr) => {{
             let mut chart = $chart;
             chart
                 .configure_mesh()
-                .disable_x_mesh()
-                .y_desc(c.ylabel)
-                .x_labels(n)
-                .x_label_formatter(&|v: &f64| {
-                    let i = v.round() as i64;
-                    if (v - i as f64).abs() < 1e-6 && i >= 0 && (i as usize) < labels.len() {
+                .disable_y_mesh()
+                .x_desc(c.ylabel)
+                .y_labels(n)
+                .y_label_formatter(&|v: &f64| {
+                    let i = (n as f64 - 1.0 - v).round();
+                    if (n as f64 - 1.0 - v - i).abs() < 1e-6
+                        && i >= 0.0
+                        && (i as usize) < labels.len()
+                    {
                         labels[i as usize].clone()
                     } else {
                         String::new()
                     }
                 })
-                .y_label_formatter(&|v| fmt_num(*v))
-                .x_label_style(
-                    ("sans-serif", 12)
-                        .into_font()
-                        .transform(FontTransform::Rotate90),
-                )
+                .x_label_formatter(&|v| si(*v))
                 .light_line_style(RGBColor(0xee, 0xee, 0xee))
+                .label_style(("sans-serif", 13))
                 .axis_desc_style(("sans-serif", 15))
                 .draw()
                 .map_err(err)?;
@@ -264,11 +256,11 @@ where
                     .iter()
                     .enumerate()
                     .filter(|(_, b)| b.2 == g && b.1 > 0.0)
-                    .map(|(i, b)| (i as f64, b.1))
+                    .map(|(i, b)| (y_of(i), b.1))
                     .collect();
                 chart
-                    .draw_series(bars.iter().map(|&(x, v)| {
-                        Rectangle::new([(x - 0.35, $base), (x + 0.35, v)], color.filled())
+                    .draw_series(bars.iter().map(|&(y, v)| {
+                        Rectangle::new([($base, y - 0.35), (v, y + 0.35)], color.filled())
                     }))
                     .map_err(err)?
                     .label(*name)
@@ -276,15 +268,14 @@ where
                         Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
                     });
                 chart
-                    .draw_series(
-                        bars.iter()
-                            .map(|&(x, v)| Text::new(fmt_num(v), (x - 0.3, v), ("sans-serif", 11))),
-                    )
+                    .draw_series(bars.iter().map(|&(y, v)| {
+                        Text::new(format!(" {}", si(v)), (v, y + 0.15), ("sans-serif", 13))
+                    }))
                     .map_err(err)?;
             }
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(SeriesLabelPosition::LowerRight)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .label_font(("sans-serif", 13))
@@ -292,17 +283,44 @@ where
                 .map_err(err)?;
         }};
     }
-    let xr = -0.6..(n as f64 - 0.4);
+    let yr = -0.6..(n as f64 - 0.4);
     if c.log_y {
         body!(
-            b.build_cartesian_2d(xr, (y0..y1).log_scale())
+            b.build_cartesian_2d((x0..x1).log_scale(), yr)
                 .map_err(err)?,
-            y0
+            x0
         );
     } else {
-        body!(b.build_cartesian_2d(xr, y0..y1).map_err(err)?, 0.0);
+        body!(b.build_cartesian_2d(x0..x1, yr).map_err(err)?, 0.0);
     }
     Ok(())
+}
+
+/// A number with an SI suffix: 16.6k, 2.94M.
+pub fn si(v: f64) -> String {
+    let a = v.abs();
+    if a < 1.0 {
+        let t = format!("{v:.4}");
+        return t.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    let (d, suf) = if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / d;
+    let digits = if x.abs() >= 100.0 || x.fract().abs() < 1e-9 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.digits$}{suf}")
 }
 
 #[cfg(test)]

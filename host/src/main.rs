@@ -1,6 +1,7 @@
 //! `edgeflow`: train and run pre-defined sparse neural networks on FPGAs.
 
 mod backends;
+mod bench;
 mod board;
 mod chart;
 mod model;
@@ -83,6 +84,11 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark every backend against the CPU references, with board projections.
+    ///
+    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
+    /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
+    Bench(BenchCli),
     /// Evaluate a saved model on the train/test split of a data set.
     Eval {
         #[arg(long)]
@@ -108,6 +114,49 @@ enum Cmd {
     },
 }
 
+#[derive(clap::Args)]
+struct BenchCli {
+    /// Spec file (TOML).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Backends to measure, comma-separated; ones that cannot run here are reported as
+    /// unavailable with the reason. The CPU baselines float (same sparse network) and dense
+    /// (same layer sizes, fully connected) are always measured.
+    #[arg(long, value_delimiter = ',', default_value = bench::DEFAULT_BACKENDS)]
+    backends: Vec<String>,
+    /// Boards to project (board files in boards/, comma-separated or repeated); default: every
+    /// FPGA board file, and nexys4-ddr.
+    #[arg(long = "board", value_delimiter = ',')]
+    boards: Vec<String>,
+    /// Also project at this clock (MHz), e.g. the Fmax a place-and-route reported.
+    #[arg(long)]
+    fmax: Vec<f64>,
+    /// Also project at the Fmax in this JSON report (`edgeflow synth --json` output).
+    #[arg(long)]
+    synth_report: Option<PathBuf>,
+    /// Training samples per run (slow backends use fewer, see --budget).
+    #[arg(long, default_value_t = 2000)]
+    samples: usize,
+    /// Runs per backend; the best is reported (and the median in JSON).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Seconds of training per backend before it gets fewer samples (slow simulations).
+    #[arg(long, default_value_t = 30.0)]
+    budget: f64,
+    /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
+    #[arg(long, default_value = "digits")]
+    data: String,
+    /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
+    #[arg(long, num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// Chart of the results, SVG or PNG by extension; repeat for both.
+    #[arg(long)]
+    plot: Vec<PathBuf>,
+    /// Instead of one spec, a family grown from it: cost per sample against the edge count.
+    #[arg(long, value_enum)]
+    sweep: Option<bench::Sweep>,
+}
+
 #[derive(Subcommand)]
 enum SpecCmd {
     /// Validate a spec and print its derived values: fan-in, |W|, clocks per junction, block
@@ -130,6 +179,20 @@ fn main() {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.cmd {
         None => train::demo(),
+        Some(Cmd::Bench(b)) => bench::bench_cmd(bench::BenchArgs {
+            spec: b.spec,
+            backends: b.backends,
+            boards: b.boards,
+            fmax: b.fmax,
+            synth_report: b.synth_report,
+            samples: b.samples,
+            repeat: b.repeat,
+            budget: b.budget,
+            data: b.data,
+            json: b.json,
+            plot: b.plot,
+            sweep: b.sweep,
+        }),
         Some(Cmd::Spec {
             cmd: SpecCmd::Check { spec, json },
         }) => spec_cmd::check(&spec, json),
