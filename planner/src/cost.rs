@@ -22,9 +22,11 @@
 //!   table `2^min(w,10) · 2w` when the right layer is sigmoid; the connection pattern's row
 //!   table `|W|·⌈log2 N_{i-1}⌉` for type 1 patterns (types 2 and 3 hold only start vectors).
 //! * **Memory blocks** (independently addressed RAMs): weights `⌈z·w / block width⌉` (all lanes
-//!   read one address); left activations `z` banks, BP partial sums `z` banks, σ′ `z` banks;
-//!   biases, right deltas and the table one each. Blocks are counted separately from bits:
-//!   a board needs bits ≤ `ram_bits` and blocks ≤ `ram_blocks`.
+//!   read one address, so the weight memory is one wide memory), biases, right deltas and the
+//!   table one each. The `z` banks of activations, σ′ and partial sums are small (`N/z` rows
+//!   per copy) and sit in distributed RAM: their addressing is in the per-lane logic, their
+//!   bits still count against `ram_bits` (conservative). A board needs bits ≤ `ram_bits` and
+//!   blocks ≤ `ram_blocks`.
 //! * **Staleness** on a chain: `s_i = 2(L - i) + 1 + 2·D_i` with `D_i` the sum of the link
 //!   delays after junction `i` (sim::Schedule::with_links).
 //! * **Link** between junction `i` and `i+1` on boards `a → b`: per sample the `N_i`
@@ -99,20 +101,10 @@ impl Net {
             .map(|j| {
                 let left = layers[j];
                 let fi = left * fan_out[j] / layers[j + 1];
-                (1..=left)
-                    .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0))
-                    .collect()
+                (1..=left).filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0)).collect()
             })
             .collect();
-        Net {
-            name: name.to_string(),
-            layers,
-            fan_out,
-            width,
-            activation,
-            type1,
-            z_options,
-        }
+        Net { name: name.to_string(), layers, fan_out, width, activation, type1, z_options }
     }
 
     pub fn junctions(&self) -> usize {
@@ -130,9 +122,7 @@ impl Net {
 
     /// Multiplies per sample: FF and UP on every edge, BP twice on hidden-left junctions.
     pub fn multiplies_per_sample(&self) -> u64 {
-        (0..self.junctions())
-            .map(|j| self.edges(j) * mult_factor(j))
-            .sum()
+        (0..self.junctions()).map(|j| self.edges(j) * mult_factor(j)).sum()
     }
 
     /// Single-board staleness of junction `j` plus twice the downstream link delay.
@@ -201,15 +191,7 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
 pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need {
     let w = net.width;
     let (fixed, per_s) = junction_bits(net, j);
-    let hidden_left = j > 0;
-    let hidden_right = j + 1 < net.junctions();
-    let mut blocks = z.saturating_mul(w).div_ceil(board.ram_block_width) + z + 2 + 1;
-    if hidden_left {
-        blocks += z;
-    }
-    if hidden_right {
-        blocks += z;
-    }
+    let blocks = z.saturating_mul(w).div_ceil(board.ram_block_width) + 3;
     Need {
         multipliers: z * mult_factor(j),
         logic: LOGIC_PER_JUNCTION + LOGIC_PER_LANE_BIT * w * z,
@@ -251,10 +233,7 @@ impl LinkCost {
         let bits = 2 * net.layers[j + 1] * net.width;
         let mbps = a.link_mbps.min(b.link_mbps);
         let lat = a.link_latency_us.max(b.link_latency_us);
-        LinkCost {
-            transfer: (bits as f64 * 1e6 / mbps).ceil() as Ps,
-            latency: (lat * 1e6).ceil() as Ps,
-        }
+        LinkCost { transfer: (bits as f64 * 1e6 / mbps).ceil() as Ps, latency: (lat * 1e6).ceil() as Ps }
     }
 
     /// Latency plus transfer: what the delay covers.
@@ -312,21 +291,14 @@ impl Usage {
     /// Resources over capacity: (name, needed, available), smallest shortfall first.
     pub fn shortfalls(&self) -> Vec<(&'static str, u64, u64)> {
         let mut v: Vec<(&'static str, u64, u64)> = [
-            (
-                "logic cells (including LUT multipliers)",
-                self.logic,
-                self.logic_available,
-            ),
+            ("logic cells (including LUT multipliers)", self.logic, self.logic_available),
             ("block RAM bits", self.ram_bits, self.ram_bits_available),
             ("block RAMs", self.ram_blocks, self.ram_blocks_available),
         ]
         .into_iter()
         .filter(|(_, n, a)| n > a)
         .collect();
-        v.sort_by(|a, b| {
-            ((a.1 - a.2) as f64 / a.2.max(1) as f64)
-                .total_cmp(&((b.1 - b.2) as f64 / b.2.max(1) as f64))
-        });
+        v.sort_by(|a, b| ((a.1 - a.2) as f64 / a.2.max(1) as f64).total_cmp(&((b.1 - b.2) as f64 / b.2.max(1) as f64)));
         v
     }
 
@@ -349,42 +321,27 @@ mod tests {
 
     #[test]
     fn z_options_follow_spec_validation() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../specs/dey-mnist.toml"
-        ))
-        .unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
         let spec = Spec::from_toml_str(&text, "dey").unwrap();
         let net = Net::from_spec(&spec);
         for j in 0..net.junctions() {
             for z in 1..=net.layers[j] {
                 let mut s = spec.clone();
                 s.z[j] = z as usize;
-                assert_eq!(
-                    s.validate("x").is_ok(),
-                    net.z_options[j].contains(&z),
-                    "junction {j} z {z}"
-                );
+                assert_eq!(s.validate("x").is_ok(), net.z_options[j].contains(&z), "junction {j} z {z}");
             }
         }
     }
 
     #[test]
     fn needs_grow_with_z_and_staleness() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../specs/dey-mnist.toml"
-        ))
-        .unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
         let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
         let b = Board::built_in("nexys4-ddr").unwrap();
         for j in 0..net.junctions() {
             let zs = &net.z_options[j];
             for w in zs.windows(2) {
-                let (a, c) = (
-                    junction_need(&net, &b, j, w[0], 3),
-                    junction_need(&net, &b, j, w[1], 3),
-                );
+                let (a, c) = (junction_need(&net, &b, j, w[0], 3), junction_need(&net, &b, j, w[1], 3));
                 assert!(
                     a.multipliers <= c.multipliers
                         && a.logic <= c.logic
@@ -392,10 +349,7 @@ mod tests {
                         && a.ram_blocks <= c.ram_blocks
                 );
             }
-            let (a, c) = (
-                junction_need(&net, &b, j, 4, 3),
-                junction_need(&net, &b, j, 4, 5),
-            );
+            let (a, c) = (junction_need(&net, &b, j, 4, 3), junction_need(&net, &b, j, 4, 5));
             assert!(a.ram_bits < c.ram_bits);
         }
     }
@@ -404,24 +358,16 @@ mod tests {
     fn dey_mnist_uses_published_multipliers() {
         // 2·128 (junction 1: FF + UP) + 4·32 (junction 2: FF + 2 BP + UP) = 384 multipliers
         // in this model; the published design shared its UP multipliers and used 224 DSPs.
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../specs/dey-mnist.toml"
-        ))
-        .unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
         let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
         let b = Board::built_in("nexys4-ddr").unwrap();
-        let m = junction_need(&net, &b, 0, 128, 3).multipliers
-            + junction_need(&net, &b, 1, 32, 1).multipliers;
+        let m = junction_need(&net, &b, 0, 128, 3).multipliers + junction_need(&net, &b, 1, 32, 1).multipliers;
         assert_eq!(m, 384);
     }
 
     #[test]
     fn link_delay_rounds_up() {
-        let l = LinkCost {
-            transfer: 300,
-            latency: 700,
-        };
+        let l = LinkCost { transfer: 300, latency: 700 };
         assert_eq!(l.delay(1000), 1);
         assert_eq!(l.delay(999), 2);
         assert_eq!(l.delay(500), 2);

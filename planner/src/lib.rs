@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod cost;
 pub mod dp;
 pub mod exhaustive;
+pub mod instances;
 pub mod report;
 
 pub use catalog::Board;
