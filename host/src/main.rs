@@ -3,6 +3,7 @@
 mod backends;
 mod board;
 mod model;
+mod plan_cmd;
 mod plot;
 mod spec_cmd;
 mod train;
@@ -93,6 +94,28 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Split a network across boards in a chain: the groups of junctions, which board hosts
+    /// each, every z, the predicted samples/s, a lower bound, and the usual baselines.
+    ///
+    /// Example: edgeflow plan --spec specs/mnist-large.toml --boards nexys4-ddrx4 -o plan.json
+    Plan {
+        /// Spec file (TOML); its z values are replaced by the planned ones.
+        #[arg(long)]
+        spec: PathBuf,
+        /// Boards in chain order, comma-separated: built-in names (icebreaker, alchitry-cu,
+        /// nexys4-ddr, opencl-device), NAME.toml files in ./boards or $EDGEFLOW_BOARDS, or
+        /// paths; NAMExK repeats a board K times.
+        #[arg(long)]
+        boards: String,
+        /// Let the planner choose the order of the boards too.
+        #[arg(long)]
+        permute: bool,
+        #[arg(long)]
+        json: bool,
+        /// Write the plan (JSON) here, for `edgeflow train --plan`.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
     Infer {
         #[arg(long)]
@@ -129,44 +152,17 @@ fn main() {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.cmd {
         None => train::demo(),
-        Some(Cmd::Spec {
-            cmd: SpecCmd::Check { spec, json },
-        }) => spec_cmd::check(&spec, json),
-        Some(Cmd::Pattern {
-            spec,
-            junction,
-            json,
-        }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train {
-            spec,
-            data,
-            label_column,
-            epochs,
-            backend,
-            out,
-            plot,
-            json,
-        }) => train::train_cmd(train::TrainArgs {
-            spec,
-            data,
-            label_column,
-            epochs,
-            backend,
-            out,
-            plot,
-            json,
-        }),
-        Some(Cmd::Eval {
-            model,
-            data,
-            label_column,
-            json,
-        }) => train::eval_cmd(&model, &data, label_column, json),
-        Some(Cmd::Infer {
-            model,
-            data,
-            label_column,
-            out,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
+        Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
+        Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
+        Some(Cmd::Train { spec, data, label_column, epochs, backend, out, plot, json }) => {
+            train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
+        }
+        Some(Cmd::Eval { model, data, label_column, json }) => train::eval_cmd(&model, &data, label_column, json),
+        Some(Cmd::Plan { spec, boards, permute, json, out }) => {
+            plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref())
+        }
+        Some(Cmd::Infer { model, data, label_column, out }) => {
+            train::infer_cmd(&model, &data, label_column, out.as_deref())
+        }
     }
 }
