@@ -106,9 +106,9 @@ fn random_specs_are_bit_exact() {
     let Some(dev) = device_for_tests() else {
         return;
     };
-    for seed in 0..14 {
+    for seed in 0..30 {
         let spec = random_spec(seed);
-        let data = random_data(&spec, 120, seed);
+        let data = random_data(&spec, 200, seed);
         compare(&dev, &spec, &data, 2, 37);
     }
 }
