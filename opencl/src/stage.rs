@@ -327,6 +327,22 @@ impl OpenClStage {
     /// Write the stage's junctions of `state` (a complete network state) to the device.
     pub fn load_state(&mut self, state: &State) -> Result<()> {
         state.check_shape(&self.spec).map_err(anyhow::Error::msg)?;
+        let f = self.spec.format();
+        for j in self.j0..self.j1 {
+            let bad = state.weights[j]
+                .iter()
+                .chain(&state.biases[j])
+                .find(|&&x| x < f.min() || x > f.max());
+            if let Some(x) = bad {
+                bail!(
+                    "junction {}: value {x} is outside the {}-bit format's range {}..={}; the state does not belong to this spec",
+                    j + 1,
+                    f.width,
+                    f.min(),
+                    f.max()
+                );
+            }
+        }
         let mut w = Vec::new();
         let mut b = Vec::new();
         for j in self.j0..self.j1 {
