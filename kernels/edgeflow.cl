@@ -5,11 +5,13 @@
 // Written the way FPGA OpenCL flows want them: single-work-item (launch with global size 1),
 // persistent over a whole window of block cycles / a whole chunk of samples per launch, every
 // piece of pipeline state (weights, biases, the per-sample ring of activations, σ′ and deltas)
-// living in device buffers that survive across launches. The innermost loops run over the
-// edges of one right neuron; edges are in right-neuron-major order and either fi | z or z | fi,
-// so a clock's z lanes are whole neurons' edges or a neuron's edges are whole clocks: this is
-// the lane loop an FPGA compiler unrolls z-wide (the pattern makes the z left-neuron reads of a
-// clock hit z different banks).
+// living in device buffers that survive across launches. Edges are in right-neuron-major order
+// and either z | fi or fi | z, so the edge loops nest as neuron × clock × lane: a neuron's fi
+// edges are fi/z clocks of z lanes, or (fi < z) fi of the z lanes of a clock it shares with
+// z/fi - 1 neighbours. The innermost loop is the lane loop an FPGA compiler unrolls z-wide; the
+// clash-free pattern makes the left-neuron reads of one clock hit different banks. (The lane
+// count is run-time data here, so that one program serves every spec; an FPGA build would fix
+// it per bitstream.)
 //
 // The program does not depend on the spec: sizes, offsets and the schedule arrive in `cfg`
 // (layout: host/opencl crate, stage.rs, `Cfg`), so one binary serves every network.
@@ -71,11 +73,16 @@ void ff(__global const int *jr, __global const short *w, __global const short *b
   const int nr = jr[J_NR], fi = jr[J_FI], act = jr[J_ACT];
   const int woff = jr[J_WOFF], boff = jr[J_BOFF];
   const int mid = 1 << (ibits - 1);
+  // A neuron's fi edges take `cpn` clocks of `lanes` lanes (z | fi: fi/z clocks of z lanes;
+  // fi | z: one clock shared with z/fi - 1 other neurons).
+  const int lanes = min(jr[J_Z], fi), cpn = fi / lanes;
   for (int q = 0; q < nr; ++q) {
     int acc = bias[boff + q];
-    const int e0 = woff + q * fi;
-    for (int i = 0; i < fi; ++i) {  // lanes
-      acc += mulq(w[e0 + i], al[left[e0 + i]], frac, rnd, lo, hi);
+    for (int c = 0; c < cpn; ++c) {
+      const int e0 = woff + q * fi + c * lanes;
+      for (int l = 0; l < lanes; ++l) {  // the lanes of one clock: z different banks
+        acc += mulq(w[e0 + l], al[left[e0 + l]], frac, rnd, lo, hi);
+      }
     }
     const int h = sat(acc, lo, hi);
     int a, sp;
@@ -169,16 +176,19 @@ __kernel void train_window(__global short *w, __global short *bias,
         const int back = !(r == 0 && cfg[C_FIRST]);
         if (back)
           for (int k = 0; k < nl; ++k) acc[k] = 0;
+        const int lanes = min(jr[J_Z], fi), cpn = fi / lanes;
         for (int q = 0; q < nr; ++q) {
           const int dq = d[q];
-          const int e0 = woff + q * fi;
-          for (int i = 0; i < fi; ++i) {  // lanes
-            const int e = e0 + i;
-            const int k = left[e];
-            const int we = w[e];
-            // BP reads the weight before UP writes it.
-            if (back) acc[k] += mulq(we, dq, frac, rnd, lo, hi);
-            w[e] = (short)sat(we - eta(mulq(dq, al[k], frac, rnd, lo, hi), shift, srnd), lo, hi);
+          for (int c = 0; c < cpn; ++c) {
+            const int e0 = woff + q * fi + c * lanes;
+            for (int l = 0; l < lanes; ++l) {  // lanes: each reads (BP: read-modify-writes) its own bank
+              const int e = e0 + l;
+              const int k = left[e];
+              const int we = w[e];
+              // BP reads the weight before UP writes it.
+              if (back) acc[k] += mulq(we, dq, frac, rnd, lo, hi);
+              w[e] = (short)sat(we - eta(mulq(dq, al[k], frac, rnd, lo, hi), shift, srnd), lo, hi);
+            }
           }
           bias[boff + q] = (short)sat(bias[boff + q] - eta(dq, shift, srnd), lo, hi);
         }
