@@ -400,3 +400,74 @@ pub fn device_for_tests() -> Option<Arc<Device>> {
     }
     Some(Device::open(None).unwrap_or_else(|e| panic!("{e:#}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(name: &str) -> DeviceInfo {
+        DeviceInfo {
+            index: 0,
+            platform: "P".into(),
+            platform_version: "1".into(),
+            name: name.into(),
+            vendor: "V".into(),
+            kind: "cpu".into(),
+            compute_units: 1,
+            max_clock_mhz: 1,
+            global_memory_bytes: 1,
+            max_allocation_bytes: 1,
+            driver_version: "9".into(),
+            opencl_version: "OpenCL 3.0".into(),
+            id: 0,
+        }
+    }
+
+    fn container(dev: &str, kernels: &str, body: &[u8]) -> Vec<u8> {
+        let mut v = format!(
+            "{BINARY_MAGIC}\ndevice={dev}\nplatform=P\ndriver=9\nkernels_sha256={kernels}\nbytes={}\nbinary_sha256={}\n\n",
+            body.len(),
+            hex(&Sha256::digest(body))
+        )
+        .into_bytes();
+        v.extend_from_slice(body);
+        v
+    }
+
+    #[test]
+    fn container_checks_device_kernels_and_integrity() {
+        let body = b"\x00\x01driver bytes\n\n with blank lines";
+        let good = container("D", &kernel_source_sha256(), body);
+        assert_eq!(check_container(&good, &info("D")).unwrap(), body);
+        let e = format!("{:#}", check_container(&good, &info("E")).unwrap_err());
+        assert!(
+            e.contains("built for device 'D'") && e.contains("not for 'E'"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            check_container(&container("D", "abc", body), &info("D")).unwrap_err()
+        );
+        assert!(e.contains("other kernels"), "{e}");
+        let mut flipped = good.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(
+            format!("{:#}", check_container(&flipped, &info("D")).unwrap_err()).contains("corrupt")
+        );
+        let e = format!(
+            "{:#}",
+            check_container(&good[..good.len() - 3], &info("D")).unwrap_err()
+        );
+        assert!(e.contains("truncated"), "{e}");
+        for junk in [&b""[..], b"ELF", b"EDGEFLOW-OPENCL-BINARY 2\n\nxx"] {
+            let e = format!("{:#}", check_container(junk, &info("D")).unwrap_err());
+            assert!(e.contains("not an edgeflow kernel binary"), "{e}");
+        }
+    }
+
+    #[test]
+    fn no_runtime_error_names_the_packages() {
+        let e = no_runtime_error("x").to_string();
+        assert!(e.contains("pocl-opencl-icd") && e.contains("ocl-icd-libopencl1"));
+    }
+}

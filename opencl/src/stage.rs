@@ -36,6 +36,34 @@
 //!
 //! The labels (for the output delta) are given per stream, to the stage that ends with the
 //! output layer.
+//!
+//! # Example: two stages, two devices, one link
+//!
+//! ```no_run
+//! # use edgeflow_opencl::{Device, OpenClStage, Schedule, WindowIo};
+//! # use std::collections::HashMap;
+//! # fn run(spec: &edgeflow_core::Spec, data: &edgeflow_core::Encoded) -> anyhow::Result<()> {
+//! let l = spec.junctions();
+//! let schedule = Schedule::with_links(&{ let mut d = vec![0; l - 1]; d[0] = 2; d }); // link after junction 1
+//! let mut up = OpenClStage::new(Device::open(Some("0"))?, spec, 0..1, &schedule)?;
+//! let mut down = OpenClStage::new(Device::open(Some("1"))?, spec, 1..l, &schedule)?;
+//! up.begin_stream(data.len(), &[])?;
+//! down.begin_stream(data.len(), &data.labels)?;
+//! let (mut fwd, mut bwd) = (HashMap::new(), HashMap::new()); // sample -> boundary values
+//! let n = spec.layers[1];
+//! for t0 in (0..up.stream_cycles()).step_by(3) {             // windows of link delay + 1
+//!     let t1 = (t0 + 3).min(up.stream_cycles());
+//!     let a: Vec<i32> = up.a_in_samples(t0, t1).flat_map(|s| data.input(s).to_vec()).collect();
+//!     let d: Vec<i32> = up.d_in_samples(t0, t1).flat_map(|s| bwd.remove(&s).unwrap()).collect();
+//!     let o = up.run_window(t0, t1, &WindowIo { a_in: &a, d_in: &d })?;
+//!     for (k, s) in o.a_out_samples.enumerate() { fwd.insert(s, o.a_out[k * n..(k + 1) * n].to_vec()); }
+//!     let a: Vec<i32> = down.a_in_samples(t0, t1).flat_map(|s| fwd.remove(&s).unwrap()).collect();
+//!     let o = down.run_window(t0, t1, &WindowIo { a_in: &a, d_in: &[] })?;
+//!     for (k, s) in o.d_out_samples.enumerate() { bwd.insert(s, o.d_out[k * n..(k + 1) * n].to_vec()); }
+//! }
+//! // bit-identical to Reference::with_state(spec, State::initial(spec), schedule.staleness())
+//! # Ok(()) }
+//! ```
 
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
