@@ -6,9 +6,10 @@
 //! delta buffers, train and infer modes, and the clock count of each command.
 //!
 //! A block cycle starts as soon as the previous one has ended and its sample is loaded, so
-//! in the steady state a sample takes exactly `T = max(C, 2)` clocks. Input for sample
-//! `m` is accepted once block cycle `m - 2` is done (its input copy is free again), which
-//! lets the host stream the next sample while the current block cycle runs.
+//! in the steady state a sample takes exactly `T = max(C, 2)` clocks (or the `N_0 + 1`
+//! clocks its words take on the link, when that is longer). Input for sample `m` is accepted
+//! once block cycle `m - 3` is done (its input copy is free again): the host streams up to
+//! two samples ahead of the block cycle in progress.
 
 use crate::fixed::b16;
 use edgeflow_core::Spec;
@@ -31,7 +32,7 @@ pub struct CtrlParams {
     pub inputs: usize,
     /// Block-cycle length in clocks.
     pub t: usize,
-    /// Input copies (`2L + 1`).
+    /// Input copies (`2L + 2`).
     pub in_copies: usize,
     /// Per junction: weight banks (z) and rows (C_j), bias banks (groups) and rows.
     pub w_banks: Vec<usize>,
@@ -50,7 +51,7 @@ impl CtrlParams {
             junctions: l,
             inputs: spec.layers[0],
             t: crate::params::block_cycle_clocks(spec),
-            in_copies: 2 * l + 1,
+            in_copies: 2 * l + 2,
             w_banks: ps.iter().map(|p| p.z).collect(),
             w_rows: ps.iter().map(|p| p.clocks).collect(),
             b_banks: ps.iter().map(|p| p.groups).collect(),
@@ -222,7 +223,7 @@ impl Controller {
         let in_ready = match s.mode {
             Mode::Idle | Mode::Error => !pending,
             Mode::Load | Mode::Count => true,
-            Mode::Stream => s.loaded < s.samples && s.loaded <= s.started,
+            Mode::Stream => s.loaded < s.samples && s.loaded <= s.started + 1,
             Mode::Read => false,
         };
         let total = self.total_block_cycles();

@@ -16,7 +16,8 @@
 //!
 //! Sample bookkeeping: with `t` the block cycle, FF reads the left activations of sample
 //! `t - j` (copy `a_ff`), the previous junction writes sample `t - j + 1` (copy `a_ff + 1`),
-//! UP reads sample `t - (2L-1-j)` (copy `a_ff + 2`, since there are `2L - 2j + 1` copies).
+//! UP reads sample `t - (2L-1-j)` (copy `a_ff + 2`, since there are `2L - 2j + 1` copies;
+//! the input layer has one copy more, so there it is `a_ff + 3`).
 //! σ′ is written for sample `t - j + 1` (copy `s_w`) and read by the previous junction's BP
 //! for sample `t - (2L - j)` (copy `s_w + 1` of `2L - 2j + 2`). Delta accumulators alternate
 //! by the block cycle's parity: BP writes buffer `p`, the previous junction reads (and
@@ -232,7 +233,7 @@ impl Junction {
         let first = s.sub == 0;
         let par = self.parity.val() as usize;
         let a_ff = s.a_ff * p.left;
-        let a_up = ((s.a_ff + 2) % p.act_copies) * p.left;
+        let a_up = ((s.a_ff + p.up_offset) % p.act_copies) * p.left;
         let lpg = p.lanes_per_group;
         for q in 0..p.groups {
             let r = s.row * p.groups + q;

@@ -22,8 +22,11 @@ pub struct JunctionParams {
     pub clocks_per_neuron: usize,
     /// Rows of each left bank (`N_left / z`), the in-sweep clock count.
     pub rows_per_bank: usize,
-    /// Rotating copies of the left activations (`2L - 2j + 1`, j 0-based).
+    /// Rotating copies of the left activations (`2L - 2j + 1`, j 0-based; the input layer
+    /// has one more so the host can stream a sample one block cycle ahead).
     pub act_copies: usize,
+    /// Copy distance from the sample FF reads to the one UP reads.
+    pub up_offset: usize,
     /// Rotating copies of the left σ′ (`2L - 2j + 2`, only for hidden left layers).
     pub sp_copies: usize,
     pub format: Format,
@@ -55,7 +58,8 @@ impl JunctionParams {
             lanes_per_group: z.min(fi),
             clocks_per_neuron: if z < fi { fi / z } else { 1 },
             rows_per_bank: pattern.left / z,
-            act_copies: 2 * l - 2 * j + 1,
+            act_copies: 2 * l - 2 * j + 1 + (j == 0) as usize,
+            up_offset: 2 * l - 2 * j + 1 + (j == 0) as usize - (2 * l - 1 - 2 * j),
             sp_copies: 2 * l - 2 * j + 2,
             format,
             shift: spec.learning_rate_shift,

@@ -346,3 +346,135 @@ mod tests {
         let _ = Dataset::digits;
     }
 }
+
+/// A random valid spec with 2–4 junctions for RTL tests: small layers, every pattern type,
+/// dither, activation and format chosen from `seed`.
+pub fn random_spec(seed: u64) -> Spec {
+    use edgeflow_core::fixed::Activation;
+    use edgeflow_core::spec::{FixedSpec, PatternSpec};
+    use edgeflow_core::PatternKind;
+    let mut r = edgeflow_core::rng::SplitMix64::new(seed);
+    loop {
+        let l = 2 + r.below(3);
+        let sizes = [4usize, 6, 8, 12, 16];
+        let mut layers = vec![sizes[r.below(sizes.len())]];
+        for _ in 0..l {
+            layers.push(sizes[r.below(sizes.len())]);
+        }
+        let mut fan_out = vec![];
+        let mut z = vec![];
+        for j in 0..l {
+            let (left, right) = (layers[j], layers[j + 1]);
+            let fos: Vec<usize> = (1..=right.min(4))
+                .filter(|&f| (left * f) % right == 0 && left % (left * f / right) == 0)
+                .collect();
+            if fos.is_empty() {
+                break;
+            }
+            let fo = fos[r.below(fos.len())];
+            let fi = left * fo / right;
+            let zs: Vec<usize> = (1..=left)
+                .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0) && d <= 8)
+                .collect();
+            fan_out.push(fo);
+            z.push(zs[r.below(zs.len())]);
+        }
+        if fan_out.len() != l {
+            continue;
+        }
+        let width = 8 + r.below(9) as u32;
+        let int_bits = 1 + r.below(3) as u32;
+        let spec = Spec {
+            name: format!("random-{seed}"),
+            layers,
+            fan_out,
+            z,
+            fixed: FixedSpec {
+                width,
+                int_bits,
+                frac_bits: width - 1 - int_bits,
+            },
+            activation: if seed % 2 == 0 {
+                Activation::Sigmoid
+            } else {
+                Activation::Relu
+            },
+            learning_rate_shift: 1 + r.below(4) as u32,
+            pattern: PatternSpec {
+                kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]
+                    [(seed / 2 % 3) as usize],
+                dither: seed / 6 % 2 == 1,
+                seed: r.below(1000) as u64,
+            },
+            seed: r.below(1000) as u64,
+        };
+        if spec.validate("random").is_ok() {
+            return spec;
+        }
+    }
+}
+
+/// `n` random samples for a spec: inputs in `[0, 1]` at the spec's format, random labels.
+pub fn random_data(spec: &Spec, n: usize, seed: u64) -> Encoded {
+    let mut r = edgeflow_core::rng::SplitMix64::new(seed);
+    let one = spec.format().one() as usize;
+    let inputs = (0..n * spec.layers[0])
+        .map(|_| r.below(one + 1) as i32)
+        .collect();
+    let labels = (0..n)
+        .map(|_| r.below(spec.layers[spec.junctions()]))
+        .collect();
+    Encoded {
+        inputs_per_sample: spec.layers[0],
+        inputs,
+        labels,
+    }
+}
+
+#[cfg(test)]
+mod random_tests {
+    use super::*;
+
+    #[test]
+    fn random_specs_are_bit_exact() {
+        let (mut lt, mut gt) = (false, false);
+        for seed in 0..24u64 {
+            let sp = random_spec(seed);
+            for j in 0..sp.junctions() {
+                let fi = sp.fan_in(j);
+                lt |= sp.z[j] < fi;
+                gt |= sp.z[j] > fi;
+            }
+            let data = random_data(&sp, 12, seed);
+            let rep = check(&sp, &data, None).unwrap();
+            assert!(
+                rep.bit_exact,
+                "seed {seed}: {}\n{}",
+                rep.first_difference.unwrap(),
+                sp.to_toml()
+            );
+        }
+        assert!(lt && gt, "the random specs cover z < fi and z > fi");
+    }
+}
+
+#[cfg(test)]
+mod digits_tests {
+    use super::*;
+    use edgeflow_core::Dataset;
+
+    #[test]
+    fn digits_64_samples_are_bit_exact() {
+        let sp = Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"),
+        )
+        .unwrap();
+        let ds = Dataset::digits().unwrap();
+        let idx: Vec<usize> = (0..64).collect();
+        let data = ds.encode(&sp, &idx).unwrap();
+        let rep = check(&sp, &data, None).unwrap();
+        println!("{rep:?}");
+        assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
+        assert_eq!(rep.train_steady_clocks_per_sample, 640);
+    }
+}
