@@ -4,7 +4,7 @@ use crate::board::{reference::ReferenceBoard, Board};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 
-pub const BACKENDS: &str = "reference, float";
+pub const BACKENDS: &str = "reference, float, rtl";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
@@ -12,6 +12,7 @@ pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
             spec,
             spec.default_staleness(),
         )?)),
+        "rtl" => Ok(Box::new(crate::board::rtl::RtlBoard::new(spec)?)),
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }
 }

@@ -4,6 +4,7 @@
 //! them is compared against the reference model bit for bit.
 
 pub mod reference;
+pub mod rtl;
 
 use anyhow::Result;
 use edgeflow_core::{Encoded, State};
