@@ -4,7 +4,7 @@ use crate::board::{reference::ReferenceBoard, Board};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 
-pub const BACKENDS: &str = "reference, float, opencl[:DEVICE]";
+pub const BACKENDS: &str = "reference, float, opencl[:DEVICE], rtl";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
@@ -13,6 +13,7 @@ pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
         b if b.starts_with("opencl:") => {
             Ok(Box::new(crate::board::opencl::OpenClBoard::new(spec, spec.default_staleness(), Some(&b[7..]))?))
         }
+        "rtl" => Ok(Box::new(crate::board::rtl::RtlBoard::new(spec)?)),
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod opencl;
 pub mod reference;
+pub mod rtl;
 
 use anyhow::Result;
 use edgeflow_core::{Encoded, State};
