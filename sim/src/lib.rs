@@ -4,6 +4,7 @@
 pub mod dense;
 pub mod float;
 pub mod reference;
+pub mod rtl;
 
 pub use dense::DenseReference;
 pub use float::FloatReference;
