@@ -38,7 +38,7 @@ impl Logic for EchoStandIn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_stream::{run_words, HostLinkPorts};
+    use crate::host_stream::run_words;
 
     #[test]
     fn answers_each_word_plus_one_under_back_pressure() {
@@ -49,8 +49,8 @@ mod tests {
         let want: Vec<u16> = words.iter().map(|w| w.wrapping_add(1)).collect();
         assert_eq!(out, want);
     }
+}
 
-    impl HostLinkPorts for EchoStandIn {
-        crate::host_link_ports_impl!();
-    }
+impl crate::host_stream::HostLinkPorts for EchoStandIn {
+    crate::host_link_ports_impl!();
 }

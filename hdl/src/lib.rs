@@ -5,6 +5,7 @@ pub mod board_top;
 pub mod boards;
 pub mod echo_standin;
 pub mod echo_top;
+pub mod flow;
 pub mod host_stream;
 pub mod ice40_pll;
 pub mod sim_util;
