@@ -121,6 +121,18 @@ macro_rules! board_top {
                 self.led_error.next = self.link.overflow.val() ^ self.led_low.val();
             }
         }
+
+        impl $crate::uart_sim_port::UartPins for $name {
+            fn osc_pin(&mut self) -> &mut Signal<In, Clock> {
+                &mut self.clk_osc
+            }
+            fn rx_pin(&mut self) -> &mut Signal<In, Bit> {
+                &mut self.uart_rx
+            }
+            fn tx_pin(&mut self) -> &mut Signal<Out, Bit> {
+                &mut self.uart_tx
+            }
+        }
     };
 }
 

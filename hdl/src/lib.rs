@@ -12,3 +12,5 @@ pub mod sim_util;
 pub mod uart_link;
 pub mod uart_rx;
 pub mod uart_tx;
+pub use rust_hdl;
+pub mod uart_sim_port;

@@ -4,11 +4,25 @@ use crate::board::{reference::ReferenceBoard, Board};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 
-pub const BACKENDS: &str = "reference, float";
+pub const BACKENDS: &str = "reference, float, serial:/dev/ttyUSBn[@BAUD]";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
-        "reference" => Ok(Box::new(ReferenceBoard::new(spec, spec.default_staleness())?)),
+        "reference" => Ok(Box::new(ReferenceBoard::new(
+            spec,
+            spec.default_staleness(),
+        )?)),
+        s if s.starts_with("serial:") => {
+            let (port, baud) = crate::board::serial::parse_backend(s).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "bad serial backend '{s}'; use serial:/dev/ttyUSB1 or serial:/dev/ttyUSB1@BAUD"
+                )
+            })?;
+            let link = crate::board::serial::open(&port, baud)?;
+            Ok(Box::new(crate::board::hostlink::HostLinkBoard::new(
+                spec, link,
+            )))
+        }
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }
 }

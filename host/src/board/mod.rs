@@ -3,7 +3,9 @@
 //! board all implement [`Board`], so every command drives them the same way and every one of
 //! them is compared against the reference model bit for bit.
 
+pub mod hostlink;
 pub mod reference;
+pub mod serial;
 
 use anyhow::Result;
 use edgeflow_core::{Encoded, State};
