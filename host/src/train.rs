@@ -117,13 +117,19 @@ pub fn run(
         pb.inc(n as u64);
         let tr = accuracy(&t.infer(&split.train)?, &split.train.labels);
         let te = accuracy(&t.infer(&split.test)?, &split.test.labels);
-        pb.println(format!(
+        let line = format!(
             "{:>10} epoch {:>3}: train {:6.2}%  test {:6.2}%",
             t.name(),
             e + 1,
             tr * 100.0,
             te * 100.0
-        ));
+        );
+        // Without a terminal the bar is hidden, but the per-epoch accuracy is still wanted.
+        if pb.is_hidden() && !quiet {
+            eprintln!("{line}");
+        } else {
+            pb.println(line);
+        }
         reports.push(EpochReport {
             epoch: e + 1,
             train_accuracy: tr,
