@@ -11,6 +11,15 @@ pub fn clock_source(b: &BoardInfo, want_mhz: f64) -> Result<(ClockSource, f64), 
     if (want_mhz - b.osc_mhz).abs() < 1e-9 {
         return Ok((ClockSource::Direct, b.osc_mhz));
     }
+    if b.target == "xc7a100t" {
+        let (m, d, o, f) = crate::ice40_pll::mmcm_params(b.osc_mhz, want_mhz).ok_or_else(|| {
+            format!(
+                "board {}: the MMCM cannot make {want_mhz} MHz from {} MHz",
+                b.name, b.osc_mhz
+            )
+        })?;
+        return Ok((ClockSource::Mmcm(m, d, o), f));
+    }
     if !b.target.starts_with("ice40") {
         return Err(format!(
             "board {}: only its {} MHz oscillator clock is supported",
@@ -148,7 +157,9 @@ mod tests {
         assert_eq!(mhz, 30.0);
         let (src, mhz) = clock_source(board("alchitry-cu").unwrap(), 100.0).unwrap();
         assert_eq!((src, mhz), (ClockSource::Direct, 100.0));
-        assert!(clock_source(board("nexys4-ddr").unwrap(), 50.0).is_err());
+        let (src, mhz) = clock_source(board("nexys4-ddr").unwrap(), 15.0).unwrap();
+        assert!(matches!(src, ClockSource::Mmcm(..)));
+        assert_eq!(mhz, 15.0);
         assert_eq!(clocks_per_bit(30.0, 115_200).unwrap(), 260);
         assert!(clocks_per_bit(12.0, 4_000_000).is_err());
     }

@@ -66,6 +66,29 @@ pub enum ClockSource {
     PllPad(PllParams),
     /// SB_PLL40_CORE: the oscillator enters the fabric first (Alchitry Cu, pin P7).
     PllCore(PllParams),
+    /// Xilinx 7-series MMCME2_BASE + BUFG: (multiplier, input divider, output divider).
+    Mmcm(u32, u32, u32),
+}
+
+/// MMCM settings from a 100 MHz-class input: VCO 600–1200 MHz (speed grade -1), output
+/// closest to `want_mhz` without exceeding it. Returns (M, D, O, achieved MHz).
+pub fn mmcm_params(fin_mhz: f64, want_mhz: f64) -> Option<(u32, u32, u32, f64)> {
+    let mut best: Option<(u32, u32, u32, f64)> = None;
+    for d in 1..=10u32 {
+        for m in 2..=64u32 {
+            let vco = fin_mhz * m as f64 / d as f64;
+            if !(600.0..=1200.0).contains(&vco) {
+                continue;
+            }
+            for o in 1..=128u32 {
+                let f = vco / o as f64;
+                if f <= want_mhz + 1e-9 && best.map_or(true, |b| f > b.3 + 1e-9) {
+                    best = Some((m, d, o, f));
+                }
+            }
+        }
+    }
+    best
 }
 
 #[derive(LogicBlock)]
@@ -114,6 +137,9 @@ impl Logic for Ice40Pll {
                 "PLLOUTGLOBAL",
                 p,
                 " .PLLOUT_SELECT(\"GENCLK\"),",
+            ),
+            ClockSource::Mmcm(m, d, o) => format!(
+                "wire clk_fb, clk_unbuf;\nMMCME2_BASE #(.CLKIN1_PERIOD(10.0), .CLKFBOUT_MULT_F({m}), .DIVCLK_DIVIDE({d}), .CLKOUT0_DIVIDE_F({o})) mmcm_i (\n  .CLKIN1(clock_in), .CLKFBIN(clk_fb), .CLKFBOUT(clk_fb), .CLKOUT0(clk_unbuf), .LOCKED(locked), .RST(1'b0), .PWRDWN(1'b0));\nBUFG bufg_i (.I(clk_unbuf), .O(clock_out));\n"
             ),
         };
         // No black-box declaration: yosys' synth_ice40 knows the primitives, and simulators

@@ -13,4 +13,5 @@ pub mod uart_link;
 pub mod uart_rx;
 pub mod uart_tx;
 pub use rust_hdl;
+pub mod design;
 pub mod uart_sim_port;

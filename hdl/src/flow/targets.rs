@@ -105,7 +105,7 @@ impl ResourceTable {
             cells
                 .iter()
                 .filter_map(|(k, &n)| pred(k).map(|w| w * n as f64))
-                .sum()
+                .fold(0.0, |a, b| a + b) // an empty f64 `sum()` is -0, which prints as "-0"
         };
         let (lut, ff, dsp, bram) = match t.name {
             "ice40-up5k" | "ice40-hx8k" => (

@@ -342,7 +342,9 @@ pub fn lint(dir: &Path, file: &str, extra: &[&str]) -> Result<Vec<String>> {
     std::fs::write(dir.join("lint.log"), &text)?;
     Ok(text
         .lines()
-        .filter(|l| l.starts_with("%Warning") || l.starts_with("%Error"))
+        .filter(|l| {
+            l.starts_with("%Warning") || (l.starts_with("%Error") && !l.contains("Exiting due to"))
+        })
         .map(|l| l.to_string())
         .collect())
 }
