@@ -4,7 +4,7 @@ use crate::board::{reference::ReferenceBoard, Board};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 
-pub const BACKENDS: &str = "reference, float, serial:/dev/ttyUSBn[@BAUD]";
+pub const BACKENDS: &str = "reference, float, verilator, serial:/dev/ttyUSBn[@BAUD]";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
@@ -12,6 +12,7 @@ pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
             spec,
             spec.default_staleness(),
         )?)),
+        "verilator" => Ok(Box::new(crate::board::verilator::open(spec)?)),
         s if s.starts_with("serial:") => {
             let (port, baud) = crate::board::serial::parse_backend(s).ok_or_else(|| {
                 anyhow::anyhow!(

@@ -6,6 +6,7 @@
 pub mod hostlink;
 pub mod reference;
 pub mod serial;
+pub mod verilator;
 
 use anyhow::Result;
 use edgeflow_core::{Encoded, State};
