@@ -4,6 +4,8 @@ mod backends;
 mod board;
 mod flow_cmd;
 mod model;
+mod opencl_cmd;
+mod plan_cmd;
 mod plot;
 mod spec_cmd;
 mod train;
@@ -36,6 +38,10 @@ With no subcommand, runs the demo: the default spec trained by the reference mod
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    /// Load the OpenCL program from this device binary (written by `edgeflow kernels build`)
+    /// instead of building the kernels from source: the path a precompiled board takes.
+    #[arg(long, global = true)]
+    kernel_binary: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -87,12 +93,37 @@ enum Cmd {
     Eval {
         #[arg(long)]
         model: PathBuf,
+        /// Where inference runs: reference or opencl[:DEVICE].
+        #[arg(long, default_value = "reference")]
+        backend: String,
         #[arg(long, default_value = "digits")]
         data: String,
         #[arg(long)]
         label_column: Option<usize>,
         #[arg(long)]
         json: bool,
+    },
+    /// Split a network across boards in a chain: the groups of junctions, which board hosts
+    /// each, every z, the predicted samples/s, a lower bound, and the usual baselines.
+    ///
+    /// Example: edgeflow plan --spec specs/mnist-large.toml --boards nexys4-ddrx4 -o plan.json
+    Plan {
+        /// Spec file (TOML); its z values are replaced by the planned ones.
+        #[arg(long)]
+        spec: PathBuf,
+        /// Boards in chain order, comma-separated: built-in names (icebreaker, alchitry-cu,
+        /// nexys4-ddr, opencl-device), NAME.toml files in ./boards or $EDGEFLOW_BOARDS, or
+        /// paths; NAMExK repeats a board K times.
+        #[arg(long)]
+        boards: String,
+        /// Let the planner choose the order of the boards too.
+        #[arg(long)]
+        permute: bool,
+        #[arg(long)]
+        json: bool,
+        /// Write the plan (JSON) here, for `edgeflow train --plan`.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
     },
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
     Infer {
@@ -105,6 +136,16 @@ enum Cmd {
         /// Write the predictions here instead of standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
+    },
+    /// List OpenCL platforms and devices: compute units, memory, driver version.
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
+    /// OpenCL kernels: export the device binary of the program.
+    Kernels {
+        #[command(subcommand)]
+        cmd: KernelsCmd,
     },
     /// Write the network's Verilog (and a board top with its pin constraints when --board is
     /// given), linted with `verilator --lint-only -Wall` (documented waivers only).
@@ -199,6 +240,22 @@ enum Cmd {
 }
 
 #[derive(Subcommand)]
+enum KernelsCmd {
+    /// Build the kernels for a device and write its program binary, for `--kernel-binary FILE`.
+    ///
+    /// Example: edgeflow kernels build --device 0 -o edgeflow-pocl.bin
+    Build {
+        /// Device index or name (see `edgeflow devices`); default the first.
+        #[arg(long)]
+        device: Option<String>,
+        #[arg(short, long)]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum SpecCmd {
     /// Validate a spec and print its derived values: fan-in, |W|, clocks per junction, block
     /// cycle, density, staleness and multipliers.
@@ -218,47 +275,27 @@ fn main() {
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
+    board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),
-        Some(Cmd::Spec {
-            cmd: SpecCmd::Check { spec, json },
-        }) => spec_cmd::check(&spec, json),
-        Some(Cmd::Pattern {
-            spec,
-            junction,
-            json,
-        }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train {
-            spec,
-            data,
-            label_column,
-            epochs,
-            backend,
-            out,
-            plot,
-            json,
-        }) => train::train_cmd(train::TrainArgs {
-            spec,
-            data,
-            label_column,
-            epochs,
-            backend,
-            out,
-            plot,
-            json,
-        }),
-        Some(Cmd::Eval {
-            model,
-            data,
-            label_column,
-            json,
-        }) => train::eval_cmd(&model, &data, label_column, json),
-        Some(Cmd::Infer {
-            model,
-            data,
-            label_column,
-            out,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
+        Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
+        Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
+        Some(Cmd::Train { spec, data, label_column, epochs, backend, out, plot, json }) => {
+            train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
+        }
+        Some(Cmd::Eval { model, backend, data, label_column, json }) => {
+            train::eval_cmd(&model, &backend, &data, label_column, json)
+        }
+        Some(Cmd::Plan { spec, boards, permute, json, out }) => {
+            plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref())
+        }
+        Some(Cmd::Infer { model, data, label_column, out }) => {
+            train::infer_cmd(&model, &data, label_column, out.as_deref())
+        }
+        Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
+        Some(Cmd::Kernels { cmd: KernelsCmd::Build { device, out, json } }) => {
+            opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json)
+        }
         Some(Cmd::Verilog {
             spec,
             board,

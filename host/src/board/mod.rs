@@ -4,6 +4,7 @@
 //! them is compared against the reference model bit for bit.
 
 pub mod hostlink;
+pub mod opencl;
 pub mod reference;
 pub mod serial;
 pub mod verilator;

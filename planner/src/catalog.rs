@@ -1,0 +1,179 @@
+//! The board catalog: `boards/*.toml`. The built-in boards are compiled in; a user adds a
+//! board by writing a file of the same shape and naming its path (or putting it in a
+//! `boards/` directory, or in `$EDGEFLOW_BOARDS`).
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One board: what the cost model needs to know about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    pub name: String,
+    #[serde(default)]
+    pub part: String,
+    #[serde(default)]
+    pub description: String,
+    /// Clock the datapath runs at, MHz.
+    pub clock_mhz: f64,
+    /// Hardware multipliers (16 x 16 or wider).
+    pub dsp: u64,
+    /// Logic cells (LUT4 or LUT6).
+    pub logic: u64,
+    /// Logic cells for one 16 x 16 multiplier built from logic, when the DSPs run out.
+    pub lut_per_multiplier: u64,
+    /// Block RAM, bits.
+    pub ram_bits: u64,
+    /// Independently addressable block RAMs.
+    pub ram_blocks: u64,
+    /// Widest data port of one block RAM, bits.
+    pub ram_block_width: u64,
+    /// Bandwidth of the board's link to its neighbour in the chain, Mbit/s.
+    pub link_mbps: f64,
+    /// One-way latency of that link, µs.
+    pub link_latency_us: f64,
+}
+
+const BUILT_IN: [(&str, &str); 4] = [
+    ("icebreaker", include_str!("../../boards/icebreaker.toml")),
+    ("alchitry-cu", include_str!("../../boards/alchitry-cu.toml")),
+    ("nexys4-ddr", include_str!("../../boards/nexys4-ddr.toml")),
+    ("opencl-device", include_str!("../../boards/opencl-device.toml")),
+];
+
+/// Names of the built-in boards.
+pub fn built_in_names() -> Vec<&'static str> {
+    BUILT_IN.iter().map(|(n, _)| *n).collect()
+}
+
+impl Board {
+    pub fn from_toml_str(text: &str, source: &str) -> Result<Board, String> {
+        let b: Board = toml::from_str(text).map_err(|e| format!("board file {source}: {}", e.message().trim()))?;
+        b.validate(source)?;
+        Ok(b)
+    }
+
+    fn validate(&self, source: &str) -> Result<(), String> {
+        let mut bad = Vec::new();
+        if self.name.trim().is_empty() {
+            bad.push("name: must not be empty".to_string());
+        }
+        for (field, v) in [("clock_mhz", self.clock_mhz), ("link_mbps", self.link_mbps)] {
+            if !(v.is_finite() && v > 0.0) {
+                bad.push(format!("{field}: = {v} must be a positive number"));
+            }
+        }
+        if !(self.link_latency_us.is_finite() && self.link_latency_us >= 0.0) {
+            bad.push(format!("link_latency_us: = {} must be zero or positive", self.link_latency_us));
+        }
+        if self.dsp == 0 && self.lut_per_multiplier == 0 {
+            bad.push("dsp and lut_per_multiplier are both 0: the board cannot multiply".into());
+        }
+        for (field, v) in [
+            ("logic", self.logic),
+            ("ram_bits", self.ram_bits),
+            ("ram_blocks", self.ram_blocks),
+            ("ram_block_width", self.ram_block_width),
+        ] {
+            if v == 0 {
+                bad.push(format!("{field}: must be positive"));
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("invalid board file {source}:\n  - {}", bad.join("\n  - ")))
+        }
+    }
+
+    /// A built-in board by name.
+    pub fn built_in(name: &str) -> Option<Board> {
+        BUILT_IN.iter().find(|(n, _)| *n == name).map(|(n, t)| {
+            Board::from_toml_str(t, &format!("boards/{n}.toml (built in)")).expect("built-in boards are valid")
+        })
+    }
+
+    /// A board by name or path: a path to a `.toml` file; else `NAME.toml` in
+    /// `$EDGEFLOW_BOARDS` or `./boards/`; else a built-in board.
+    pub fn resolve(what: &str) -> Result<Board, String> {
+        let as_path = Path::new(what);
+        if what.ends_with(".toml") || what.contains('/') {
+            let text = std::fs::read_to_string(as_path).map_err(|e| {
+                format!("board file {what} cannot be read: {e}; built-in boards: {}", built_in_names().join(", "))
+            })?;
+            return Board::from_toml_str(&text, what);
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Ok(d) = std::env::var("EDGEFLOW_BOARDS") {
+            dirs.push(PathBuf::from(d));
+        }
+        dirs.push(PathBuf::from("boards"));
+        for d in dirs {
+            let p = d.join(format!("{what}.toml"));
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                return Board::from_toml_str(&text, &p.display().to_string());
+            }
+        }
+        Board::built_in(what).ok_or_else(|| {
+            format!(
+                "unknown board '{what}': not a built-in board ({}) and no {what}.toml in $EDGEFLOW_BOARDS or ./boards/; write one like boards/nexys4-ddr.toml and pass its path",
+                built_in_names().join(", ")
+            )
+        })
+    }
+
+    /// Resolve a comma-separated list, with `NAMExK` meaning K boards of that kind.
+    pub fn resolve_list(list: &str) -> Result<Vec<Board>, String> {
+        let mut out = Vec::new();
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, count) = match item.rsplit_once('x') {
+                Some((n, k)) if !n.is_empty() && !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()) => {
+                    (n, k.parse::<usize>().map_err(|e| format!("--boards item '{item}': {e}"))?)
+                }
+                _ => (item, 1),
+            };
+            if count == 0 {
+                return Err(format!("--boards item '{item}': a count of 0 boards"));
+            }
+            let b = Board::resolve(name)?;
+            for _ in 0..count {
+                out.push(b.clone());
+            }
+        }
+        if out.is_empty() {
+            return Err("--boards is empty; name at least one board, e.g. --boards nexys4-ddr,nexys4-ddr".into());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_ins_parse() {
+        for n in built_in_names() {
+            let b = Board::built_in(n).unwrap();
+            assert_eq!(b.name, n);
+        }
+    }
+
+    #[test]
+    fn lists_and_counts() {
+        let v = Board::resolve_list("icebreaker, nexys4-ddrx3").unwrap();
+        assert_eq!(v.len(), 4);
+        assert_eq!(v[3].name, "nexys4-ddr");
+        let e = Board::resolve_list("nosuch").unwrap_err();
+        assert!(e.contains("unknown board 'nosuch'") && e.contains("icebreaker"), "{e}");
+    }
+
+    #[test]
+    fn bad_board_file_names_field() {
+        let t = include_str!("../../boards/icebreaker.toml").replace("clock_mhz = 12.0", "clock_mhz = -1.0");
+        let e = Board::from_toml_str(&t, "x.toml").unwrap_err();
+        assert!(e.contains("x.toml") && e.contains("clock_mhz"), "{e}");
+        let e = Board::from_toml_str("name = 'a'", "y.toml").unwrap_err();
+        assert!(e.contains("y.toml") && e.contains("missing field"), "{e}");
+    }
+}

@@ -1,0 +1,376 @@
+//! The cost model: what one junction needs on a board as a function of its lanes `z` and its
+//! staleness `s`, and what a link costs per sample. DESIGN.md section 8.
+//!
+//! Times are whole picoseconds, rounded up, so the planner, the exhaustive checker and the
+//! baselines compare exactly the same integers.
+//!
+//! # Model (junction `i`, 1-based, left layer `N_{i-1}`, right layer `N_i`, width `w`)
+//!
+//! * **Clocks**: `C_i = |W_i| / z_i`; a board's block cycle is `max C_i + BLOCK_CYCLE_OVERHEAD`
+//!   clocks at its `clock_mhz` ([`edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD`]).
+//! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
+//!   `edgeflow spec check` counts them. DSPs are used first; the rest are built from logic at
+//!   `⌈lut_per_multiplier · w² / 256⌉` cells each.
+//! * **Logic**: [`LOGIC_PER_JUNCTION`] (address generators, sweep counters) plus
+//!   [`LOGIC_PER_LANE_BIT`]` · w` per lane (the FF, BP and UP adders and saturation), plus per
+//!   board [`LOGIC_PER_BOARD`] (control, host link) and [`LOGIC_PER_LINK`] per link endpoint.
+//! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
+//!   (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i); σ′ of the right
+//!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
+//!   final); right deltas double-buffered `2·N_i·w`; BP partial sums of the left layer when
+//!   hidden, double-buffered at accumulator width `2·N_{i-1}·(w + ⌈log2 fo⌉ + 1)`; the sigmoid
+//!   table `2^min(w,10) · 2w` when the right layer is sigmoid; the connection pattern's row
+//!   table `|W|·⌈log2 N_{i-1}⌉` for type 1 patterns (types 2 and 3 hold only start vectors).
+//! * **Memory blocks** (independently addressed RAMs): weights `⌈z·w / block width⌉` (all lanes
+//!   read one address, so the weight memory is one wide memory), biases, right deltas and the
+//!   table one each. The `z` banks of activations, σ′ and partial sums are small (`N/z` rows
+//!   per copy) and sit in distributed RAM: their addressing is in the per-lane logic, their
+//!   bits still count against `ram_bits` (conservative). A board needs bits ≤ `ram_bits` and
+//!   blocks ≤ `ram_blocks`.
+//! * **Staleness** on a chain: `s_i = 2(L - i) + 1 + 2·D_i` with `D_i` the sum of the link
+//!   delays after junction `i` (sim::Schedule::with_links).
+//! * **Link** between junction `i` and `i+1` on boards `a → b`: per sample the `N_i`
+//!   activations forward and `N_i` partial sums backward, `T = ⌈2·N_i·w / bandwidth⌉` with
+//!   bandwidth the smaller of the two boards' and latency the larger. At a period `P`
+//!   (the pipeline's block cycle, set by the slowest board or link) the link delays the
+//!   schedule by `d = ⌈(latency + T) / P⌉` whole block cycles each way: a value produced in block
+//!   cycle `t` is usable in block cycle `t + 1 + d`.
+//!
+//! Every resource grows with `z` and with `s`, so the smallest `z` that meets a block-cycle
+//! target is best in every resource at once: the property the planner's exactness rests on.
+//!
+//! Calibration: the constants are estimates (see the README); `edgeflow synth` reports were not
+//! available when this model was written, so calibration against them is pending.
+
+use crate::catalog::Board;
+use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
+use edgeflow_core::{Activation, Spec};
+use serde::Serialize;
+
+pub const LOGIC_PER_JUNCTION: u64 = 200;
+pub const LOGIC_PER_LANE_BIT: u64 = 9;
+pub const LOGIC_PER_BOARD: u64 = 800;
+pub const LOGIC_PER_LINK: u64 = 120;
+
+/// Picoseconds.
+pub type Ps = u64;
+
+fn ceil_log2(x: u64) -> u64 {
+    if x <= 1 {
+        0
+    } else {
+        64 - (x - 1).leading_zeros() as u64
+    }
+}
+
+/// The network as the planner sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Net {
+    pub name: String,
+    pub layers: Vec<u64>,
+    pub fan_out: Vec<u64>,
+    pub width: u64,
+    pub activation: Activation,
+    pub type1: bool,
+    /// Valid `z` of every junction, ascending (DESIGN.md section 2 rules, as `Spec::validate`).
+    pub z_options: Vec<Vec<u64>>,
+}
+
+impl Net {
+    pub fn from_spec(spec: &Spec) -> Net {
+        Net::new(
+            &spec.name,
+            spec.layers.iter().map(|&x| x as u64).collect(),
+            spec.fan_out.iter().map(|&x| x as u64).collect(),
+            spec.fixed.width as u64,
+            spec.activation,
+            spec.pattern.kind == PatternKind::Type1,
+        )
+    }
+
+    /// A network from its sizes; `fan_out` must give whole fan-ins that divide the left layer.
+    pub fn new(
+        name: &str,
+        layers: Vec<u64>,
+        fan_out: Vec<u64>,
+        width: u64,
+        activation: Activation,
+        type1: bool,
+    ) -> Net {
+        let z_options = (0..fan_out.len())
+            .map(|j| {
+                let left = layers[j];
+                let fi = left * fan_out[j] / layers[j + 1];
+                (1..=left).filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0)).collect()
+            })
+            .collect();
+        Net { name: name.to_string(), layers, fan_out, width, activation, type1, z_options }
+    }
+
+    pub fn junctions(&self) -> usize {
+        self.layers.len() - 1
+    }
+
+    /// `|W_j|`, 0-based junction.
+    pub fn edges(&self, j: usize) -> u64 {
+        self.layers[j] * self.fan_out[j]
+    }
+
+    pub fn total_edges(&self) -> u64 {
+        (0..self.junctions()).map(|j| self.edges(j)).sum()
+    }
+
+    /// Multiplies per sample: FF and UP on every edge, BP twice on hidden-left junctions.
+    pub fn multiplies_per_sample(&self) -> u64 {
+        (0..self.junctions()).map(|j| self.edges(j) * mult_factor(j)).sum()
+    }
+
+    /// Single-board staleness of junction `j` plus twice the downstream link delay.
+    pub fn staleness(&self, j: usize, downstream_delay: u64) -> u64 {
+        2 * (self.junctions() - 1 - j) as u64 + 1 + 2 * downstream_delay
+    }
+}
+
+fn mult_factor(j: usize) -> u64 {
+    if j > 0 {
+        4
+    } else {
+        2
+    }
+}
+
+/// What a set of junctions needs on one board (beyond the board's fixed logic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Need {
+    pub multipliers: u64,
+    pub logic: u64,
+    pub ram_bits: u64,
+    pub ram_blocks: u64,
+}
+
+impl std::ops::AddAssign for Need {
+    fn add_assign(&mut self, o: Need) {
+        self.multipliers += o.multipliers;
+        self.logic += o.logic;
+        self.ram_bits += o.ram_bits;
+        self.ram_blocks += o.ram_blocks;
+    }
+}
+
+/// Memory bits of junction `j` that do not depend on staleness, and those per unit of
+/// staleness (so that bits = fixed + s · per_s).
+pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
+    let w = net.width;
+    let l = net.junctions();
+    let (left, right) = (net.layers[j], net.layers[j + 1]);
+    let edges = net.edges(j);
+    let hidden_right = j + 1 < l;
+    let hidden_left = j > 0;
+    let mut fixed = edges * w + right * w + 2 * right * w;
+    let mut per_s = left * w;
+    fixed += 2 * left * w;
+    if hidden_right {
+        per_s += right * w;
+        fixed += right * w;
+    }
+    if hidden_left {
+        let acc = w + ceil_log2(net.fan_out[j]) + 1;
+        fixed += 2 * left * acc;
+    }
+    if !hidden_right || net.activation == Activation::Sigmoid {
+        fixed += (1u64 << w.min(10)) * 2 * w;
+    }
+    if net.type1 {
+        fixed += edges * ceil_log2(left);
+    }
+    (fixed, per_s)
+}
+
+/// Everything junction `j` needs with `z` lanes and staleness `s` on `board`, except that
+/// multipliers are counted as multipliers (the board decides DSP or logic).
+pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need {
+    let w = net.width;
+    let (fixed, per_s) = junction_bits(net, j);
+    let blocks = z.saturating_mul(w).div_ceil(board.ram_block_width) + 3;
+    Need {
+        multipliers: z * mult_factor(j),
+        logic: LOGIC_PER_JUNCTION + LOGIC_PER_LANE_BIT * w * z,
+        ram_bits: fixed + s * per_s,
+        ram_blocks: blocks,
+    }
+}
+
+/// Logic cells of one multiplier built from logic, for `width`-bit values.
+pub fn lut_multiplier_cost(board: &Board, width: u64) -> u64 {
+    (board.lut_per_multiplier * width * width).div_ceil(256)
+}
+
+/// Clocks of junction `j` with `z` lanes.
+pub fn clocks(net: &Net, j: usize, z: u64) -> u64 {
+    net.edges(j) / z
+}
+
+/// Time of `clocks` clock cycles on `board`.
+pub fn clock_time(board: &Board, clocks: u64) -> Ps {
+    (clocks as f64 * 1e6 / board.clock_mhz).ceil() as Ps
+}
+
+/// Block-cycle time of junction `j` alone with `z` lanes on `board`.
+pub fn junction_time(net: &Net, board: &Board, j: usize, z: u64) -> Ps {
+    clock_time(board, clocks(net, j, z) + BLOCK_CYCLE_OVERHEAD as u64)
+}
+
+/// A link between junction `j` and `j + 1`, from board `a` to board `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkCost {
+    /// Transfer time per sample (activations forward plus partial sums backward).
+    pub transfer: Ps,
+    pub latency: Ps,
+}
+
+impl LinkCost {
+    pub fn new(net: &Net, j: usize, a: &Board, b: &Board) -> LinkCost {
+        let bits = 2 * net.layers[j + 1] * net.width;
+        let mbps = a.link_mbps.min(b.link_mbps);
+        let lat = a.link_latency_us.max(b.link_latency_us);
+        LinkCost { transfer: (bits as f64 * 1e6 / mbps).ceil() as Ps, latency: (lat * 1e6).ceil() as Ps }
+    }
+
+    /// Latency plus transfer: what the delay covers.
+    pub fn span(&self) -> Ps {
+        self.latency + self.transfer
+    }
+
+    /// Whole block cycles of delay at period `p`.
+    pub fn delay(&self, p: Ps) -> u64 {
+        self.span().div_ceil(p.max(1))
+    }
+}
+
+/// How much of each resource a board uses: need against capacity, DSPs first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Usage {
+    pub dsp: u64,
+    pub dsp_available: u64,
+    pub lut_multipliers: u64,
+    pub logic: u64,
+    pub logic_available: u64,
+    pub ram_bits: u64,
+    pub ram_bits_available: u64,
+    pub ram_blocks: u64,
+    pub ram_blocks_available: u64,
+}
+
+impl Usage {
+    /// `links` is the number of link endpoints on the board (0, 1 or 2).
+    pub fn new(net: &Net, board: &Board, need: &Need, links: u64) -> Usage {
+        let dsp = need.multipliers.min(board.dsp);
+        let lut_mults = need.multipliers - dsp;
+        Usage {
+            dsp,
+            dsp_available: board.dsp,
+            lut_multipliers: lut_mults,
+            logic: need.logic
+                + LOGIC_PER_BOARD
+                + LOGIC_PER_LINK * links
+                + lut_mults * lut_multiplier_cost(board, net.width),
+            logic_available: board.logic,
+            ram_bits: need.ram_bits,
+            ram_bits_available: board.ram_bits,
+            ram_blocks: need.ram_blocks,
+            ram_blocks_available: board.ram_blocks,
+        }
+    }
+
+    pub fn fits(&self) -> bool {
+        self.logic <= self.logic_available
+            && self.ram_bits <= self.ram_bits_available
+            && self.ram_blocks <= self.ram_blocks_available
+    }
+
+    /// Resources over capacity: (name, needed, available), smallest shortfall first.
+    pub fn shortfalls(&self) -> Vec<(&'static str, u64, u64)> {
+        let mut v: Vec<(&'static str, u64, u64)> = [
+            ("logic cells (including LUT multipliers)", self.logic, self.logic_available),
+            ("block RAM bits", self.ram_bits, self.ram_bits_available),
+            ("block RAMs", self.ram_blocks, self.ram_blocks_available),
+        ]
+        .into_iter()
+        .filter(|(_, n, a)| n > a)
+        .collect();
+        v.sort_by(|a, b| ((a.1 - a.2) as f64 / a.2.max(1) as f64).total_cmp(&((b.1 - b.2) as f64 / b.2.max(1) as f64)));
+        v
+    }
+
+    /// Largest utilisation fraction over logic, bits and blocks (DSPs fill first and are free
+    /// to be full).
+    pub fn max_fraction(&self) -> f64 {
+        [
+            self.logic as f64 / self.logic_available as f64,
+            self.ram_bits as f64 / self.ram_bits_available as f64,
+            self.ram_blocks as f64 / self.ram_blocks_available as f64,
+        ]
+        .into_iter()
+        .fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn z_options_follow_spec_validation() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
+        let spec = Spec::from_toml_str(&text, "dey").unwrap();
+        let net = Net::from_spec(&spec);
+        for j in 0..net.junctions() {
+            for z in 1..=net.layers[j] {
+                let mut s = spec.clone();
+                s.z[j] = z as usize;
+                assert_eq!(s.validate("x").is_ok(), net.z_options[j].contains(&z), "junction {j} z {z}");
+            }
+        }
+    }
+
+    #[test]
+    fn needs_grow_with_z_and_staleness() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
+        let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
+        let b = Board::built_in("nexys4-ddr").unwrap();
+        for j in 0..net.junctions() {
+            let zs = &net.z_options[j];
+            for w in zs.windows(2) {
+                let (a, c) = (junction_need(&net, &b, j, w[0], 3), junction_need(&net, &b, j, w[1], 3));
+                assert!(
+                    a.multipliers <= c.multipliers
+                        && a.logic <= c.logic
+                        && a.ram_bits <= c.ram_bits
+                        && a.ram_blocks <= c.ram_blocks
+                );
+            }
+            let (a, c) = (junction_need(&net, &b, j, 4, 3), junction_need(&net, &b, j, 4, 5));
+            assert!(a.ram_bits < c.ram_bits);
+        }
+    }
+
+    #[test]
+    fn dey_mnist_uses_published_multipliers() {
+        // 2·128 (junction 1: FF + UP) + 4·32 (junction 2: FF + 2 BP + UP) = 384 multipliers
+        // in this model; the published design shared its UP multipliers and used 224 DSPs.
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
+        let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
+        let b = Board::built_in("nexys4-ddr").unwrap();
+        let m = junction_need(&net, &b, 0, 128, 3).multipliers + junction_need(&net, &b, 1, 32, 1).multipliers;
+        assert_eq!(m, 384);
+    }
+
+    #[test]
+    fn link_delay_rounds_up() {
+        let l = LinkCost { transfer: 300, latency: 700 };
+        assert_eq!(l.delay(1000), 1);
+        assert_eq!(l.delay(999), 2);
+        assert_eq!(l.delay(500), 2);
+        assert_eq!(l.delay(499), 3);
+    }
+}

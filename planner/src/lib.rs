@@ -1,0 +1,14 @@
+//! Partitioning a network across boards in a chain (DESIGN.md section 8): the board catalog,
+//! the cost model, the exact planner, an exhaustive checker, the baselines users know and the
+//! report `edgeflow plan` prints. No hardware dependencies.
+
+pub mod catalog;
+pub mod cost;
+pub mod dp;
+pub mod exhaustive;
+pub mod instances;
+pub mod report;
+
+pub use catalog::Board;
+pub use cost::{Net, Ps};
+pub use dp::{optimize, Order, Solution, StagePlan};
