@@ -15,3 +15,17 @@ pub mod params;
 pub mod testing;
 
 pub use network::{verilog, Network};
+pub mod board_top;
+pub mod boards;
+pub mod echo_standin;
+pub mod echo_top;
+pub mod flow;
+pub mod host_stream;
+pub mod ice40_pll;
+pub mod sim_util;
+pub mod uart_link;
+pub mod uart_rx;
+pub mod uart_tx;
+pub use rust_hdl;
+pub mod design;
+pub mod uart_sim_port;

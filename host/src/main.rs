@@ -4,6 +4,7 @@ mod backends;
 mod bench;
 mod board;
 mod chart;
+mod flow_cmd;
 mod model;
 mod opencl_cmd;
 mod plan_cmd;
@@ -91,11 +92,6 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Benchmark every backend against the CPU references, with board projections.
-    ///
-    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
-    /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
-    Bench(BenchCli),
     /// Evaluate a saved model on the train/test split of a data set.
     Eval {
         #[arg(long)]
@@ -165,6 +161,11 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark every backend against the CPU references, with board projections.
+    ///
+    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
+    /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
+    Bench(BenchCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     Devices {
         #[arg(long)]
@@ -174,6 +175,96 @@ enum Cmd {
     Kernels {
         #[command(subcommand)]
         cmd: KernelsCmd,
+    },
+    /// Write the network's Verilog (and a board top with its pin constraints when --board is
+    /// given), linted with `verilator --lint-only -Wall` (documented waivers only).
+    Verilog {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        /// icebreaker, alchitry-cu or nexys4-ddr.
+        #[arg(long)]
+        board: Option<String>,
+        /// Design clock in MHz (default: the board's).
+        #[arg(long)]
+        freq: Option<f64>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+        #[arg(short, long)]
+        out: PathBuf,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Synthesize with yosys for a target and print LUT/FF/DSP/BRAM used, available and %.
+    ///
+    /// Example: edgeflow synth --spec specs/dey-mnist.toml --target xc7a100t
+    Synth {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        /// ice40-up5k, ice40-hx8k, xc7a100t or ecp5-85k.
+        #[arg(long)]
+        target: String,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build an iCE40 bitstream for a board: yosys, nextpnr-ice40 (timing), icepack.
+    ///
+    /// Example: edgeflow bitstream --spec specs/digits.toml --board icebreaker -o build/
+    Bitstream {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        /// icebreaker or alchitry-cu.
+        #[arg(long)]
+        board: String,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Design clock in MHz (default: 30 on the iCEBreaker through its PLL, 100 on the Cu).
+        #[arg(long)]
+        freq: Option<f64>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+        /// nextpnr placement seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u32,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load a bitstream onto a board with openFPGALoader.
+    Deploy {
+        #[arg(long)]
+        board: String,
+        bitstream: PathBuf,
+        /// Print the command instead of running it.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write the SPI flash (persistent) instead of loading the FPGA's SRAM.
+        #[arg(long)]
+        flash: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a Vivado project script (TCL + XDC + Verilog) for a Xilinx board.
+    Vivado {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        #[arg(long, default_value = "nexys4-ddr")]
+        board: String,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Design clock in MHz, made by the MMCM (default 100).
+        #[arg(long)]
+        freq: Option<f64>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -274,26 +365,129 @@ fn dispatch(cli: Cli) -> Result<()> {
             plot: b.plot,
             sweep: b.sweep,
         }),
-        Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
-        Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train { spec, data, label_column, epochs, backend, out, plot, json }) => {
-            train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
-        }
-        Some(Cmd::Eval { model, backend, data, label_column, json }) => {
-            train::eval_cmd(&model, &backend, &data, label_column, json)
-        }
-        Some(Cmd::Plan { spec, boards, permute, json, out }) => {
-            plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref())
-        }
-        Some(Cmd::Infer { model, data, label_column, out }) => {
-            train::infer_cmd(&model, &data, label_column, out.as_deref())
-        }
+        Some(Cmd::Spec {
+            cmd: SpecCmd::Check { spec, json },
+        }) => spec_cmd::check(&spec, json),
+        Some(Cmd::Pattern {
+            spec,
+            junction,
+            json,
+        }) => spec_cmd::pattern(&spec, junction, json),
+        Some(Cmd::Train {
+            spec,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }) => train::train_cmd(train::TrainArgs {
+            spec,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }),
+        Some(Cmd::Eval {
+            model,
+            backend,
+            data,
+            label_column,
+            json,
+        }) => train::eval_cmd(&model, &backend, &data, label_column, json),
+        Some(Cmd::Plan {
+            spec,
+            boards,
+            permute,
+            json,
+            out,
+        }) => plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref()),
+        Some(Cmd::Infer {
+            model,
+            data,
+            label_column,
+            out,
+        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
-        Some(Cmd::Kernels { cmd: KernelsCmd::Build { device, out, json } }) => {
-            opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json)
-        }
-        Some(Cmd::Sim { spec, samples, data, vcd, json }) => {
-            sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json)
-        }
+        Some(Cmd::Kernels {
+            cmd: KernelsCmd::Build { device, out, json },
+        }) => opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json),
+        Some(Cmd::Sim {
+            spec,
+            samples,
+            data,
+            vcd,
+            json,
+        }) => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+        Some(Cmd::Verilog {
+            spec,
+            board,
+            freq,
+            baud,
+            out,
+            standin,
+            json,
+        }) => flow_cmd::verilog_cmd(flow_cmd::VerilogArgs {
+            spec,
+            standin,
+            board,
+            freq,
+            baud,
+            out,
+            json,
+        }),
+        Some(Cmd::Synth {
+            spec,
+            target,
+            standin,
+            json,
+        }) => flow_cmd::synth_cmd(spec.as_deref(), standin.as_deref(), &target, json),
+        Some(Cmd::Bitstream {
+            spec,
+            board,
+            out,
+            freq,
+            baud,
+            seed,
+            standin,
+            json,
+        }) => flow_cmd::bitstream_cmd(flow_cmd::BitstreamArgs {
+            spec,
+            standin,
+            board,
+            out,
+            freq,
+            baud,
+            seed,
+            json,
+        }),
+        Some(Cmd::Deploy {
+            board,
+            bitstream,
+            dry_run,
+            flash,
+            json,
+        }) => flow_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
+        Some(Cmd::Vivado {
+            spec,
+            board,
+            out,
+            freq,
+            baud,
+            standin,
+            json,
+        }) => flow_cmd::vivado_cmd(
+            spec.as_deref(),
+            standin.as_deref(),
+            &board,
+            &out,
+            freq,
+            baud,
+            json,
+        ),
     }
 }

@@ -31,11 +31,18 @@ fn pct(a: u64, b: u64) -> String {
     format!("{:.0}%", 100.0 * a as f64 / b.max(1) as f64)
 }
 
-pub fn plan_cmd(spec_path: &Path, boards: &str, permute: bool, json: bool, out: Option<&Path>) -> Result<()> {
+pub fn plan_cmd(
+    spec_path: &Path,
+    boards: &str,
+    permute: bool,
+    json: bool,
+    out: Option<&Path>,
+) -> Result<()> {
     let spec = Spec::load(spec_path)?;
     let boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
     let t0 = Instant::now();
-    let p = plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
+    let p =
+        plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(o) = out {
         let text = serde_json::to_string_pretty(&p)?;
@@ -48,7 +55,11 @@ pub fn plan_cmd(spec_path: &Path, boards: &str, permute: bool, json: bool, out: 
     } else {
         print_text(&p, seconds);
         if let Some(o) = out {
-            println!("plan written to {}; train with: edgeflow train --plan {}", o.display(), o.display());
+            println!(
+                "plan written to {}; train with: edgeflow train --plan {}",
+                o.display(),
+                o.display()
+            );
         }
     }
     Ok(())
@@ -61,7 +72,11 @@ fn print_text(p: &PlanFile, seconds: f64) {
         p.spec.junctions(),
         p.stages.len(),
         p.boards.len(),
-        if p.permute { "any order" } else { "chain order" },
+        if p.permute {
+            "any order"
+        } else {
+            "chain order"
+        },
         seconds * 1e3
     );
     for (i, s) in p.stages.iter().enumerate() {
@@ -80,7 +95,11 @@ fn print_text(p: &PlanFile, seconds: f64) {
             "      DSP {}/{}{}  logic {}/{} ({})  RAM {}/{} bits ({})  {}/{} blocks ({})",
             u.dsp,
             u.dsp_available,
-            if u.lut_multipliers > 0 { format!(" + {} LUT multipliers", u.lut_multipliers) } else { String::new() },
+            if u.lut_multipliers > 0 {
+                format!(" + {} LUT multipliers", u.lut_multipliers)
+            } else {
+                String::new()
+            },
             u.logic,
             u.logic_available,
             pct(u.logic, u.logic_available),
@@ -103,7 +122,10 @@ fn print_text(p: &PlanFile, seconds: f64) {
             );
         }
     }
-    println!("staleness {:?}  link delays {:?}", p.staleness, p.link_delay);
+    println!(
+        "staleness {:?}  link delays {:?}",
+        p.staleness, p.link_delay
+    );
     println!(
         "predicted {} (block cycle {}); bottleneck: {}",
         rate(p.figures.samples_per_second),
@@ -119,7 +141,11 @@ fn print_text(p: &PlanFile, seconds: f64) {
     );
     println!("baselines:");
     for b in &p.baselines {
-        let groups: Vec<String> = b.groups.iter().map(|g| format!("{}-{}", g[0], g[1])).collect();
+        let groups: Vec<String> = b
+            .groups
+            .iter()
+            .map(|g| format!("{}-{}", g[0], g[1]))
+            .collect();
         match &b.figures {
             Some(f) => println!(
                 "  {:<22} [{}]: {} ({:.2}x of plan); bottleneck: {}",

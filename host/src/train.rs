@@ -268,7 +268,13 @@ fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
     crate::plot::save(path, &svg)
 }
 
-pub fn eval_cmd(model: &Path, backend: &str, data: &str, label_column: Option<usize>, json: bool) -> Result<()> {
+pub fn eval_cmd(
+    model: &Path,
+    backend: &str,
+    data: &str,
+    label_column: Option<usize>,
+    json: bool,
+) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let split = load_split(&spec, data, label_column)?;
     let mut b: Box<dyn Board> = match backend {

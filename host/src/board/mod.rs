@@ -3,9 +3,12 @@
 //! board all implement [`Board`], so every command drives them the same way and every one of
 //! them is compared against the reference model bit for bit.
 
+pub mod hostlink;
 pub mod opencl;
 pub mod reference;
 pub mod rtl;
+pub mod serial;
+pub mod verilator;
 
 use anyhow::Result;
 use edgeflow_core::{Encoded, State};
