@@ -299,8 +299,9 @@ fn measure_runner(ctx: &mut Ctx, name: &str, r: &mut Runner, pb: &ProgressBar) -
         }
         if run == 0 {
             if let Runner::Board(b) = r {
-                sha = Some(b.read_state()?.sha256());
+                // before read_state, which is a command of its own
                 clocks = b.clocks_per_sample();
+                sha = Some(b.read_state()?.sha256());
             }
         }
     }
@@ -369,6 +370,8 @@ pub struct BoardClocks {
     pub name: String,
     pub part: String,
     pub clocks: Vec<(f64, String)>,
+    /// Why there is no place-and-route Fmax for this board, and how to get one.
+    pub fmax_note: Option<String>,
 }
 
 /// Where board files live: `boards/` here, or next to the workspace.
@@ -446,12 +449,13 @@ pub fn board_clocks(name: &str) -> Result<BoardClocks> {
         name: name.into(),
         part,
         clocks,
+        fmax_note: None,
     })
 }
 
-/// The Fmax a synthesis / place-and-route report gives, in MHz: the first number under a key
-/// containing `fmax` (e.g. `fmax_mhz`) anywhere in the JSON.
-pub fn fmax_from_report(path: &Path) -> Result<f64> {
+/// The Fmax a place-and-route report gives, in MHz, and the board it names (if any), as in
+/// `edgeflow bitstream --json` output: the first number under a key containing `fmax`.
+pub fn fmax_from_report(path: &Path) -> Result<(f64, Option<String>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading synthesis report {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
@@ -476,8 +480,13 @@ pub fn fmax_from_report(path: &Path) -> Result<f64> {
             _ => None,
         }
     }
+    let board = v.get("board").and_then(|b| {
+        b.as_str()
+            .map(String::from)
+            .or_else(|| b.get("name").and_then(|n| n.as_str()).map(String::from))
+    });
     match find(&v) {
-        Some(f) if f > 0.0 => Ok(f),
+        Some(f) if f > 0.0 => Ok((f, board)),
         _ => bail!("synthesis report {} has no positive number under a key containing 'fmax' (e.g. \"fmax_mhz\")", path.display()),
     }
 }
@@ -535,6 +544,18 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
         }
     }
     out
+}
+
+fn boards_json(boards: &[BoardClocks]) -> serde_json::Value {
+    json!(boards
+        .iter()
+        .map(|b| json!({
+            "board": b.name,
+            "part": b.part,
+            "clocks_mhz": b.clocks.iter().map(|c| json!({"mhz": c.0, "source": c.1})).collect::<Vec<_>>(),
+            "fmax_note": b.fmax_note,
+        }))
+        .collect::<Vec<_>>())
 }
 
 /// The machine the numbers come from.
@@ -634,23 +655,41 @@ fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
             names.insert(0, "nexys4-ddr".into());
         }
     }
-    let report_fmax = a
+    let report = a
         .synth_report
         .as_deref()
         .map(fmax_from_report)
         .transpose()?;
+    if let Some((_, Some(b))) = &report {
+        if !names.contains(b) {
+            names.push(b.clone());
+        }
+    }
+    for &f in &a.fmax {
+        if !(f > 0.0 && f.is_finite()) {
+            bail!("--fmax {f}: must be a positive clock in MHz");
+        }
+    }
     let mut out = Vec::new();
     for n in names {
         let mut b = board_clocks(&n)?;
         for &f in &a.fmax {
-            if !(f > 0.0 && f.is_finite()) {
-                bail!("--fmax {f}: must be a positive clock in MHz");
-            }
             b.clocks.push((f, "--fmax".into()));
         }
-        if let (Some(f), Some(p)) = (report_fmax, &a.synth_report) {
-            b.clocks
-                .push((f, format!("synthesis report {}", p.display())));
+        let mut placed = !a.fmax.is_empty();
+        if let (Some((f, rb)), Some(p)) = (&report, &a.synth_report) {
+            if rb.as_deref().is_none_or(|rb| rb == n) {
+                b.clocks
+                    .push((*f, format!("place-and-route Fmax, {}", p.display())));
+                placed = true;
+            }
+        }
+        if !placed {
+            b.fmax_note = Some(if b.part.to_ascii_lowercase().starts_with("ice40") {
+                format!("no Fmax given: `edgeflow bitstream --spec SPEC --board {n} -o DIR --json > r.json` reports nextpnr's; pass it with --synth-report r.json")
+            } else {
+                format!("no Fmax given: the open flow has no timing for {} (yosys synthesizes, Vivado places and routes: `edgeflow vivado --board {n}` exports the project); pass Vivado's Fmax with --fmax MHZ", b.part)
+            });
         }
         out.push(b);
     }
@@ -751,6 +790,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         "machine": mach,
         "backends": measured,
         "projections": proj,
+        "boards": boards_json(boards),
         "notes": [
             "samples/s: best of `repeat` runs, wall clock; *_cpu: the same run timed by the CPU time of the working thread (CPU backends only)",
             "speedup_vs_float / speedup_vs_dense: training samples/s over the float reference on the same sparse network / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
@@ -852,6 +892,11 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
             p.clock_source,
             p.clocks_source
         );
+    }
+    for b in boards {
+        if let Some(n) = &b.fmax_note {
+            println!("  {}: {n}", b.name);
+        }
     }
     for p in &a.plot {
         println!("plot written to {}", p.display());
@@ -1238,7 +1283,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("r.json");
         std::fs::write(&p, r#"{"target":"xc7a100t","timing":{"fmax_mhz":87.5}}"#).unwrap();
-        assert_eq!(fmax_from_report(&p).unwrap(), 87.5);
+        assert_eq!(fmax_from_report(&p).unwrap(), (87.5, None));
+        std::fs::write(&p, r#"{"board":"icebreaker","fmax_mhz":31.2}"#).unwrap();
+        assert_eq!(
+            fmax_from_report(&p).unwrap(),
+            (31.2, Some("icebreaker".into()))
+        );
         std::fs::write(&p, r#"{"luts":3}"#).unwrap();
         assert!(fmax_from_report(&p)
             .unwrap_err()
