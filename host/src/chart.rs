@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
-const COLORS: [RGBColor; 8] = [
+const COLORS: [RGBColor; 10] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x2c, 0xa0, 0x2c),
@@ -18,6 +18,8 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(0x8c, 0x56, 0x4b),
     RGBColor(0xe3, 0x77, 0xc2),
     RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x7f, 0x7f, 0x7f),
 ];
 
 const SIZE: (u32, u32) = (900, 540);
@@ -361,7 +363,7 @@ where
             }
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
+                .position(SeriesLabelPosition::UpperRight)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .label_font(("sans-serif", 13))
