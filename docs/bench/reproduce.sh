@@ -19,5 +19,6 @@ done
 for ext in svg png; do
   $ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.$ext
 done
-# reference-model micro-benchmarks (criterion): FF/UP/BP passes, streams, pattern generator
-cargo bench -p edgeflow-sim --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt
+# reference-model micro-benchmarks (criterion, thread CPU time): FF/UP/BP passes, streams,
+# pattern generator (SKIP_CRITERION=1 leaves them out)
+[[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-sim --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt

@@ -776,8 +776,10 @@ fn fmt_x(x: Option<f64>) -> String {
     x.map(|v| {
         if v >= 100.0 {
             format!("{v:.0}x")
-        } else {
+        } else if v >= 0.01 {
             format!("{v:.2}x")
+        } else {
+            format!("{v:.1e}x")
         }
     })
     .unwrap_or_else(|| "-".into())
