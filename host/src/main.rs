@@ -3,6 +3,7 @@
 mod backends;
 mod board;
 mod model;
+mod multiboard;
 mod plan_cmd;
 mod plot;
 mod spec_cmd;
@@ -60,8 +61,12 @@ enum Cmd {
     /// Example: edgeflow train --spec specs/digits.toml --epochs 30 --out digits.model --plot curve.svg
     Train {
         /// Spec file (TOML).
-        #[arg(long)]
-        spec: PathBuf,
+        #[arg(long, required_unless_present = "plan")]
+        spec: Option<PathBuf>,
+        /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
+        /// spec comes from the plan. Backends: reference (one thread per board), opencl, rtl.
+        #[arg(long, conflicts_with = "spec")]
+        plan: Option<PathBuf>,
         /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file.
         #[arg(long, default_value = "digits")]
         data: String,
@@ -154,7 +159,12 @@ fn dispatch(cli: Cli) -> Result<()> {
         None => train::demo(),
         Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
         Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train { spec, data, label_column, epochs, backend, out, plot, json }) => {
+        Some(Cmd::Train { spec, plan: Some(plan), data, label_column, epochs, backend, out, plot, json }) => {
+            let _ = (spec, plot);
+            plan_cmd::train_plan(&plan, &data, label_column, epochs, &backend, out.as_deref(), json)
+        }
+        Some(Cmd::Train { spec, plan: None, data, label_column, epochs, backend, out, plot, json }) => {
+            let spec = spec.expect("clap requires --spec without --plan");
             train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
         }
         Some(Cmd::Eval { model, data, label_column, json }) => train::eval_cmd(&model, &data, label_column, json),
