@@ -8,7 +8,10 @@ pub const BACKENDS: &str = "reference, float";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
-        "reference" => Ok(Box::new(ReferenceBoard::new(spec, spec.default_staleness())?)),
+        "reference" => Ok(Box::new(ReferenceBoard::new(
+            spec,
+            spec.default_staleness(),
+        )?)),
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }
 }
