@@ -4,6 +4,8 @@ mod backends;
 mod board;
 mod model;
 mod multiboard;
+mod multiboard_opencl;
+mod opencl_cmd;
 mod plan_cmd;
 mod plot;
 mod spec_cmd;
@@ -37,6 +39,10 @@ With no subcommand, runs the demo: the default spec trained by the reference mod
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    /// Load the OpenCL program from this device binary (written by `edgeflow kernels build`)
+    /// instead of building the kernels from source: the path a precompiled board takes.
+    #[arg(long, global = true)]
+    kernel_binary: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -67,6 +73,10 @@ enum Cmd {
         /// spec comes from the plan. Backends: reference (one thread per board), opencl, rtl.
         #[arg(long, conflicts_with = "spec")]
         plan: Option<PathBuf>,
+        /// With --plan: also train the reference model with the plan's staleness on the same
+        /// samples and fail unless every weight and bias is identical.
+        #[arg(long, requires = "plan")]
+        verify: bool,
         /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file.
         #[arg(long, default_value = "digits")]
         data: String,
@@ -92,6 +102,9 @@ enum Cmd {
     Eval {
         #[arg(long)]
         model: PathBuf,
+        /// Where inference runs: reference or opencl[:DEVICE].
+        #[arg(long, default_value = "reference")]
+        backend: String,
         #[arg(long, default_value = "digits")]
         data: String,
         #[arg(long)]
@@ -133,6 +146,32 @@ enum Cmd {
         #[arg(short, long)]
         out: Option<PathBuf>,
     },
+    /// List OpenCL platforms and devices: compute units, memory, driver version.
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
+    /// OpenCL kernels: export the device binary of the program.
+    Kernels {
+        #[command(subcommand)]
+        cmd: KernelsCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum KernelsCmd {
+    /// Build the kernels for a device and write its program binary, for `--kernel-binary FILE`.
+    ///
+    /// Example: edgeflow kernels build --device 0 -o edgeflow-pocl.bin
+    Build {
+        /// Device index or name (see `edgeflow devices`); default the first.
+        #[arg(long)]
+        device: Option<String>,
+        #[arg(short, long)]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -155,24 +194,31 @@ fn main() {
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
+    board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),
         Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
         Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train { spec, plan: Some(plan), data, label_column, epochs, backend, out, plot, json }) => {
+        Some(Cmd::Train { spec, plan: Some(plan), verify, data, label_column, epochs, backend, out, plot, json }) => {
             let _ = (spec, plot);
-            plan_cmd::train_plan(&plan, &data, label_column, epochs, &backend, out.as_deref(), json)
+            plan_cmd::train_plan(&plan, &data, label_column, epochs, &backend, out.as_deref(), json, verify)
         }
-        Some(Cmd::Train { spec, plan: None, data, label_column, epochs, backend, out, plot, json }) => {
+        Some(Cmd::Train { spec, plan: None, verify: _, data, label_column, epochs, backend, out, plot, json }) => {
             let spec = spec.expect("clap requires --spec without --plan");
             train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
         }
-        Some(Cmd::Eval { model, data, label_column, json }) => train::eval_cmd(&model, &data, label_column, json),
+        Some(Cmd::Eval { model, backend, data, label_column, json }) => {
+            train::eval_cmd(&model, &backend, &data, label_column, json)
+        }
         Some(Cmd::Plan { spec, boards, permute, json, out }) => {
             plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref())
         }
         Some(Cmd::Infer { model, data, label_column, out }) => {
             train::infer_cmd(&model, &data, label_column, out.as_deref())
+        }
+        Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
+        Some(Cmd::Kernels { cmd: KernelsCmd::Build { device, out, json } }) => {
+            opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json)
         }
     }
 }

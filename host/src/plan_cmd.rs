@@ -144,6 +144,7 @@ pub fn train_plan(
     backend: &str,
     out: Option<&Path>,
     json: bool,
+    verify: bool,
 ) -> Result<()> {
     use crate::multiboard::PipelineBoard;
     use crate::train::{load_split, run, Trainer};
@@ -156,15 +157,7 @@ pub fn train_plan(
     let spec = p.spec.clone();
     let stages: Vec<(usize, usize)> = p.stages.iter().map(|s| (s.junctions[0] - 1, s.junctions[1] - 1)).collect();
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
-    let board = match backend {
-        "reference" => PipelineBoard::new(&spec, stages.clone(), link_delay.clone()),
-        "opencl" | "rtl" => anyhow::bail!(
-            "--plan with --backend {backend} needs the {} stage runtime, which has not landed in this build; use --backend reference (one thread per board, the reference arithmetic)",
-            if backend == "opencl" { "OpenCL" } else { "RTL" }
-        ),
-        other => anyhow::bail!("--plan runs on backends reference, opencl or rtl, not '{other}'"),
-    };
-    let staleness = board.staleness();
+    let staleness = edgeflow_sim::Schedule::with_links(&link_delay).staleness();
     if staleness.iter().map(|&s| s as u64).collect::<Vec<_>>() != p.staleness {
         anyhow::bail!(
             "plan {}: its staleness {:?} does not follow from its link delays {:?} (expected {:?}); re-run edgeflow plan",
@@ -174,10 +167,44 @@ pub fn train_plan(
             staleness
         );
     }
+    let (board, timings): (Box<dyn crate::board::Board>, _) = match backend {
+        "reference" => {
+            let b = PipelineBoard::new(&spec, stages.clone(), link_delay.clone());
+            let t = b.timings.clone();
+            (Box::new(b), t)
+        }
+        "opencl" => {
+            let b = crate::multiboard_opencl::OpenClPipeline::new(&spec, &stages, &link_delay)?;
+            let t = b.timings.clone();
+            (Box::new(b), t)
+        }
+        "rtl" => anyhow::bail!(
+            "--plan with --backend rtl needs an RTL stage (a junction range with boundary ports for activations and partial sums), which the RTL backend does not offer yet; use --backend reference or opencl"
+        ),
+        other => anyhow::bail!("--plan runs on backends reference, opencl or rtl, not '{other}'"),
+    };
     let split = load_split(&spec, data, label_column)?;
-    let timings = board.timings.clone();
-    let (rep, _) = run(Trainer::Board(Box::new(board)), &split, epochs, json)?;
+    let (rep, _) = run(Trainer::Board(board), &split, epochs, json)?;
     let state = rep.state.clone().expect("a board returns its state");
+    let verified = if verify {
+        // The reference model with the plan's staleness, on exactly the streams run() used.
+        let mut r = edgeflow_sim::Reference::with_state(&spec, edgeflow_core::State::initial(&spec), staleness.clone())
+            .map_err(|e| anyhow!(e))?;
+        for e in 0..epochs {
+            r.train(&split.train.select(&crate::train::epoch_order(split.train.len(), e)));
+        }
+        if let Some(d) = r.state.first_difference(&state, Some(&r.patterns)) {
+            anyhow::bail!(
+                "--verify: the {} run differs from the reference model with staleness {staleness:?}: {d} (reference sha256 {}, run {})",
+                rep.backend,
+                r.state.sha256(),
+                state.sha256()
+            );
+        }
+        Some(r.state.sha256())
+    } else {
+        None
+    };
     if let Some(o) = out {
         crate::model::ModelFile::new(&spec, &staleness, &state).save(o)?;
     }
@@ -202,6 +229,7 @@ pub fn train_plan(
             "staleness": staleness,
             "link_delay": p.link_delay,
             "state_sha256": state.sha256(),
+            "reference_sha256": verified,
             "stages": p.stages.iter().zip(&timings).zip(&measured).map(|((s, t), m)| serde_json::json!({
                 "board": s.board,
                 "junctions": s.junctions,
@@ -227,6 +255,9 @@ pub fn train_plan(
             rep.samples_per_second
         );
         println!("staleness {staleness:?} from link delays {:?}; state sha256 {}", p.link_delay, state.sha256());
+        if verified.is_some() {
+            println!("verified: bit-identical to the reference model with the plan's staleness");
+        }
         println!("stage  board            junctions  predicted block cycle  measured compute/sample  waiting");
         for (i, ((s, t), m)) in p.stages.iter().zip(&timings).zip(&measured).enumerate() {
             println!(

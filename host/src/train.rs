@@ -259,10 +259,13 @@ fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
     crate::plot::save(path, &svg)
 }
 
-pub fn eval_cmd(model: &Path, data: &str, label_column: Option<usize>, json: bool) -> Result<()> {
+pub fn eval_cmd(model: &Path, backend: &str, data: &str, label_column: Option<usize>, json: bool) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let split = load_split(&spec, data, label_column)?;
-    let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
+    let mut b: Box<dyn Board> = match backend {
+        "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
+        other => crate::backends::open_board(&spec, other)?,
+    };
     b.load_state(&m.state)?;
     let t0 = Instant::now();
     let tr = accuracy(&b.infer(&split.train)?, &split.train.labels);
@@ -271,7 +274,7 @@ pub fn eval_cmd(model: &Path, data: &str, label_column: Option<usize>, json: boo
     if json {
         print_json(&json!({
             "spec": spec.name,
-            "backend": "reference",
+            "backend": b.name(),
             "data": split.name,
             "epochs": serde_json::Value::Null,
             "train_accuracy": tr,

@@ -1,1 +1,3 @@
-//! Integration tests live in tests/tests/.
+//! Integration tests live in tests/tests/. Shared helpers for them live here.
+
+pub mod random_spec;

@@ -3,6 +3,7 @@
 //! board all implement [`Board`], so every command drives them the same way and every one of
 //! them is compared against the reference model bit for bit.
 
+pub mod opencl;
 pub mod reference;
 
 use anyhow::Result;

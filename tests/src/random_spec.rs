@@ -1,0 +1,139 @@
+//! Random valid specs for cross-backend tests: 2–4 junctions, every pattern kind, dither on and
+//! off, sigmoid and ReLU, lanes both below and above the fan-in, and assorted fixed-point
+//! formats. Deterministic in the seed, so a failing case is reproduced by its seed alone.
+
+use edgeflow_core::rng::SplitMix64;
+use edgeflow_core::Spec;
+
+fn pick<T: Copy>(r: &mut SplitMix64, v: &[T]) -> T {
+    v[r.below(v.len())]
+}
+
+fn divisors(n: usize) -> Vec<usize> {
+    (1..=n).filter(|d| n % d == 0).collect()
+}
+
+/// The spec for `seed`. Kinds, dither and activation cycle with the seed (so any 12
+/// consecutive seeds cover every combination of kind × dither × activation); sizes, fan-outs,
+/// lanes and formats are random. Every result passes `Spec` validation.
+pub fn random_spec(seed: u64) -> Spec {
+    let mut r = SplitMix64::derive(seed, "random-spec", 0);
+    let kind = ["type1", "type2", "type3"][(seed % 3) as usize];
+    let dither = (seed / 3) % 2 == 1;
+    let act = if (seed / 6) % 2 == 1 {
+        "relu"
+    } else {
+        "sigmoid"
+    };
+    loop {
+        let l = 2 + r.below(3);
+        let mut layers = vec![pick(&mut r, &[8, 12, 16, 24, 32, 48, 64])];
+        for _ in 1..l {
+            layers.push(pick(&mut r, &[4, 6, 8, 12, 16, 24, 32]));
+        }
+        layers.push(pick(&mut r, &[2, 3, 4, 8, 10]));
+        let mut fan_out = Vec::new();
+        let mut z = Vec::new();
+        let mut ok = true;
+        for j in 0..l {
+            let (left, right) = (layers[j], layers[j + 1]);
+            // fan-outs giving an integer fan-in that divides the left layer
+            let fos: Vec<usize> = (1..=right)
+                .filter(|&fo| (left * fo) % right == 0 && left % (left * fo / right) == 0)
+                .collect();
+            if fos.is_empty() {
+                ok = false;
+                break;
+            }
+            let fo = pick(&mut r, &fos);
+            let fi = left * fo / right;
+            let zs: Vec<usize> = divisors(left)
+                .into_iter()
+                .filter(|&zz| fi % zz == 0 || zz % fi == 0)
+                .collect();
+            // prefer lanes on the side of the fan-in the coin asks for, when such lanes exist
+            let want_more = r.below(2) == 1;
+            let side: Vec<usize> = zs
+                .iter()
+                .copied()
+                .filter(|&zz| (zz > fi) == want_more && zz != fi)
+                .collect();
+            z.push(if side.is_empty() {
+                pick(&mut r, &zs)
+            } else {
+                pick(&mut r, &side)
+            });
+            fan_out.push(fo);
+        }
+        if !ok {
+            continue;
+        }
+        let int_bits = r.below(4) as u32;
+        // widths of 10+ bits and small shifts, so the updates of every junction stay above the
+        // rounding step (narrower nets stop learning in their first junctions)
+        let width = (10 + r.below(7) as u32).max(int_bits + 3);
+        let frac = width - 1 - int_bits;
+        let text = format!(
+            "name = 'random-{seed}'\nlayers = {layers:?}\nfan_out = {fan_out:?}\nz = {z:?}\nactivation = '{act}'\n\
+learning_rate_shift = {}\nseed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
+[pattern]\nkind = '{kind}'\ndither = {dither}\nseed = {}\n",
+            1 + r.below(3),
+            r.next_u64() % 1000,
+            r.next_u64() % 1000,
+        );
+        if let Ok(s) = Spec::from_toml_str(&text, &format!("random-{seed}")) {
+            return s;
+        }
+    }
+}
+
+/// Random inputs in `[0, 1]` at the spec's format and random labels: a stream of `n` samples.
+pub fn random_data(spec: &Spec, n: usize, seed: u64) -> edgeflow_core::Encoded {
+    let f = spec.format();
+    let one = f.one() as usize;
+    let mut r = SplitMix64::derive(seed, "random-data", 0);
+    let mut inputs = Vec::with_capacity(n * spec.layers[0]);
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        for _ in 0..spec.layers[0] {
+            inputs.push(r.below(one + 1) as i32);
+        }
+        labels.push(r.below(*spec.layers.last().unwrap()));
+    }
+    edgeflow_core::Encoded {
+        inputs_per_sample: spec.layers[0],
+        inputs,
+        labels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn covers_kinds_activations_and_both_lane_sides() {
+        let specs: Vec<Spec> = (0..24).map(random_spec).collect();
+        let toml: Vec<String> = specs.iter().map(|s| s.to_toml()).collect();
+        for k in ["type1", "type2", "type3"] {
+            assert!(toml.iter().any(|t| t.contains(k)), "{k}");
+        }
+        assert!(toml.iter().any(|t| t.contains("relu")));
+        assert!(specs.iter().any(|s| s.pattern.dither) && specs.iter().any(|s| !s.pattern.dither));
+        let mut below = false;
+        let mut above = false;
+        for s in &specs {
+            for j in 0..s.junctions() {
+                below |= s.z[j] < s.fan_in(j);
+                above |= s.z[j] > s.fan_in(j);
+            }
+            assert!((2..=4).contains(&s.junctions()));
+        }
+        assert!(below && above);
+        assert_eq!(
+            random_spec(5).to_toml(),
+            random_spec(5).to_toml(),
+            "deterministic"
+        );
+    }
+}
