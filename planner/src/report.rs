@@ -319,9 +319,13 @@ pub fn diagnose(net: &Net, boards: &[Board]) -> String {
     for (i, what) in ["block RAM bits", "block RAMs"].iter().enumerate() {
         if need[i] > have[i] {
             return format!(
-                "the network needs at least {} {what} in all, the {} boards offer {}, {} short; add boards",
+                "the network needs at least {} {what} in all, {} {}, {} short; add boards",
                 need[i],
-                boards.len(),
+                if boards.len() == 1 {
+                    format!("the board ({}) offers", boards[0].name)
+                } else {
+                    format!("the {} boards offer", boards.len())
+                },
                 have[i],
                 need[i] - have[i]
             );
