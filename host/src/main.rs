@@ -1,13 +1,17 @@
 //! `edgeflow`: train and run pre-defined sparse neural networks on FPGAs.
 
 mod backends;
+mod bench;
 mod board;
+mod chart;
+mod flow_cmd;
 mod model;
 mod multiboard;
 mod multiboard_opencl;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
+mod sim_cmd;
 mod spec_cmd;
 mod train;
 mod util;
@@ -91,7 +95,7 @@ enum Cmd {
         /// Save the trained model (spec, format, complete state) to this file.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Write the training curve (accuracy per epoch) as SVG.
+        /// Write the training curve (accuracy per epoch): SVG, or PNG when the name ends in .png.
         #[arg(long)]
         plot: Option<PathBuf>,
         /// Print one JSON object instead of text.
@@ -146,6 +150,32 @@ enum Cmd {
         #[arg(short, long)]
         out: Option<PathBuf>,
     },
+    /// Simulate the RTL network (rust-hdl) against the reference model: load the spec's
+    /// initial weights, train N samples, infer them, read everything back and compare.
+    ///
+    /// Example: edgeflow sim --spec specs/tiny.toml --samples 32 --vcd tiny.vcd --json
+    Sim {
+        /// Spec file (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Training samples (one TRAIN stream), then inferred.
+        #[arg(long, default_value_t = 16)]
+        samples: usize,
+        /// `digits`, a CSV file, an MNIST file, or `random` (default: digits when the spec
+        /// takes 64 inputs, random samples otherwise).
+        #[arg(long)]
+        data: Option<String>,
+        /// Write every signal's waveform to this VCD file.
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark every backend against the CPU references, with board projections.
+    ///
+    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
+    /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
+    Bench(BenchCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     Devices {
         #[arg(long)]
@@ -155,6 +185,96 @@ enum Cmd {
     Kernels {
         #[command(subcommand)]
         cmd: KernelsCmd,
+    },
+    /// Write the network's Verilog (and a board top with its pin constraints when --board is
+    /// given), linted with `verilator --lint-only -Wall` (documented waivers only).
+    Verilog {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        /// icebreaker, alchitry-cu or nexys4-ddr.
+        #[arg(long)]
+        board: Option<String>,
+        /// Design clock in MHz (default: the board's).
+        #[arg(long)]
+        freq: Option<f64>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+        #[arg(short, long)]
+        out: PathBuf,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Synthesize with yosys for a target and print LUT/FF/DSP/BRAM used, available and %.
+    ///
+    /// Example: edgeflow synth --spec specs/dey-mnist.toml --target xc7a100t
+    Synth {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        /// ice40-up5k, ice40-hx8k, xc7a100t or ecp5-85k.
+        #[arg(long)]
+        target: String,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build an iCE40 bitstream for a board: yosys, nextpnr-ice40 (timing), icepack.
+    ///
+    /// Example: edgeflow bitstream --spec specs/digits.toml --board icebreaker -o build/
+    Bitstream {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        /// icebreaker or alchitry-cu.
+        #[arg(long)]
+        board: String,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Design clock in MHz (default: 30 on the iCEBreaker through its PLL, 100 on the Cu).
+        #[arg(long)]
+        freq: Option<f64>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+        /// nextpnr placement seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u32,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load a bitstream onto a board with openFPGALoader.
+    Deploy {
+        #[arg(long)]
+        board: String,
+        bitstream: PathBuf,
+        /// Print the command instead of running it.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write the SPI flash (persistent) instead of loading the FPGA's SRAM.
+        #[arg(long)]
+        flash: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a Vivado project script (TCL + XDC + Verilog) for a Xilinx board.
+    Vivado {
+        #[arg(long, required_unless_present = "standin")]
+        spec: Option<PathBuf>,
+        #[arg(long, default_value = "nexys4-ddr")]
+        board: String,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Design clock in MHz, made by the MMCM (default 100).
+        #[arg(long)]
+        freq: Option<f64>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+        #[arg(long, hide = true)]
+        standin: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -172,6 +292,49 @@ enum KernelsCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct BenchCli {
+    /// Spec file (TOML).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Backends to measure, comma-separated; ones that cannot run here are reported as
+    /// unavailable with the reason. The CPU baselines float (same sparse network) and dense
+    /// (same layer sizes, fully connected) are always measured.
+    #[arg(long, value_delimiter = ',', default_value = bench::DEFAULT_BACKENDS)]
+    backends: Vec<String>,
+    /// Boards to project (board files in boards/, comma-separated or repeated); default: every
+    /// FPGA board file, and nexys4-ddr.
+    #[arg(long = "board", value_delimiter = ',')]
+    boards: Vec<String>,
+    /// Also project at this clock (MHz), e.g. the Fmax a place-and-route reported.
+    #[arg(long)]
+    fmax: Vec<f64>,
+    /// Also project at the Fmax in this JSON report (`edgeflow synth --json` output).
+    #[arg(long)]
+    synth_report: Option<PathBuf>,
+    /// Training samples per run (slow backends use fewer, see --budget).
+    #[arg(long, default_value_t = 2000)]
+    samples: usize,
+    /// Runs per backend; the best is reported (and the median in JSON).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Seconds of training per backend before it gets fewer samples (slow simulations).
+    #[arg(long, default_value_t = 30.0)]
+    budget: f64,
+    /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
+    #[arg(long, default_value = "digits")]
+    data: String,
+    /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
+    #[arg(long, num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// Chart of the results, SVG or PNG by extension; repeat for both.
+    #[arg(long)]
+    plot: Vec<PathBuf>,
+    /// Instead of one spec, a family grown from it: cost per sample against the edge count.
+    #[arg(long, value_enum)]
+    sweep: Option<bench::Sweep>,
 }
 
 #[derive(Subcommand)]
@@ -197,28 +360,169 @@ fn dispatch(cli: Cli) -> Result<()> {
     board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),
-        Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
-        Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train { spec, plan: Some(plan), verify, data, label_column, epochs, backend, out, plot, json }) => {
+        Some(Cmd::Bench(b)) => bench::bench_cmd(bench::BenchArgs {
+            spec: b.spec,
+            backends: b.backends,
+            boards: b.boards,
+            fmax: b.fmax,
+            synth_report: b.synth_report,
+            samples: b.samples,
+            repeat: b.repeat,
+            budget: b.budget,
+            data: b.data,
+            json: b.json,
+            plot: b.plot,
+            sweep: b.sweep,
+        }),
+        Some(Cmd::Spec {
+            cmd: SpecCmd::Check { spec, json },
+        }) => spec_cmd::check(&spec, json),
+        Some(Cmd::Pattern {
+            spec,
+            junction,
+            json,
+        }) => spec_cmd::pattern(&spec, junction, json),
+        Some(Cmd::Train {
+            spec,
+            plan: Some(plan),
+            verify,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }) => {
             let _ = (spec, plot);
-            plan_cmd::train_plan(&plan, &data, label_column, epochs, &backend, out.as_deref(), json, verify)
+            plan_cmd::train_plan(
+                &plan,
+                &data,
+                label_column,
+                epochs,
+                &backend,
+                out.as_deref(),
+                json,
+                verify,
+            )
         }
-        Some(Cmd::Train { spec, plan: None, verify: _, data, label_column, epochs, backend, out, plot, json }) => {
-            let spec = spec.expect("clap requires --spec without --plan");
-            train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
-        }
-        Some(Cmd::Eval { model, backend, data, label_column, json }) => {
-            train::eval_cmd(&model, &backend, &data, label_column, json)
-        }
-        Some(Cmd::Plan { spec, boards, permute, json, out }) => {
-            plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref())
-        }
-        Some(Cmd::Infer { model, data, label_column, out }) => {
-            train::infer_cmd(&model, &data, label_column, out.as_deref())
-        }
+        Some(Cmd::Train {
+            spec,
+            plan: None,
+            verify: _,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }) => train::train_cmd(train::TrainArgs {
+            spec: spec.expect("clap requires --spec without --plan"),
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }),
+        Some(Cmd::Eval {
+            model,
+            backend,
+            data,
+            label_column,
+            json,
+        }) => train::eval_cmd(&model, &backend, &data, label_column, json),
+        Some(Cmd::Plan {
+            spec,
+            boards,
+            permute,
+            json,
+            out,
+        }) => plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref()),
+        Some(Cmd::Infer {
+            model,
+            data,
+            label_column,
+            out,
+        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
-        Some(Cmd::Kernels { cmd: KernelsCmd::Build { device, out, json } }) => {
-            opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json)
-        }
+        Some(Cmd::Kernels {
+            cmd: KernelsCmd::Build { device, out, json },
+        }) => opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json),
+        Some(Cmd::Sim {
+            spec,
+            samples,
+            data,
+            vcd,
+            json,
+        }) => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+        Some(Cmd::Verilog {
+            spec,
+            board,
+            freq,
+            baud,
+            out,
+            standin,
+            json,
+        }) => flow_cmd::verilog_cmd(flow_cmd::VerilogArgs {
+            spec,
+            standin,
+            board,
+            freq,
+            baud,
+            out,
+            json,
+        }),
+        Some(Cmd::Synth {
+            spec,
+            target,
+            standin,
+            json,
+        }) => flow_cmd::synth_cmd(spec.as_deref(), standin.as_deref(), &target, json),
+        Some(Cmd::Bitstream {
+            spec,
+            board,
+            out,
+            freq,
+            baud,
+            seed,
+            standin,
+            json,
+        }) => flow_cmd::bitstream_cmd(flow_cmd::BitstreamArgs {
+            spec,
+            standin,
+            board,
+            out,
+            freq,
+            baud,
+            seed,
+            json,
+        }),
+        Some(Cmd::Deploy {
+            board,
+            bitstream,
+            dry_run,
+            flash,
+            json,
+        }) => flow_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
+        Some(Cmd::Vivado {
+            spec,
+            board,
+            out,
+            freq,
+            baud,
+            standin,
+            json,
+        }) => flow_cmd::vivado_cmd(
+            spec.as_deref(),
+            standin.as_deref(),
+            &board,
+            &out,
+            freq,
+            baud,
+            json,
+        ),
     }
 }

@@ -75,7 +75,11 @@ impl Stage {
         let p = &self.patterns[self.local(j)];
         let w = &self.weights[self.local(j)];
         let b = &self.biases[self.local(j)];
-        let act = if j + 1 == self.l { Activation::Sigmoid } else { self.act };
+        let act = if j + 1 == self.l {
+            Activation::Sigmoid
+        } else {
+            self.act
+        };
         for (r, (a, sp)) in a_out.iter_mut().zip(sp_out.iter_mut()).enumerate() {
             let mut acc = b[r];
             for e in r * p.fan_in..(r + 1) * p.fan_in {
@@ -176,7 +180,9 @@ impl Stage {
                         // The right board's partial sums become this layer's deltas here,
                         // where σ′ was kept.
                         let v = recv(ports.from_right.as_ref().unwrap(), &mut wait);
-                        for ((d, &s), &sp) in slot.delta[j + 1].iter_mut().zip(&v).zip(&slot.sp[j + 1]) {
+                        for ((d, &s), &sp) in
+                            slot.delta[j + 1].iter_mut().zip(&v).zip(&slot.sp[j + 1])
+                        {
                             *d = hidden_delta(self.act, f, sp, s);
                         }
                     }
@@ -186,9 +192,16 @@ impl Stage {
                     slot.delta[j + 1] = d;
                     if back {
                         if j == first {
-                            ports.to_left.as_ref().unwrap().send(sums.clone()).expect("left stage stopped early");
+                            ports
+                                .to_left
+                                .as_ref()
+                                .unwrap()
+                                .send(sums.clone())
+                                .expect("left stage stopped early");
                         } else {
-                            for ((d, &s), &sp) in slot.delta[j].iter_mut().zip(&sums).zip(&slot.sp[j]) {
+                            for ((d, &s), &sp) in
+                                slot.delta[j].iter_mut().zip(&sums).zip(&slot.sp[j])
+                            {
                                 *d = hidden_delta(self.act, f, sp, s);
                             }
                         }
@@ -217,7 +230,11 @@ pub fn train_pipeline(
 ) -> Result<(State, Vec<StageTiming>)> {
     let l = spec.junctions();
     if link_delay.len() + 1 != l {
-        bail!("link delays: {} entries for {l} junctions (need {})", link_delay.len(), l - 1);
+        bail!(
+            "link delays: {} entries for {l} junctions (need {})",
+            link_delay.len(),
+            l - 1
+        );
     }
     let mut next = 0;
     for &(a, b) in stages {
@@ -250,7 +267,12 @@ pub fn train_pipeline(
                     biases: state.biases[a..=b].to_vec(),
                     layers: spec.layers.clone(),
                 },
-                Ports { from_left: None, to_left: None, from_right: None, to_right: None },
+                Ports {
+                    from_left: None,
+                    to_left: None,
+                    from_right: None,
+                    to_right: None,
+                },
             )
         })
         .collect();
@@ -273,7 +295,10 @@ pub fn train_pipeline(
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a stage thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a stage thread panicked"))
+            .collect()
     });
     let mut out = state.clone();
     let mut timings = Vec::new();
@@ -327,7 +352,13 @@ impl Board for PipelineBoard {
         Ok(())
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
-        let (s, t) = train_pipeline(&self.spec, &self.state, &self.stages, &self.link_delay, data)?;
+        let (s, t) = train_pipeline(
+            &self.spec,
+            &self.state,
+            &self.stages,
+            &self.link_delay,
+            data,
+        )?;
         self.state = s;
         for (acc, t) in self.timings.lock().unwrap().iter_mut().zip(t) {
             acc.compute_seconds += t.compute_seconds;
@@ -338,7 +369,8 @@ impl Board for PipelineBoard {
         Ok(())
     }
     fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
-        let r = Reference::with_state(&self.spec, self.state.clone(), self.staleness()).map_err(|e| anyhow!(e))?;
+        let r = Reference::with_state(&self.spec, self.state.clone(), self.staleness())
+            .map_err(|e| anyhow!(e))?;
         Ok(r.infer(data))
     }
     fn read_state(&mut self) -> Result<State> {
@@ -346,7 +378,9 @@ impl Board for PipelineBoard {
     }
     fn edge_ops_per_sample(&self) -> u64 {
         (0..self.spec.junctions())
-            .map(|j| (self.spec.layers[j] * self.spec.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
+            .map(|j| {
+                (self.spec.layers[j] * self.spec.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 }
+            })
             .sum()
     }
 }
@@ -368,7 +402,9 @@ mod tests {
         let classes = *spec.layers.last().unwrap();
         Encoded {
             inputs_per_sample: spec.layers[0],
-            inputs: (0..n * spec.layers[0]).map(|_| r.below(129) as i32).collect(),
+            inputs: (0..n * spec.layers[0])
+                .map(|_| r.below(129) as i32)
+                .collect(),
             labels: (0..n).map(|_| r.below(classes)).collect(),
         }
     }
@@ -395,7 +431,8 @@ mod tests {
                         }
                     }
                 }
-                let (got, timing) = train_pipeline(&sp, &State::initial(&sp), &stages, &delays, &d).unwrap();
+                let (got, timing) =
+                    train_pipeline(&sp, &State::initial(&sp), &stages, &delays, &d).unwrap();
                 assert_eq!(timing.len(), stages.len());
                 let s = Schedule::with_links(&delays).staleness();
                 let mut want = Reference::with_state(&sp, State::initial(&sp), s.clone()).unwrap();
@@ -415,9 +452,15 @@ mod tests {
     /// test above cannot pass by ignoring them.
     #[test]
     fn link_delays_change_the_bits() {
-        let sp = spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", "sigmoid");
+        let sp = spec(
+            "[16, 16, 8, 8, 4]",
+            "[4, 4, 4, 2]",
+            "[4, 4, 4, 2]",
+            "sigmoid",
+        );
         let d = data(&sp, 60, 5);
-        let (a, _) = train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (2, 3)], &[0, 2, 0], &d).unwrap();
+        let (a, _) =
+            train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (2, 3)], &[0, 2, 0], &d).unwrap();
         let mut single = Reference::new(&sp);
         single.train(&d);
         assert_ne!(a.sha256(), single.state.sha256());
@@ -432,10 +475,15 @@ mod tests {
         let boards = edgeflow_planner::Board::resolve_list("nexys4-ddrx4").unwrap();
         let p = edgeflow_planner::report::plan(&sp, path, &boards, false).unwrap();
         assert!(p.stages.len() >= 2, "mnist-large must not fit one board");
-        let stages: Vec<(usize, usize)> = p.stages.iter().map(|s| (s.junctions[0] - 1, s.junctions[1] - 1)).collect();
+        let stages: Vec<(usize, usize)> = p
+            .stages
+            .iter()
+            .map(|s| (s.junctions[0] - 1, s.junctions[1] - 1))
+            .collect();
         let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
         let d = data(&p.spec, 120, 9);
-        let (got, _) = train_pipeline(&p.spec, &State::initial(&p.spec), &stages, &delays, &d).unwrap();
+        let (got, _) =
+            train_pipeline(&p.spec, &State::initial(&p.spec), &stages, &delays, &d).unwrap();
         let s: Vec<usize> = p.staleness.iter().map(|&x| x as usize).collect();
         let mut want = Reference::with_state(&p.spec, State::initial(&p.spec), s).unwrap();
         want.train(&d);
@@ -445,9 +493,15 @@ mod tests {
 
     #[test]
     fn bad_stage_lists_are_rejected() {
-        let sp = spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", "sigmoid");
+        let sp = spec(
+            "[16, 16, 8, 8, 4]",
+            "[4, 4, 4, 2]",
+            "[4, 4, 4, 2]",
+            "sigmoid",
+        );
         let d = data(&sp, 4, 5);
-        let e = train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (3, 3)], &[0, 1, 0], &d).unwrap_err();
+        let e = train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (3, 3)], &[0, 1, 0], &d)
+            .unwrap_err();
         assert!(e.to_string().contains("do not cover"), "{e}");
     }
 }

@@ -25,7 +25,11 @@ pub struct OpenClPipeline {
 
 impl OpenClPipeline {
     /// Stage `i` of `ranges` (0-based inclusive junctions) on OpenCL device `i`.
-    pub fn new(spec: &Spec, ranges: &[(usize, usize)], link_delay: &[usize]) -> Result<OpenClPipeline> {
+    pub fn new(
+        spec: &Spec,
+        ranges: &[(usize, usize)],
+        link_delay: &[usize],
+    ) -> Result<OpenClPipeline> {
         let list = edgeflow_opencl::devices()?;
         if list.len() < ranges.len() {
             bail!(
@@ -68,7 +72,11 @@ impl OpenClPipeline {
 
 impl Board for OpenClPipeline {
     fn name(&self) -> String {
-        format!("opencl x{} devices ({})", self.stages.len(), self.names.join(", "))
+        format!(
+            "opencl x{} devices ({})",
+            self.stages.len(),
+            self.names.join(", ")
+        )
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
         for st in &mut self.stages {
@@ -93,10 +101,17 @@ impl Board for OpenClPipeline {
             let t1 = t0.saturating_add(window).min(total);
             for i in 0..k {
                 let st = &mut self.stages[i];
-                let (n_in, n_out) = (self.spec.layers[st.junctions().start], self.spec.layers[st.junctions().end]);
+                let (n_in, n_out) = (
+                    self.spec.layers[st.junctions().start],
+                    self.spec.layers[st.junctions().end],
+                );
                 let take = |m: &mut HashMap<usize, Vec<i32>>, n: usize| {
-                    m.remove(&n)
-                        .ok_or_else(|| anyhow!("stage {}: sample {n} missing at a boundary (window {t0}..{t1})", i + 1))
+                    m.remove(&n).ok_or_else(|| {
+                        anyhow!(
+                            "stage {}: sample {n} missing at a boundary (window {t0}..{t1})",
+                            i + 1
+                        )
+                    })
                 };
                 let mut a_in = Vec::new();
                 for n in st.a_in_samples(t0, t1) {
@@ -111,7 +126,14 @@ impl Board for OpenClPipeline {
                     d_in.extend(take(&mut bwd[i], n)?);
                 }
                 let t = Instant::now();
-                let o = st.run_window(t0, t1, &WindowIo { a_in: &a_in, d_in: &d_in })?;
+                let o = st.run_window(
+                    t0,
+                    t1,
+                    &WindowIo {
+                        a_in: &a_in,
+                        d_in: &d_in,
+                    },
+                )?;
                 spent[i] += t.elapsed().as_secs_f64();
                 for (m, n) in o.a_out_samples.clone().enumerate() {
                     fwd[i].insert(n, o.a_out[m * n_out..(m + 1) * n_out].to_vec());
@@ -149,7 +171,9 @@ impl Board for OpenClPipeline {
     }
     fn edge_ops_per_sample(&self) -> u64 {
         (0..self.spec.junctions())
-            .map(|j| (self.spec.layers[j] * self.spec.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
+            .map(|j| {
+                (self.spec.layers[j] * self.spec.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 }
+            })
             .sum()
     }
 }

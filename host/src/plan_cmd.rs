@@ -31,11 +31,18 @@ fn pct(a: u64, b: u64) -> String {
     format!("{:.0}%", 100.0 * a as f64 / b.max(1) as f64)
 }
 
-pub fn plan_cmd(spec_path: &Path, boards: &str, permute: bool, json: bool, out: Option<&Path>) -> Result<()> {
+pub fn plan_cmd(
+    spec_path: &Path,
+    boards: &str,
+    permute: bool,
+    json: bool,
+    out: Option<&Path>,
+) -> Result<()> {
     let spec = Spec::load(spec_path)?;
     let boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
     let t0 = Instant::now();
-    let p = plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
+    let p =
+        plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(o) = out {
         let text = serde_json::to_string_pretty(&p)?;
@@ -48,7 +55,11 @@ pub fn plan_cmd(spec_path: &Path, boards: &str, permute: bool, json: bool, out: 
     } else {
         print_text(&p, seconds);
         if let Some(o) = out {
-            println!("plan written to {}; train with: edgeflow train --plan {}", o.display(), o.display());
+            println!(
+                "plan written to {}; train with: edgeflow train --plan {}",
+                o.display(),
+                o.display()
+            );
         }
     }
     Ok(())
@@ -61,7 +72,11 @@ fn print_text(p: &PlanFile, seconds: f64) {
         p.spec.junctions(),
         p.stages.len(),
         p.boards.len(),
-        if p.permute { "any order" } else { "chain order" },
+        if p.permute {
+            "any order"
+        } else {
+            "chain order"
+        },
         seconds * 1e3
     );
     for (i, s) in p.stages.iter().enumerate() {
@@ -80,7 +95,11 @@ fn print_text(p: &PlanFile, seconds: f64) {
             "      DSP {}/{}{}  logic {}/{} ({})  RAM {}/{} bits ({})  {}/{} blocks ({})",
             u.dsp,
             u.dsp_available,
-            if u.lut_multipliers > 0 { format!(" + {} LUT multipliers", u.lut_multipliers) } else { String::new() },
+            if u.lut_multipliers > 0 {
+                format!(" + {} LUT multipliers", u.lut_multipliers)
+            } else {
+                String::new()
+            },
             u.logic,
             u.logic_available,
             pct(u.logic, u.logic_available),
@@ -103,7 +122,10 @@ fn print_text(p: &PlanFile, seconds: f64) {
             );
         }
     }
-    println!("staleness {:?}  link delays {:?}", p.staleness, p.link_delay);
+    println!(
+        "staleness {:?}  link delays {:?}",
+        p.staleness, p.link_delay
+    );
     println!(
         "predicted {} (block cycle {}); bottleneck: {}",
         rate(p.figures.samples_per_second),
@@ -119,7 +141,11 @@ fn print_text(p: &PlanFile, seconds: f64) {
     );
     println!("baselines:");
     for b in &p.baselines {
-        let groups: Vec<String> = b.groups.iter().map(|g| format!("{}-{}", g[0], g[1])).collect();
+        let groups: Vec<String> = b
+            .groups
+            .iter()
+            .map(|g| format!("{}-{}", g[0], g[1]))
+            .collect();
         match &b.figures {
             Some(f) => println!(
                 "  {:<22} [{}]: {} ({:.2}x of plan); bottleneck: {}",
@@ -148,14 +174,18 @@ pub fn train_plan(
 ) -> Result<()> {
     use crate::multiboard::PipelineBoard;
     use crate::train::{load_split, run, Trainer};
-    let text =
-        std::fs::read_to_string(plan_path).with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
+    let text = std::fs::read_to_string(plan_path)
+        .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
     let p = PlanFile::from_json(&text, &plan_path.display().to_string()).map_err(|e| anyhow!(e))?;
     if epochs == 0 {
         anyhow::bail!("--epochs must be at least 1");
     }
     let spec = p.spec.clone();
-    let stages: Vec<(usize, usize)> = p.stages.iter().map(|s| (s.junctions[0] - 1, s.junctions[1] - 1)).collect();
+    let stages: Vec<(usize, usize)> = p
+        .stages
+        .iter()
+        .map(|s| (s.junctions[0] - 1, s.junctions[1] - 1))
+        .collect();
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let staleness = edgeflow_sim::Schedule::with_links(&link_delay).staleness();
     if staleness.iter().map(|&s| s as u64).collect::<Vec<_>>() != p.staleness {
@@ -188,10 +218,18 @@ pub fn train_plan(
     let state = rep.state.clone().expect("a board returns its state");
     let verified = if verify {
         // The reference model with the plan's staleness, on exactly the streams run() used.
-        let mut r = edgeflow_sim::Reference::with_state(&spec, edgeflow_core::State::initial(&spec), staleness.clone())
-            .map_err(|e| anyhow!(e))?;
+        let mut r = edgeflow_sim::Reference::with_state(
+            &spec,
+            edgeflow_core::State::initial(&spec),
+            staleness.clone(),
+        )
+        .map_err(|e| anyhow!(e))?;
         for e in 0..epochs {
-            r.train(&split.train.select(&crate::train::epoch_order(split.train.len(), e)));
+            r.train(
+                &split
+                    .train
+                    .select(&crate::train::epoch_order(split.train.len(), e)),
+            );
         }
         if let Some(d) = r.state.first_difference(&state, Some(&r.patterns)) {
             anyhow::bail!(
@@ -210,10 +248,19 @@ pub fn train_plan(
     }
     let timings = timings.lock().unwrap().clone();
     let samples = (epochs * split.train.len()) as f64;
-    let measured: Vec<f64> = timings.iter().map(|t| t.compute_seconds / samples).collect();
-    let (mb, _) = measured.iter().enumerate().fold((0, 0.0), |acc, (i, &x)| if x > acc.1 { (i, x) } else { acc });
+    let measured: Vec<f64> = timings
+        .iter()
+        .map(|t| t.compute_seconds / samples)
+        .collect();
+    let (mb, _) = measured.iter().enumerate().fold(
+        (0, 0.0),
+        |acc, (i, &x)| if x > acc.1 { (i, x) } else { acc },
+    );
     let predicted: Vec<u64> = p.stages.iter().map(|s| s.block_cycle_ps).collect();
-    let pb = predicted.iter().enumerate().fold(0, |b, (i, &x)| if x > predicted[b] { i } else { b });
+    let pb = predicted
+        .iter()
+        .enumerate()
+        .fold(0, |b, (i, &x)| if x > predicted[b] { i } else { b });
     let last = rep.epochs.last().unwrap();
     if json {
         print_json(&serde_json::json!({
@@ -254,7 +301,11 @@ pub fn train_plan(
             last.test_accuracy * 100.0,
             rep.samples_per_second
         );
-        println!("staleness {staleness:?} from link delays {:?}; state sha256 {}", p.link_delay, state.sha256());
+        println!(
+            "staleness {staleness:?} from link delays {:?}; state sha256 {}",
+            p.link_delay,
+            state.sha256()
+        );
         if verified.is_some() {
             println!("verified: bit-identical to the reference model with the plan's staleness");
         }

@@ -9,14 +9,26 @@ fn root() -> PathBuf {
 }
 
 fn edgeflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_edgeflow")).args(args).current_dir(root()).output().expect("edgeflow runs")
+    Command::new(env!("CARGO_BIN_EXE_edgeflow"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("edgeflow runs")
 }
 
 fn ok_json(args: &[&str]) -> Value {
     let o = edgeflow(args);
-    assert!(o.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
 }
 
 fn fails_with(args: &[&str], needles: &[&str]) {
@@ -37,7 +49,14 @@ fn mnist_large_fits_no_single_board_but_four() {
         );
     }
     for b in ["nexys4-ddrx4", "opencl-devicex4"] {
-        let v = ok_json(&["plan", "--spec", "specs/mnist-large.toml", "--boards", b, "--json"]);
+        let v = ok_json(&[
+            "plan",
+            "--spec",
+            "specs/mnist-large.toml",
+            "--boards",
+            b,
+            "--json",
+        ]);
         let stages = v["stages"].as_array().unwrap();
         assert!(stages.len() >= 2, "{b}: {v}");
         // The stages cover every junction once, in order.
@@ -68,10 +87,24 @@ fn plan_file_drives_training() {
     std::fs::create_dir_all(&dir).unwrap();
     let plan = dir.join("plan.json");
     let p = plan.to_str().unwrap();
-    let o = edgeflow(&["plan", "--spec", "specs/digits.toml", "--boards", "icebreakerx2", "-o", p]);
+    let o = edgeflow(&[
+        "plan",
+        "--spec",
+        "specs/digits.toml",
+        "--boards",
+        "icebreakerx2",
+        "-o",
+        p,
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    for n in ["predicted", "bottleneck", "lower bound", "equal junction counts", "parameter-balanced"] {
+    for n in [
+        "predicted",
+        "bottleneck",
+        "lower bound",
+        "equal junction counts",
+        "parameter-balanced",
+    ] {
         assert!(text.contains(n), "plan output lacks {n}: {text}");
     }
     let v = ok_json(&["train", "--plan", p, "--epochs", "1", "--json"]);
@@ -88,15 +121,36 @@ fn plan_file_drives_training() {
         assert!(s["predicted_block_cycle_ps"].as_u64().unwrap() > 0);
     }
     assert_eq!(v["state_sha256"].as_str().unwrap().len(), 64);
-    fails_with(&["train", "--plan", p, "--backend", "float"], &["--plan runs on backends"]);
+    fails_with(
+        &["train", "--plan", p, "--backend", "float"],
+        &["--plan runs on backends"],
+    );
     std::fs::write(dir.join("bad.json"), "{}").unwrap();
-    fails_with(&["train", "--plan", dir.join("bad.json").to_str().unwrap()], &["bad.json"]);
+    fails_with(
+        &["train", "--plan", dir.join("bad.json").to_str().unwrap()],
+        &["bad.json"],
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn plan_errors_name_the_problem() {
-    fails_with(&["plan", "--spec", "specs/tiny.toml", "--boards", "nosuch"], &["unknown board 'nosuch'", "icebreaker"]);
-    fails_with(&["plan", "--spec", "specs/tiny.toml", "--boards", ""], &["--boards is empty"]);
-    fails_with(&["plan", "--spec", "specs/nosuch.toml", "--boards", "icebreaker"], &["nosuch.toml", "cannot be read"]);
+    fails_with(
+        &["plan", "--spec", "specs/tiny.toml", "--boards", "nosuch"],
+        &["unknown board 'nosuch'", "icebreaker"],
+    );
+    fails_with(
+        &["plan", "--spec", "specs/tiny.toml", "--boards", ""],
+        &["--boards is empty"],
+    );
+    fails_with(
+        &[
+            "plan",
+            "--spec",
+            "specs/nosuch.toml",
+            "--boards",
+            "icebreaker",
+        ],
+        &["nosuch.toml", "cannot be read"],
+    );
 }

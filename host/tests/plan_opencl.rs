@@ -25,9 +25,27 @@ fn mnist_large_on_four_opencl_devices_is_bit_exact() {
     std::fs::create_dir_all(&dir).unwrap();
     let plan = dir.join("plan.json");
     let p = plan.to_str().unwrap();
-    let o = edgeflow(&["plan", "--spec", "specs/mnist-large.toml", "--boards", "opencl-devicex4", "-o", p]);
+    let o = edgeflow(&[
+        "plan",
+        "--spec",
+        "specs/mnist-large.toml",
+        "--boards",
+        "opencl-devicex4",
+        "-o",
+        p,
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = edgeflow(&["train", "--plan", p, "--backend", "opencl", "--epochs", "1", "--verify", "--json"]);
+    let o = edgeflow(&[
+        "train",
+        "--plan",
+        p,
+        "--backend",
+        "opencl",
+        "--epochs",
+        "1",
+        "--verify",
+        "--json",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && (err.contains("OpenCL runtime") || err.contains("OpenCL device")) {
         if std::env::var("CI").as_deref() == Ok("true") {
@@ -36,11 +54,29 @@ fn mnist_large_on_four_opencl_devices_is_bit_exact() {
         eprintln!("skipping: {err}");
         return;
     }
-    assert!(o.status.success(), "train --plan --backend opencl --verify failed: {err}");
+    assert!(
+        o.status.success(),
+        "train --plan --backend opencl --verify failed: {err}"
+    );
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["stages"].as_array().unwrap().len(), 4, "the plan should use all four devices: {v}");
-    assert!(v["backend"].as_str().unwrap().starts_with("opencl x4"), "{v}");
+    assert_eq!(
+        v["stages"].as_array().unwrap().len(),
+        4,
+        "the plan should use all four devices: {v}"
+    );
+    assert!(
+        v["backend"].as_str().unwrap().starts_with("opencl x4"),
+        "{v}"
+    );
     assert_eq!(v["state_sha256"], v["reference_sha256"]);
-    assert_ne!(v["link_delay"].as_array().unwrap().iter().filter(|d| d.as_u64() != Some(0)).count(), 0);
+    assert_ne!(
+        v["link_delay"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d.as_u64() != Some(0))
+            .count(),
+        0
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

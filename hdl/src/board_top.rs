@@ -1,0 +1,166 @@
+//! Board tops: the oscillator through the PLL (or directly), a power-on hold until the PLL
+//! locks, the UART host link, and any inner block with the host-link ports. `board_top!`
+//! declares a top for a given inner block type, so the same wrapper serves the network and
+//! the stand-ins.
+
+use crate::boards::BoardInfo;
+use crate::ice40_pll::{pll_params, ClockSource};
+
+/// Clock plan of a board top: where the clock comes from and the frequency the design runs.
+pub fn clock_source(b: &BoardInfo, want_mhz: f64) -> Result<(ClockSource, f64), String> {
+    if (want_mhz - b.osc_mhz).abs() < 1e-9 {
+        return Ok((ClockSource::Direct, b.osc_mhz));
+    }
+    if b.target == "xc7a100t" {
+        let (m, d, o, f) = crate::ice40_pll::mmcm_params(b.osc_mhz, want_mhz).ok_or_else(|| {
+            format!(
+                "board {}: the MMCM cannot make {want_mhz} MHz from {} MHz",
+                b.name, b.osc_mhz
+            )
+        })?;
+        return Ok((ClockSource::Mmcm(m, d, o), f));
+    }
+    if !b.target.starts_with("ice40") {
+        return Err(format!(
+            "board {}: only its {} MHz oscillator clock is supported",
+            b.name, b.osc_mhz
+        ));
+    }
+    let p = pll_params(b.osc_mhz, want_mhz).ok_or_else(|| {
+        format!(
+            "board {}: the iCE40 PLL cannot make {want_mhz} MHz from {} MHz (range 16–275 MHz)",
+            b.name, b.osc_mhz
+        )
+    })?;
+    let src = if b.pll_pad {
+        ClockSource::PllPad(p)
+    } else {
+        ClockSource::PllCore(p)
+    };
+    Ok((src, p.achieved_mhz))
+}
+
+/// UART bit time in clocks at a clock frequency and baud rate.
+pub fn clocks_per_bit(mhz: f64, baud: u32) -> Result<u16, String> {
+    let cpb = (mhz * 1e6 / baud as f64).round();
+    if cpb < 4.0 || cpb > 65535.0 {
+        return Err(format!(
+            "{baud} baud at {mhz} MHz gives {cpb} clocks per bit; need 4..65535"
+        ));
+    }
+    let err = (mhz * 1e6 / cpb / baud as f64 - 1.0).abs();
+    if err > 0.02 {
+        return Err(format!(
+            "{baud} baud at {mhz} MHz is off by {:.1}% (more than 2%)",
+            err * 100.0
+        ));
+    }
+    Ok(cpb as u16)
+}
+
+/// Declare a board top `$name` around inner block type `$inner` (which must have the
+/// PROTOCOL.md host-link ports and `clock`). Construct it with `$name::new(inner, source,
+/// clocks_per_bit, led_active_low)`. The caller needs `rust_hdl::prelude::*` in scope.
+#[macro_export]
+macro_rules! board_top {
+    ($name:ident, $inner:ty) => {
+        #[derive(LogicBlock)]
+        pub struct $name {
+            pub clk_osc: Signal<In, Clock>,
+            pub uart_rx: Signal<In, Bit>,
+            pub uart_tx: Signal<Out, Bit>,
+            pub led_error: Signal<Out, Bit>,
+            pub pll: $crate::ice40_pll::Ice40Pll,
+            pub link: $crate::uart_link::UartLink,
+            pub net: $inner,
+            led_low: Constant<Bit>,
+            // Counts clocks after PLL lock; the link opens once it saturates.
+            por: DFF<Bits<4>>,
+            live: DFF<Bit>,
+        }
+
+        impl $name {
+            pub fn new(
+                net: $inner,
+                source: $crate::ice40_pll::ClockSource,
+                clocks_per_bit: u16,
+                led_active_low: bool,
+            ) -> Self {
+                Self {
+                    clk_osc: Default::default(),
+                    uart_rx: Default::default(),
+                    uart_tx: Default::default(),
+                    led_error: Default::default(),
+                    pll: $crate::ice40_pll::Ice40Pll::new(source),
+                    link: $crate::uart_link::UartLink::new(clocks_per_bit),
+                    net,
+                    led_low: Constant::new(led_active_low),
+                    por: Default::default(),
+                    live: Default::default(),
+                }
+            }
+        }
+
+        impl Logic for $name {
+            #[hdl_gen]
+            fn update(&mut self) {
+                self.pll.clock_in.next = self.clk_osc.val();
+                self.link.clock.next = self.pll.clock_out.val();
+                self.net.clock.next = self.pll.clock_out.val();
+                self.por.clock.next = self.pll.clock_out.val();
+                self.live.clock.next = self.pll.clock_out.val();
+                self.por.d.next = self.por.q.val();
+                self.live.d.next = self.live.q.val();
+                if !self.pll.locked.val() {
+                    self.por.d.next = 0.into();
+                    self.live.d.next = false;
+                } else if self.por.q.val() == 15 {
+                    self.live.d.next = true;
+                } else {
+                    self.por.d.next = self.por.q.val() + 1;
+                }
+                self.link.rx.next = self.uart_rx.val() | !self.live.q.val();
+                self.uart_tx.next = self.link.tx.val() | !self.live.q.val();
+                self.net.in_data.next = self.link.in_data.val();
+                self.net.in_valid.next = self.link.in_valid.val() & self.live.q.val();
+                self.link.in_ready.next = self.net.in_ready.val() & self.live.q.val();
+                self.link.out_data.next = self.net.out_data.val();
+                self.link.out_valid.next = self.net.out_valid.val() & self.live.q.val();
+                self.net.out_ready.next = self.link.out_ready.val() & self.live.q.val();
+                self.led_error.next = self.link.overflow.val() ^ self.led_low.val();
+            }
+        }
+
+        impl $crate::uart_sim_port::UartPins for $name {
+            fn osc_pin(&mut self) -> &mut Signal<In, Clock> {
+                &mut self.clk_osc
+            }
+            fn rx_pin(&mut self) -> &mut Signal<In, Bit> {
+                &mut self.uart_rx
+            }
+            fn tx_pin(&mut self) -> &mut Signal<Out, Bit> {
+                &mut self.uart_tx
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boards::board;
+
+    #[test]
+    fn icebreaker_gets_a_pll_and_cu_runs_from_its_oscillator() {
+        let (src, mhz) = clock_source(board("icebreaker").unwrap(), 30.0).unwrap();
+        assert!(matches!(src, ClockSource::PllPad(_)));
+        assert_eq!(mhz, 30.0);
+        let (src, mhz) = clock_source(board("alchitry-cu").unwrap(), 100.0).unwrap();
+        assert_eq!((src, mhz), (ClockSource::Direct, 100.0));
+        let (src, mhz) = clock_source(board("nexys4-ddr").unwrap(), 15.0).unwrap();
+        assert!(matches!(src, ClockSource::Mmcm(..)));
+        assert_eq!(mhz, 15.0);
+        assert_eq!(clocks_per_bit(30.0, 115_200).unwrap(), 260);
+        assert!(clocks_per_bit(12.0, 4_000_000).is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! What the flow builds: the network of a spec, or a stand-in with the same host-link ports
+//! (for testing the flow on its own). Verilog of the bare design and of a board top around it.
+
+use crate::board_top::{clock_source, clocks_per_bit};
+use crate::boards::BoardInfo;
+use crate::echo_standin::EchoStandIn;
+use crate::echo_top::EchoBoardTop;
+use crate::ice40_pll::ClockSource;
+use edgeflow_core::Spec;
+use rust_hdl::prelude::*;
+
+#[derive(Clone, Debug)]
+pub enum Inner {
+    Network(Spec),
+    /// The echo stand-in (answers each word plus one).
+    Echo,
+}
+
+impl Inner {
+    pub fn name(&self) -> String {
+        match self {
+            Inner::Network(s) => s.name.clone(),
+            Inner::Echo => "echo-standin".into(),
+        }
+    }
+}
+
+fn network_missing() -> String {
+    "the network RTL (edgeflow_hdl::network) is not part of this build yet; use the stand-in for flow tests".into()
+}
+
+/// Verilog of the design alone, top module `top` with the host-link ports.
+pub fn inner_verilog(inner: &Inner) -> Result<String, String> {
+    match inner {
+        Inner::Echo => {
+            let mut e = EchoStandIn::default();
+            e.connect_all();
+            Ok(generate_verilog(&e))
+        }
+        Inner::Network(_) => Err(network_missing()),
+    }
+}
+
+/// A board top around the design: Verilog, the clock the design runs at, UART clocks per bit.
+pub struct BoardTopVerilog {
+    pub verilog: String,
+    pub mhz: f64,
+    pub clocks_per_bit: u16,
+    pub source: ClockSource,
+}
+
+pub fn board_top_verilog(
+    inner: &Inner,
+    b: &BoardInfo,
+    want_mhz: f64,
+    baud: u32,
+) -> Result<BoardTopVerilog, String> {
+    let (source, mhz) = clock_source(b, want_mhz)?;
+    let cpb = clocks_per_bit(mhz, baud)?;
+    let verilog = match inner {
+        Inner::Echo => {
+            let mut t = EchoBoardTop::new(
+                EchoStandIn::default(),
+                source.clone(),
+                cpb,
+                b.led_active_low,
+            );
+            t.connect_all();
+            generate_verilog(&t)
+        }
+        Inner::Network(_) => return Err(network_missing()),
+    };
+    Ok(BoardTopVerilog {
+        verilog,
+        mhz,
+        clocks_per_bit: cpb,
+        source,
+    })
+}

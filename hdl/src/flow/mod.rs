@@ -1,0 +1,35 @@
+//! The FPGA flow as code: the open tools (yosys, nextpnr-ice40, icepack, verilator,
+//! openFPGALoader) run as subprocesses, their reports parsed into numbers the CLI prints.
+
+pub mod nextpnr;
+pub mod targets;
+pub mod tools;
+pub mod verilator;
+pub mod yosys;
+
+use std::path::Path;
+
+/// Write a file so a reader never sees half of it: a temporary file beside it, then a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create directory {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!(
+            "cannot move {} into place as {}",
+            tmp.display(),
+            path.display()
+        )
+    })
+}

@@ -1,0 +1,228 @@
+//! Synthesis targets and their resources (DESIGN.md section 7), and the resource table a
+//! synthesis run is judged by.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub name: &'static str,
+    pub part: &'static str,
+    /// The yosys synthesis command.
+    pub synth: &'static str,
+    pub luts: u64,
+    pub ffs: u64,
+    pub dsps: u64,
+    pub brams: u64,
+    pub lut_kind: &'static str,
+    pub dsp_kind: &'static str,
+    pub bram_kind: &'static str,
+}
+
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "ice40-up5k",
+        part: "iCE40UP5K-SG48",
+        synth: "synth_ice40 -dsp -top top",
+        luts: 5280,
+        ffs: 5280,
+        dsps: 8,
+        brams: 30,
+        lut_kind: "LUT4",
+        dsp_kind: "SB_MAC16",
+        bram_kind: "EBR 4 Kbit",
+    },
+    Target {
+        name: "ice40-hx8k",
+        part: "iCE40HX8K-CB132",
+        synth: "synth_ice40 -top top",
+        luts: 7680,
+        ffs: 7680,
+        dsps: 0,
+        brams: 32,
+        lut_kind: "LUT4",
+        dsp_kind: "none",
+        bram_kind: "EBR 4 Kbit",
+    },
+    Target {
+        name: "xc7a100t",
+        part: "XC7A100T-1CSG324",
+        synth: "synth_xilinx -family xc7 -flatten -top top",
+        luts: 63400,
+        ffs: 126800,
+        dsps: 240,
+        brams: 135,
+        lut_kind: "LUT6",
+        dsp_kind: "DSP48E1",
+        bram_kind: "RAMB36E1 (RAMB18 = 1/2)",
+    },
+    Target {
+        name: "ecp5-85k",
+        part: "LFE5U-85F",
+        synth: "synth_ecp5 -top top",
+        luts: 83640,
+        ffs: 83640,
+        dsps: 156,
+        brams: 208,
+        lut_kind: "LUT4",
+        dsp_kind: "MULT18X18D",
+        bram_kind: "DP16KD 18 Kbit",
+    },
+];
+
+pub fn target(name: &str) -> Result<&'static Target, String> {
+    TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
+        let names: Vec<_> = TARGETS.iter().map(|t| t.name).collect();
+        format!(
+            "unknown target '{name}'; known targets: {}",
+            names.join(", ")
+        )
+    })
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ResourceRow {
+    pub resource: String,
+    pub kind: String,
+    pub used: f64,
+    pub available: u64,
+    pub percent: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ResourceTable {
+    pub target: String,
+    pub part: String,
+    pub rows: Vec<ResourceRow>,
+    /// Every cell type yosys mapped to, with its count.
+    pub cells: BTreeMap<String, u64>,
+}
+
+impl ResourceTable {
+    /// Count a target's resources in yosys' cell counts.
+    pub fn from_cells(t: &Target, cells: &BTreeMap<String, u64>) -> Self {
+        let sum = |pred: &dyn Fn(&str) -> Option<f64>| -> f64 {
+            cells
+                .iter()
+                .filter_map(|(k, &n)| pred(k).map(|w| w * n as f64))
+                .fold(0.0, |a, b| a + b) // an empty f64 `sum()` is -0, which prints as "-0"
+        };
+        let (lut, ff, dsp, bram) = match t.name {
+            "ice40-up5k" | "ice40-hx8k" => (
+                sum(&|k| (k == "SB_LUT4").then_some(1.0)),
+                sum(&|k| k.starts_with("SB_DFF").then_some(1.0)),
+                sum(&|k| (k == "SB_MAC16").then_some(1.0)),
+                sum(&|k| k.starts_with("SB_RAM40_4K").then_some(1.0)),
+            ),
+            "xc7a100t" => (
+                // Distributed RAM and shift registers live in LUTs too.
+                sum(&|k| match k {
+                    "LUT1" | "LUT2" | "LUT3" | "LUT4" | "LUT5" | "LUT6" | "SRL16E" | "SRLC32E" => {
+                        Some(1.0)
+                    }
+                    "RAM32X1D" | "RAM64X1D" => Some(2.0),
+                    "RAM32M" | "RAM64M" => Some(4.0),
+                    _ => None,
+                }),
+                sum(&|k| matches!(k, "FDRE" | "FDSE" | "FDCE" | "FDPE").then_some(1.0)),
+                sum(&|k| (k == "DSP48E1").then_some(1.0)),
+                sum(&|k| match k {
+                    "RAMB36E1" => Some(1.0),
+                    "RAMB18E1" => Some(0.5),
+                    _ => None,
+                }),
+            ),
+            _ => (
+                sum(&|k| match k {
+                    "LUT4" => Some(1.0),
+                    "CCU2C" => Some(2.0),
+                    "TRELLIS_DPR16X4" => Some(4.0),
+                    _ => None,
+                }),
+                sum(&|k| (k == "TRELLIS_FF").then_some(1.0)),
+                sum(&|k| (k == "MULT18X18D").then_some(1.0)),
+                sum(&|k| (k == "DP16KD").then_some(1.0)),
+            ),
+        };
+        let row = |r: &str, kind: &str, used: f64, available: u64| ResourceRow {
+            resource: r.into(),
+            kind: kind.into(),
+            used,
+            available,
+            percent: if available == 0 {
+                if used > 0.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
+                }
+            } else {
+                100.0 * used / available as f64
+            },
+        };
+        ResourceTable {
+            target: t.name.into(),
+            part: t.part.into(),
+            rows: vec![
+                row("LUT", t.lut_kind, lut, t.luts),
+                row("FF", "flip-flop", ff, t.ffs),
+                row("DSP", t.dsp_kind, dsp, t.dsps),
+                row("BRAM", t.bram_kind, bram, t.brams),
+            ],
+            cells: cells.clone(),
+        }
+    }
+
+    /// The resources used beyond what the part has.
+    pub fn overflows(&self) -> Vec<&ResourceRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.used > r.available as f64)
+            .collect()
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "{} ({})\n{:<6} {:<26} {:>10} {:>10} {:>8}\n",
+            self.target, self.part, "", "", "used", "available", "%"
+        );
+        for r in &self.rows {
+            s += &format!(
+                "{:<6} {:<26} {:>10} {:>10} {:>7.1}%\n",
+                r.resource, r.kind, r.used, r.available, r.percent
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_map_to_rows_and_overflow_is_found() {
+        let cells: BTreeMap<String, u64> = [
+            ("SB_LUT4", 6000),
+            ("SB_DFFE", 10),
+            ("SB_DFFR", 5),
+            ("SB_MAC16", 8),
+            ("SB_CARRY", 99),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let t = ResourceTable::from_cells(target("ice40-up5k").unwrap(), &cells);
+        let used: Vec<f64> = t.rows.iter().map(|r| r.used).collect();
+        assert_eq!(used, vec![6000.0, 15.0, 8.0, 0.0]);
+        let over: Vec<&str> = t.overflows().iter().map(|r| r.resource.as_str()).collect();
+        assert_eq!(over, vec!["LUT"]);
+        let x: BTreeMap<String, u64> = [("RAMB18E1", 3), ("RAMB36E1", 1), ("DSP48E1", 240)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        let t = ResourceTable::from_cells(target("xc7a100t").unwrap(), &x);
+        assert_eq!(t.rows[3].used, 2.5);
+        assert!(t.overflows().is_empty());
+        assert!(target("virtex").unwrap_err().contains("ice40-up5k"));
+    }
+}

@@ -1,0 +1,226 @@
+//! The iCE40 PLL (SB_PLL40_PAD / SB_PLL40_CORE) as a rust-hdl wrapper, with the divider
+//! search `icepll` does, written from the iCE40 sysCLOCK limits. In simulation it passes the
+//! reference clock through: the design is synchronous to one clock, so only the cycle
+//! sequence matters, not the period.
+
+use rust_hdl::prelude::*;
+
+/// Divider settings of the iCE40 PLL in SIMPLE feedback mode.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PllParams {
+    pub divr: u8,
+    pub divf: u8,
+    pub divq: u8,
+    pub filter_range: u8,
+    pub achieved_mhz: f64,
+}
+
+/// The settings whose output is closest to `want_mhz` without exceeding it (timing closure
+/// is checked at the requested frequency, so overshooting would void it).
+pub fn pll_params(fin_mhz: f64, want_mhz: f64) -> Option<PllParams> {
+    let mut best: Option<PllParams> = None;
+    for divr in 0..16u8 {
+        let pfd = fin_mhz / (divr as f64 + 1.0);
+        if !(10.0..=133.0).contains(&pfd) {
+            continue;
+        }
+        for divf in 0..128u8 {
+            let vco = pfd * (divf as f64 + 1.0);
+            if !(533.0..=1066.0).contains(&vco) {
+                continue;
+            }
+            for divq in 1..7u8 {
+                let fout = vco / f64::from(1u32 << divq);
+                if !(16.0..=275.0).contains(&fout) || fout > want_mhz + 1e-9 {
+                    continue;
+                }
+                if best.map_or(true, |b| fout > b.achieved_mhz + 1e-9) {
+                    let filter_range = match pfd {
+                        p if p < 17.0 => 1,
+                        p if p < 26.0 => 2,
+                        p if p < 44.0 => 3,
+                        p if p < 66.0 => 4,
+                        p if p < 101.0 => 5,
+                        _ => 6,
+                    };
+                    best = Some(PllParams {
+                        divr,
+                        divf,
+                        divq,
+                        filter_range,
+                        achieved_mhz: fout,
+                    });
+                }
+            }
+        }
+    }
+    best
+}
+
+/// How the board clock reaches the design.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClockSource {
+    /// The oscillator drives the design directly.
+    Direct,
+    /// SB_PLL40_PAD: the oscillator pin is the PLL's dedicated pad (iCEBreaker pin 35).
+    PllPad(PllParams),
+    /// SB_PLL40_CORE: the oscillator enters the fabric first (Alchitry Cu, pin P7).
+    PllCore(PllParams),
+    /// Xilinx 7-series MMCME2_BASE + BUFG: (multiplier, input divider, output divider).
+    Mmcm(u32, u32, u32),
+}
+
+/// MMCM settings from a 100 MHz-class input: VCO 600–1200 MHz (speed grade -1), output
+/// closest to `want_mhz` without exceeding it. Returns (M, D, O, achieved MHz).
+pub fn mmcm_params(fin_mhz: f64, want_mhz: f64) -> Option<(u32, u32, u32, f64)> {
+    let mut best: Option<(u32, u32, u32, f64)> = None;
+    for d in 1..=10u32 {
+        for m in 2..=64u32 {
+            let vco = fin_mhz * m as f64 / d as f64;
+            if !(600.0..=1200.0).contains(&vco) {
+                continue;
+            }
+            for o in 1..=128u32 {
+                let f = vco / o as f64;
+                if f <= want_mhz + 1e-9 && best.map_or(true, |b| f > b.3 + 1e-9) {
+                    best = Some((m, d, o, f));
+                }
+            }
+        }
+    }
+    best
+}
+
+#[derive(LogicBlock)]
+pub struct Ice40Pll {
+    pub clock_in: Signal<In, Clock>,
+    pub clock_out: Signal<Out, Clock>,
+    pub locked: Signal<Out, Bit>,
+    source: ClockSource,
+}
+
+impl Ice40Pll {
+    pub fn new(source: ClockSource) -> Self {
+        Self {
+            clock_in: Default::default(),
+            clock_out: Default::default(),
+            locked: Default::default(),
+            source,
+        }
+    }
+}
+
+impl Logic for Ice40Pll {
+    fn update(&mut self) {
+        self.clock_out.next = self.clock_in.val();
+        self.locked.next = true;
+    }
+    fn connect(&mut self) {
+        self.clock_out.connect();
+        self.locked.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let inst = |prim: &str, input: &str, out: &str, p: &PllParams, extra: &str| {
+            format!(
+                "{prim} #(.FEEDBACK_PATH(\"SIMPLE\"),{extra} .DIVR(4'd{}), .DIVF(7'd{}), .DIVQ(3'd{}), .FILTER_RANGE(3'd{})) pll_i (\n  .{input}(clock_in), .{out}(clock_out), .LOCK(locked), .RESETB(1'b1), .BYPASS(1'b0));\n",
+                p.divr, p.divf, p.divq, p.filter_range
+            )
+        };
+        let code = match &self.source {
+            ClockSource::Direct => {
+                "assign clock_out = clock_in;\nassign locked = 1'b1;\n".to_string()
+            }
+            ClockSource::PllPad(p) => inst("SB_PLL40_PAD", "PACKAGEPIN", "PLLOUTGLOBAL", p, ""),
+            ClockSource::PllCore(p) => inst(
+                "SB_PLL40_CORE",
+                "REFERENCECLK",
+                "PLLOUTGLOBAL",
+                p,
+                " .PLLOUT_SELECT(\"GENCLK\"),",
+            ),
+            ClockSource::Mmcm(m, d, o) => format!(
+                "wire clk_fb, clk_unbuf;\nMMCME2_BASE #(.CLKIN1_PERIOD(10.0), .CLKFBOUT_MULT_F({m}), .DIVCLK_DIVIDE({d}), .CLKOUT0_DIVIDE_F({o})) mmcm_i (\n  .CLKIN1(clock_in), .CLKFBIN(clk_fb), .CLKFBOUT(clk_fb), .CLKOUT0(clk_unbuf), .LOCKED(locked), .RST(1'b0), .PWRDWN(1'b0));\nBUFG bufg_i (.I(clk_unbuf), .O(clock_out));\n"
+            ),
+        };
+        // No black-box declaration: yosys' synth_ice40 knows the primitives, and simulators
+        // get the behavioural model from `pll_sim_model`.
+        Verilog::Wrapper(Wrapper {
+            code,
+            cores: String::new(),
+        })
+    }
+}
+
+/// A behavioural stand-in for the PLL primitives so Verilator can simulate a board top: the
+/// output clock is the input clock and the PLL is locked.
+pub fn pll_sim_model() -> &'static str {
+    "// Simulation model: the PLL passes its reference clock through (one clock domain).\n\
+module SB_PLL40_PAD #(parameter FEEDBACK_PATH = \"SIMPLE\", parameter DIVR = 4'd0, parameter DIVF = 7'd0,\n\
+  parameter DIVQ = 3'd0, parameter FILTER_RANGE = 3'd0) (\n\
+  input PACKAGEPIN, output PLLOUTGLOBAL, output LOCK, input RESETB, input BYPASS);\n\
+  assign PLLOUTGLOBAL = PACKAGEPIN;\n  assign LOCK = 1'b1;\n\
+  wire _unused = &{1'b0, RESETB, BYPASS};\nendmodule\n\
+module SB_PLL40_CORE #(parameter FEEDBACK_PATH = \"SIMPLE\", parameter PLLOUT_SELECT = \"GENCLK\",\n\
+  parameter DIVR = 4'd0, parameter DIVF = 7'd0, parameter DIVQ = 3'd0, parameter FILTER_RANGE = 3'd0) (\n\
+  input REFERENCECLK, output PLLOUTGLOBAL, output LOCK, input RESETB, input BYPASS);\n\
+  assign PLLOUTGLOBAL = REFERENCECLK;\n  assign LOCK = 1'b1;\n\
+  wire _unused = &{1'b0, RESETB, BYPASS};\nendmodule\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dividers_meet_the_sysclock_limits_and_the_request() {
+        for want in [20.0, 25.0, 30.0, 33.3, 48.0, 50.0, 60.0, 100.0] {
+            let p = pll_params(12.0, want).unwrap();
+            let pfd = 12.0 / (p.divr as f64 + 1.0);
+            let vco = pfd * (p.divf as f64 + 1.0);
+            assert!((533.0..=1066.0).contains(&vco), "{want}: vco {vco}");
+            assert!((vco / f64::from(1u32 << p.divq) - p.achieved_mhz).abs() < 1e-9);
+            assert!(
+                p.achieved_mhz <= want + 1e-9 && p.achieved_mhz > want * 0.97,
+                "{want}: {p:?}"
+            );
+        }
+        // 12 MHz × 5 / 2 = 30 MHz exactly: VCO 960 MHz, DIVQ 5 (÷32) needs DIVF 79.
+        let p = pll_params(12.0, 30.0).unwrap();
+        assert_eq!(p.achieved_mhz, 30.0);
+        assert!(
+            pll_params(12.0, 5.0).is_none(),
+            "below the PLL's output range"
+        );
+    }
+
+    #[test]
+    fn verilog_instantiates_the_primitive() {
+        let p = pll_params(12.0, 30.0).unwrap();
+        let mut pll = Ice40Pll::new(ClockSource::PllPad(p));
+        pll.connect_all();
+        let v = generate_verilog(&pll);
+        assert!(
+            v.contains("SB_PLL40_PAD") && v.contains(&format!("DIVF(7'd{})", p.divf)),
+            "{v}"
+        );
+    }
+}
+
+// The clock plan is configuration, not hardware: a leaf "block" with no signals, so the
+// derived `Block` of `Ice40Pll` can hold it (derive requires every field to be a block).
+impl Logic for ClockSource {
+    fn update(&mut self) {}
+    fn connect(&mut self) {}
+    fn hdl(&self) -> Verilog {
+        Verilog::Empty
+    }
+}
+
+impl Block for ClockSource {
+    fn connect_all(&mut self) {}
+    fn update_all(&mut self) {}
+    fn has_changed(&self) -> bool {
+        false
+    }
+    fn accept(&self, _name: &str, _probe: &mut dyn Probe) {}
+}

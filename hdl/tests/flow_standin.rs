@@ -1,0 +1,101 @@
+//! The FPGA flow on the echo stand-in: Verilator co-simulation against the rust-hdl
+//! simulation, lint, synthesis tables and a real iCEBreaker bitstream.
+
+use edgeflow_hdl::boards::{board, pcf};
+use edgeflow_hdl::echo_standin::EchoStandIn;
+use edgeflow_hdl::echo_top::EchoBoardTop;
+use edgeflow_hdl::flow::tools::{tool_for_test, NEXTPNR_ICE40, VERILATOR, YOSYS};
+use edgeflow_hdl::flow::{nextpnr, targets, verilator, yosys};
+use edgeflow_hdl::host_stream::run_words;
+
+use rust_hdl::prelude::*;
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn echo_verilog() -> String {
+    let mut e = EchoStandIn::default();
+    e.connect_all();
+    generate_verilog(&e)
+}
+
+#[test]
+fn verilator_matches_rust_hdl_words_and_clocks() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let h = verilator::build(&scratch("echo-verilator"), &echo_verilog()).unwrap();
+    let words: Vec<u16> = (0..500u32)
+        .map(|i| (i.wrapping_mul(40503) >> 3) as u16)
+        .collect();
+    for stall in [0u64, 2, 3, 7] {
+        let mut e = EchoStandIn::default();
+        e.connect_all();
+        let (want, want_clocks) = run_words(&mut e, &words, words.len(), stall, 100_000).unwrap();
+        let got = h.run_batch(&words, words.len(), stall, 100_000).unwrap();
+        assert_eq!(got.words, want, "stall {stall}");
+        assert_eq!(got.clocks, want_clocks, "stall {stall}");
+    }
+    // The live (command by command) mode answers the same.
+    let mut live = h.spawn().unwrap();
+    for chunk in words.chunks(100) {
+        let w = live.send(chunk).unwrap();
+        let back = live.recv(chunk.len()).unwrap();
+        w.join().unwrap().unwrap();
+        let want: Vec<u16> = chunk.iter().map(|x| x.wrapping_add(1)).collect();
+        assert_eq!(back, want);
+    }
+    let (clocks, _) = live.finish().unwrap();
+    assert!(clocks >= words.len() as u64);
+}
+
+#[test]
+fn standin_synthesizes_on_every_target() {
+    if !tool_for_test(YOSYS) {
+        return;
+    }
+    for t in targets::TARGETS {
+        let dir = scratch(&format!("echo-synth-{}", t.name));
+        std::fs::write(dir.join("top.v"), echo_verilog()).unwrap();
+        let r = yosys::synthesize(t, &dir, "top.v", false).unwrap();
+        // 16 data + 1 full flag flip-flops, whatever the family.
+        assert_eq!(
+            r.table.rows[1].used,
+            17.0,
+            "{}: {}",
+            t.name,
+            r.table.to_text()
+        );
+        assert!(r.table.overflows().is_empty());
+    }
+}
+
+#[test]
+fn icebreaker_bitstream_of_the_echo_board_top() {
+    if !tool_for_test(YOSYS) || !tool_for_test(NEXTPNR_ICE40) {
+        return;
+    }
+    let b = board("icebreaker").unwrap();
+    let (src, mhz) = edgeflow_hdl::board_top::clock_source(b, 30.0).unwrap();
+    let cpb = edgeflow_hdl::board_top::clocks_per_bit(mhz, 115_200).unwrap();
+    let mut top = EchoBoardTop::new(EchoStandIn::default(), src, cpb, b.led_active_low);
+    top.connect_all();
+    let dir = scratch("echo-icebreaker");
+    std::fs::write(dir.join("top.v"), generate_verilog(&top)).unwrap();
+    std::fs::write(dir.join("top.pcf"), pcf(b)).unwrap();
+    let t = targets::target(b.target).unwrap();
+    let s = yosys::synthesize(t, &dir, "top.v", true).unwrap();
+    assert!(s.table.overflows().is_empty());
+    let p = nextpnr::place_route_pack("--up5k", "sg48", &dir, mhz, 1).unwrap();
+    assert!(p.fmax_mhz >= 30.0, "Fmax {}", p.fmax_mhz);
+    let bin = std::fs::metadata(dir.join("top.bin")).unwrap().len();
+    assert!(bin > 100_000, "bitstream of {bin} bytes");
+    eprintln!(
+        "echo board top on iCEBreaker: Fmax {:.1} MHz, {:?}",
+        p.fmax_mhz, p.utilisation
+    );
+}

@@ -1,0 +1,215 @@
+//! The host side of the host-link protocol (hdl/PROTOCOL.md) over any word transport: the
+//! serial port to a real board, the Verilator co-simulation and the in-process RTL
+//! simulation all carry the same words, so one implementation of [`Board`] serves them all.
+
+use super::Board;
+use anyhow::{bail, Context, Result};
+use edgeflow_core::{Encoded, Spec, State};
+
+pub const LOAD_STATE: u16 = 0x0001;
+pub const TRAIN: u16 = 0x0002;
+pub const INFER: u16 = 0x0003;
+pub const READ_STATE: u16 = 0x0004;
+pub const ERROR: u16 = 0xEEEE;
+
+/// Moves 16-bit words to and from a device.
+pub trait WordLink {
+    /// Send one command's words (a command goes in one call).
+    fn send(&mut self, words: &[u16]) -> Result<()>;
+    /// Receive exactly `n` words, or fail with a reason (timeout, closed link).
+    fn recv(&mut self, n: usize) -> Result<Vec<u16>>;
+    fn describe(&self) -> String;
+}
+
+/// The words of each command, given the spec both sides were built from.
+pub struct Codec {
+    pub spec: Spec,
+}
+
+fn word(v: i32, what: &str) -> Result<u16> {
+    if !(i16::MIN as i32..=i16::MAX as i32).contains(&v) {
+        bail!("{what} value {v} does not fit the 16-bit host link");
+    }
+    Ok(v as i16 as u16)
+}
+
+impl Codec {
+    pub fn load_state(&self, state: &State) -> Result<Vec<u16>> {
+        state
+            .check_shape(&self.spec)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let mut w = vec![LOAD_STATE];
+        for j in &state.weights {
+            for &v in j {
+                w.push(word(v, "weight")?);
+            }
+        }
+        for j in &state.biases {
+            for &v in j {
+                w.push(word(v, "bias")?);
+            }
+        }
+        Ok(w)
+    }
+
+    fn samples(&self, op: u16, data: &Encoded, labels: bool) -> Result<Vec<u16>> {
+        let n = data.len();
+        if n == 0 || n > 65535 {
+            bail!("a host-link command carries 1 to 65535 samples, got {n}");
+        }
+        if data.inputs_per_sample != self.spec.layers[0] {
+            bail!(
+                "samples have {} inputs, the spec's first layer has {}",
+                data.inputs_per_sample,
+                self.spec.layers[0]
+            );
+        }
+        let mut w = Vec::with_capacity(2 + n * (data.inputs_per_sample + 1));
+        w.push(op);
+        w.push(n as u16);
+        for s in 0..n {
+            for &v in &data.inputs[s * data.inputs_per_sample..(s + 1) * data.inputs_per_sample] {
+                w.push(word(v, "input")?);
+            }
+            if labels {
+                w.push(data.labels[s] as u16);
+            }
+        }
+        Ok(w)
+    }
+
+    pub fn train(&self, data: &Encoded) -> Result<Vec<u16>> {
+        self.samples(TRAIN, data, true)
+    }
+
+    pub fn infer(&self, data: &Encoded) -> Result<Vec<u16>> {
+        self.samples(INFER, data, false)
+    }
+
+    pub fn state_words(&self) -> usize {
+        (0..self.spec.junctions())
+            .map(|j| self.spec.layers[j] * self.spec.fan_out[j] + self.spec.layers[j + 1])
+            .sum()
+    }
+
+    /// A state from READ_STATE's answer (without its trailing acknowledgement).
+    pub fn parse_state(&self, words: &[u16]) -> State {
+        let mut it = words.iter().map(|&w| w as i16 as i32);
+        let l = self.spec.junctions();
+        let weights = (0..l)
+            .map(|j| {
+                it.by_ref()
+                    .take(self.spec.layers[j] * self.spec.fan_out[j])
+                    .collect()
+            })
+            .collect();
+        let biases = (0..l)
+            .map(|j| it.by_ref().take(self.spec.layers[j + 1]).collect())
+            .collect();
+        State { weights, biases }
+    }
+}
+
+fn expect_ack(got: u16, ack: u16, what: &str) -> Result<()> {
+    if got == ERROR {
+        bail!("the device rejected the {what} command (answered 0xEEEE)");
+    }
+    if got != ack {
+        bail!("{what}: expected acknowledgement {ack:#06x}, device sent {got:#06x}");
+    }
+    Ok(())
+}
+
+/// A board reached through the host-link protocol.
+pub struct HostLinkBoard<L: WordLink> {
+    pub link: L,
+    pub codec: Codec,
+    /// Clocks the device reported for its last TRAIN / INFER command.
+    pub last_clocks: Option<u64>,
+}
+
+impl<L: WordLink> HostLinkBoard<L> {
+    pub fn new(spec: &Spec, link: L) -> Self {
+        HostLinkBoard {
+            link,
+            codec: Codec { spec: spec.clone() },
+            last_clocks: None,
+        }
+    }
+}
+
+impl<L: WordLink> Board for HostLinkBoard<L> {
+    fn name(&self) -> String {
+        self.link.describe()
+    }
+    fn load_state(&mut self, state: &State) -> Result<()> {
+        let w = self.codec.load_state(state)?;
+        self.link.send(&w)?;
+        let a = self
+            .link
+            .recv(1)
+            .context("waiting for LOAD_STATE's acknowledgement")?;
+        expect_ack(a[0], 0xA001, "LOAD_STATE")
+    }
+    fn train(&mut self, data: &Encoded) -> Result<()> {
+        let w = self.codec.train(data)?;
+        self.link.send(&w)?;
+        let a = self
+            .link
+            .recv(3)
+            .context("waiting for TRAIN's acknowledgement")?;
+        expect_ack(a[0], 0xA002, "TRAIN")?;
+        self.last_clocks = Some(a[1] as u64 | (a[2] as u64) << 16);
+        Ok(())
+    }
+    fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
+        let w = self.codec.infer(data)?;
+        self.link.send(&w)?;
+        let n = data.len();
+        let a = self
+            .link
+            .recv(n + 3)
+            .context("waiting for INFER's predictions")?;
+        expect_ack(a[n], 0xA003, "INFER")?;
+        self.last_clocks = Some(a[n + 1] as u64 | (a[n + 2] as u64) << 16);
+        Ok(a[..n].iter().map(|&p| p as usize).collect())
+    }
+    fn read_state(&mut self) -> Result<State> {
+        self.link.send(&[READ_STATE])?;
+        let n = self.codec.state_words();
+        let a = self
+            .link
+            .recv(n + 1)
+            .context("waiting for READ_STATE's words")?;
+        expect_ack(a[n], 0xA004, "READ_STATE")?;
+        Ok(self.codec.parse_state(&a[..n]))
+    }
+    fn edge_ops_per_sample(&self) -> u64 {
+        let s = &self.codec.spec;
+        (0..s.junctions())
+            .map(|j| (s.layers[j] * s.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_through_the_words() {
+        let spec = Spec::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/tiny.toml"
+        )))
+        .unwrap();
+        let c = Codec { spec: spec.clone() };
+        let mut s = State::initial(&spec);
+        s.biases[1][2] = -5;
+        let w = c.load_state(&s).unwrap();
+        assert_eq!(w[0], LOAD_STATE);
+        assert_eq!(w.len(), 1 + c.state_words());
+        let back = c.parse_state(&w[1..]);
+        assert_eq!(back.sha256(), s.sha256());
+    }
+}

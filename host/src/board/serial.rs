@@ -1,0 +1,183 @@
+//! The serial transport: host-link words over a UART (8N1, each word low byte first), on a
+//! tty configured raw with termios, or over any byte stream (the RTL simulation of a board
+//! top in the tests).
+
+use super::hostlink::WordLink;
+use anyhow::{bail, Context, Result};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// Words over a byte stream. Reads must return within a short time (a tty with VTIME, or a
+/// simulation that steps until it has bytes) so `recv` can enforce its timeout.
+pub struct ByteStreamLink<S: Read + Write> {
+    pub stream: S,
+    pub name: String,
+    pub timeout: Duration,
+}
+
+impl<S: Read + Write> WordLink for ByteStreamLink<S> {
+    fn send(&mut self, words: &[u16]) -> Result<()> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.stream
+            .write_all(&bytes)
+            .with_context(|| format!("writing to {}", self.name))?;
+        self.stream
+            .flush()
+            .with_context(|| format!("writing to {}", self.name))
+    }
+    fn recv(&mut self, n: usize) -> Result<Vec<u16>> {
+        let mut b = vec![0u8; 2 * n];
+        let mut have = 0;
+        let mut last = Instant::now();
+        while have < b.len() {
+            let k = self
+                .stream
+                .read(&mut b[have..])
+                .with_context(|| format!("reading from {}", self.name))?;
+            if k == 0 {
+                if last.elapsed() > self.timeout {
+                    bail!(
+                        "{}: no answer for {:.0} s ({} of {} bytes received); is the edgeflow bitstream loaded and the baud rate right?",
+                        self.name,
+                        self.timeout.as_secs_f64(),
+                        have,
+                        b.len()
+                    );
+                }
+                continue;
+            }
+            have += k;
+            last = Instant::now();
+        }
+        Ok(b.chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect())
+    }
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+}
+
+fn baud_constant(baud: u32) -> Result<libc::speed_t> {
+    Ok(match baud {
+        9600 => libc::B9600,
+        19200 => libc::B19200,
+        38400 => libc::B38400,
+        57600 => libc::B57600,
+        115200 => libc::B115200,
+        230400 => libc::B230400,
+        460800 => libc::B460800,
+        921600 => libc::B921600,
+        1000000 => libc::B1000000,
+        2000000 => libc::B2000000,
+        3000000 => libc::B3000000,
+        other => bail!("baud rate {other} is not supported; use 115200, 230400, 460800, 921600, 1000000, 2000000 or 3000000"),
+    })
+}
+
+/// Open a tty raw at `baud`, 8N1, no flow control, reads returning after 0.1 s of silence.
+pub fn open_tty(path: &str, baud: u32) -> Result<std::fs::File> {
+    use std::os::unix::io::AsRawFd;
+    let speed = baud_constant(baud)?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open serial port {path} (is the board plugged in, and are you in the dialout group?)"))?;
+    let fd = f.as_raw_fd();
+    // SAFETY: fd is a valid open descriptor for the lifetime of `f`; termios is plain data.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(fd, &mut t) != 0 {
+            bail!(
+                "{path} is not a serial port (tcgetattr failed: {})",
+                std::io::Error::last_os_error()
+            );
+        }
+        libc::cfmakeraw(&mut t);
+        t.c_cflag |= libc::CLOCAL | libc::CREAD;
+        t.c_cflag &= !(libc::CSTOPB | libc::PARENB | libc::CRTSCTS);
+        t.c_iflag &= !(libc::IXON | libc::IXOFF);
+        t.c_cc[libc::VMIN] = 0;
+        t.c_cc[libc::VTIME] = 1;
+        libc::cfsetispeed(&mut t, speed);
+        libc::cfsetospeed(&mut t, speed);
+        if libc::tcsetattr(fd, libc::TCSANOW, &t) != 0 {
+            bail!(
+                "cannot configure {path}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        libc::tcflush(fd, libc::TCIOFLUSH);
+    }
+    Ok(f)
+}
+
+/// `serial:/dev/ttyUSB1` or `serial:/dev/ttyUSB1@1000000`.
+pub fn parse_backend(s: &str) -> Option<(String, u32)> {
+    let rest = s.strip_prefix("serial:")?;
+    match rest.rsplit_once('@') {
+        Some((p, b)) => Some((p.to_string(), b.parse().ok()?)),
+        None => Some((rest.to_string(), DEFAULT_BAUD)),
+    }
+}
+
+pub const DEFAULT_BAUD: u32 = 115_200;
+
+pub fn open(path: &str, baud: u32) -> Result<ByteStreamLink<std::fs::File>> {
+    Ok(ByteStreamLink {
+        stream: open_tty(path, baud)?,
+        name: format!("serial:{path}@{baud}"),
+        timeout: Duration::from_secs(10),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names_parse_and_bad_ports_are_named() {
+        assert_eq!(
+            parse_backend("serial:/dev/ttyUSB1"),
+            Some(("/dev/ttyUSB1".into(), 115200))
+        );
+        assert_eq!(
+            parse_backend("serial:/dev/ttyUSB1@3000000"),
+            Some(("/dev/ttyUSB1".into(), 3_000_000))
+        );
+        assert_eq!(parse_backend("reference"), None);
+        let e = open("/dev/edgeflow-no-such-tty", 115200)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("/dev/edgeflow-no-such-tty"), "{e}");
+        let e = open("/dev/null", 115200).err().unwrap().to_string();
+        assert!(e.contains("not a serial port"), "{e}");
+        assert!(baud_constant(12345).is_err());
+    }
+
+    #[test]
+    fn words_cross_the_simulated_board_uart_through_the_transport() {
+        use edgeflow_hdl::echo_standin::EchoStandIn;
+        use edgeflow_hdl::echo_top::EchoBoardTop;
+        use edgeflow_hdl::ice40_pll::ClockSource;
+        use edgeflow_hdl::uart_sim_port::SimUartPort;
+        let top = EchoBoardTop::new(EchoStandIn::default(), ClockSource::Direct, 6, true);
+        let port = SimUartPort::new(Box::new(top), 6);
+        let mut link = ByteStreamLink {
+            stream: port,
+            name: "sim-uart".into(),
+            timeout: Duration::from_secs(5),
+        };
+        let words: Vec<u16> = vec![0x0001, 0x00FF, 0xFF00, 0x8000, 0x7FFF, 0xFFFF];
+        link.send(&words).unwrap();
+        let back = link.recv(words.len()).unwrap();
+        let want: Vec<u16> = words.iter().map(|w| w.wrapping_add(1)).collect();
+        assert_eq!(back, want);
+        // Nothing more comes: a read for one more word times out with a clear message.
+        link.timeout = Duration::from_millis(50);
+        let e = link.recv(1).unwrap_err().to_string();
+        assert!(e.contains("no answer"), "{e}");
+    }
+}

@@ -1,0 +1,516 @@
+//! `edgeflow verilog | synth | bitstream | deploy | vivado`: the FPGA flow from the command
+//! line. Tool runs land in a work directory; results are printed as tables or `--json`.
+
+use crate::util::{print_json, write_atomic};
+use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_core::Spec;
+use edgeflow_hdl::boards::{board, pcf, xdc, BoardInfo, BOARDS};
+use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
+use edgeflow_hdl::flow::targets::{target, ResourceTable};
+use edgeflow_hdl::flow::tools::OPENFPGALOADER;
+use edgeflow_hdl::flow::{nextpnr, verilator, yosys};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Which design: the spec's network, or a stand-in named by the hidden `--standin` flag.
+pub fn inner(spec: Option<&Path>, standin: Option<&str>) -> Result<Inner> {
+    match (standin, spec) {
+        (Some("echo"), _) => Ok(Inner::Echo),
+        (Some(other), _) => bail!("unknown stand-in '{other}'; available: echo"),
+        (None, Some(p)) => Ok(Inner::Network(Spec::load(p).map_err(|e| anyhow!("{e}"))?)),
+        (None, None) => bail!("--spec SPEC is required"),
+    }
+}
+
+fn spinner(msg: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
+fn work_dir(name: &str) -> Result<tempdir::Dir> {
+    tempdir::Dir::new(name)
+}
+
+/// A scratch directory removed on drop (kept when EDGEFLOW_KEEP_WORK is set).
+mod tempdir {
+    use anyhow::Result;
+    use std::path::{Path, PathBuf};
+    pub struct Dir(PathBuf);
+    impl Dir {
+        pub fn new(name: &str) -> Result<Dir> {
+            let p = std::env::temp_dir().join(format!("edgeflow-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p)?;
+            Ok(Dir(p))
+        }
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            if std::env::var_os("EDGEFLOW_KEEP_WORK").is_none() {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+}
+
+/// Lint warning categories that rust-hdl's generated Verilog triggers by construction, each
+/// with the reason it is waived. Anything else fails `edgeflow verilog`.
+pub const LINT_WAIVERS: &[(&str, &str)] = &[
+    ("DECLFILENAME", "rust-hdl writes every module into one file, named after the top, by design"),
+    (
+        "WIDTH",
+        "rust-hdl sizes integer literals and some operators at 32 bits and relies on assignment truncation; the truncation is exactly Bits<N> wrap-around, and the Verilator co-simulation proves every bit against the reference model",
+    ),
+    ("UNUSEDSIGNAL", "unused bits of sliced buses and constants rust-hdl emits as local signals"),
+    ("UNUSEDPARAM", "rust-hdl emits every Constant as a localparam, used or not"),
+    ("UNDRIVEN", "declared-but-unused outputs of library blocks (e.g. FIFO flags) rust-hdl leaves undriven"),
+    ("PINCONNECTEMPTY", "unconnected optional ports of library blocks"),
+    ("CASEINCOMPLETE", "state machines whose unused encodings fall to the default branch"),
+    ("SYNCASYNCNET", "none expected; listed so a report names it"),
+    ("BLKSEQ", "rust-hdl's simulation-only initial blocks use blocking assignments"),
+    ("VARHIDDEN", "rust-hdl reuses port names as locals in wrapper modules"),
+    ("PROCASSINIT", "rust-hdl sets register power-up values in initial blocks"),
+    ("MULTIDRIVEN", "none expected; listed so a report names it"),
+];
+
+fn lint_report(dir: &Path, file: &str, extra: &[&str]) -> Result<serde_json::Value> {
+    let warnings = verilator::lint(dir, file, extra)?;
+    let mut by_cat: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut unwaived = vec![];
+    for w in &warnings {
+        let cat = w
+            .trim_start_matches('%')
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("Warning-")
+            .to_string();
+        if cat.starts_with("Error") {
+            unwaived.push(w.clone());
+            continue;
+        }
+        if !LINT_WAIVERS.iter().any(|(c, _)| *c == cat) {
+            unwaived.push(w.clone());
+        }
+        *by_cat.entry(cat).or_default() += 1;
+    }
+    let waived: Vec<_> = by_cat
+        .iter()
+        .map(|(c, n)| {
+            let why = LINT_WAIVERS
+                .iter()
+                .find(|(k, _)| k == c)
+                .map(|x| x.1)
+                .unwrap_or("NOT WAIVED");
+            json!({"category": c, "count": n, "reason": why})
+        })
+        .collect();
+    Ok(
+        json!({"file": file, "warnings": warnings.len(), "by_category": waived, "unwaived": unwaived}),
+    )
+}
+
+pub struct VerilogArgs {
+    pub spec: Option<PathBuf>,
+    pub standin: Option<String>,
+    pub board: Option<String>,
+    pub freq: Option<f64>,
+    pub baud: u32,
+    pub out: PathBuf,
+    pub json: bool,
+}
+
+pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
+    let inner = inner(a.spec.as_deref(), a.standin.as_deref())?;
+    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
+    let net_file = a.out.join(format!("{}.v", inner.name()));
+    write_atomic(&net_file, v.as_bytes())?;
+    let mut files = vec![net_file.display().to_string()];
+    let mut report = json!({"design": inner.name()});
+    if let Some(bname) = &a.board {
+        let b = board(bname).map_err(|e| anyhow!(e))?;
+        let mhz = a.freq.unwrap_or(b.default_mhz);
+        let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
+        let top_file = a.out.join(format!("{}_top.v", b.name));
+        write_atomic(&top_file, top.verilog.as_bytes())?;
+        files.push(top_file.display().to_string());
+        let c = a.out.join(if b.target.starts_with("ice40") {
+            format!("{}.pcf", b.name)
+        } else {
+            format!("{}.xdc", b.name)
+        });
+        let text = if b.target.starts_with("ice40") {
+            pcf(b)
+        } else {
+            xdc(b, b.osc_mhz)
+        };
+        write_atomic(&c, text.as_bytes())?;
+        files.push(c.display().to_string());
+        report["board"] = json!({"name": b.name, "clock_mhz": top.mhz, "uart_clocks_per_bit": top.clocks_per_bit, "baud": a.baud});
+    }
+    report["files"] = json!(files);
+    let mut unwaived = 0;
+    if edgeflow_hdl::flow::tools::VERILATOR.available() {
+        let dir = work_dir("lint")?;
+        std::fs::write(dir.path().join("top.v"), &v)?;
+        let l = lint_report(dir.path(), "top.v", &[])?;
+        unwaived = l["unwaived"].as_array().map(|x| x.len()).unwrap_or(0);
+        report["lint"] = l;
+    } else {
+        report["lint"] = json!("verilator not installed (Debian package verilator): lint skipped");
+    }
+    if a.json {
+        print_json(&report);
+    } else {
+        for f in &files {
+            println!("wrote {f}");
+        }
+        if let Some(l) = report["lint"].as_object() {
+            println!("verilator --lint-only -Wall: {} warnings", l["warnings"]);
+            for c in l["by_category"].as_array().into_iter().flatten() {
+                println!(
+                    "  {:<14} {:>5}  waived: {}",
+                    c["category"].as_str().unwrap_or(""),
+                    c["count"],
+                    c["reason"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    if unwaived > 0 {
+        bail!(
+            "verilator lint: {unwaived} warnings outside the documented waivers (see the report)"
+        );
+    }
+    Ok(())
+}
+
+/// The advice when a design does not fit: which junction to shrink.
+fn suggestion(inner: &Inner, resource: &str) -> String {
+    let Inner::Network(spec) = inner else {
+        return "use a larger target".into();
+    };
+    let d = spec.derived();
+    match resource {
+        "DSP" | "LUT" | "FF" => {
+            let j = d
+                .junctions
+                .iter()
+                .max_by_key(|j| j.multipliers_ff + j.multipliers_bp + j.multipliers_up)
+                .unwrap();
+            let m = j.multipliers_ff + j.multipliers_bp + j.multipliers_up;
+            format!(
+                "junction {} uses the most multipliers ({m} of {} with z = {}); try z = {} for it (fewer lanes, {} clocks per pass instead of {})",
+                j.index,
+                d.multipliers,
+                j.z,
+                (j.z / 2).max(1),
+                j.edges / (j.z / 2).max(1),
+                j.clocks
+            )
+        }
+        _ => {
+            let j = d.junctions.iter().max_by_key(|j| j.edges).unwrap();
+            format!("junction {} holds the most weights ({} edges); reduce its fan-out ({}) or the layer sizes", j.index, j.edges, j.fan_out)
+        }
+    }
+}
+
+fn check_fit(inner: &Inner, t: &ResourceTable) -> Result<()> {
+    if let Some(r) = t.overflows().first() {
+        bail!(
+            "the design does not fit {}: {} {} used {} of {} ({:.0}%). Suggestion: {}",
+            t.part,
+            r.resource,
+            r.kind,
+            r.used,
+            r.available,
+            r.percent,
+            suggestion(inner, &r.resource)
+        );
+    }
+    Ok(())
+}
+
+pub fn synth_cmd(
+    spec: Option<&Path>,
+    standin: Option<&str>,
+    tname: &str,
+    json: bool,
+) -> Result<()> {
+    let inner = inner(spec, standin)?;
+    let t = target(tname).map_err(|e| anyhow!(e))?;
+    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
+    let dir = work_dir("synth")?;
+    std::fs::write(dir.path().join("top.v"), &v)?;
+    let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
+    let r = yosys::synthesize(t, dir.path(), "top.v", false);
+    pb.finish_and_clear();
+    let r = r?;
+    if json {
+        print_json(
+            &json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
+            "fits": r.table.overflows().is_empty()}),
+        );
+    } else {
+        println!(
+            "{} on {} (yosys {}, {:.1} s)",
+            inner.name(),
+            t.name,
+            t.synth,
+            r.seconds
+        );
+        print!("{}", r.table.to_text());
+    }
+    check_fit(&inner, &r.table)
+}
+
+pub struct BitstreamArgs {
+    pub spec: Option<PathBuf>,
+    pub standin: Option<String>,
+    pub board: String,
+    pub out: PathBuf,
+    pub freq: Option<f64>,
+    pub baud: u32,
+    pub seed: u32,
+    pub json: bool,
+}
+
+fn ice40_device(b: &BoardInfo) -> (&'static str, &'static str) {
+    match b.target {
+        "ice40-up5k" => ("--up5k", "sg48"),
+        _ => ("--hx8k", "cb132"),
+    }
+}
+
+pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
+    let inner = inner(a.spec.as_deref(), a.standin.as_deref())?;
+    let b = board(&a.board).map_err(|e| anyhow!(e))?;
+    if !b.target.starts_with("ice40") {
+        bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
+    }
+    let t = target(b.target).map_err(|e| anyhow!(e))?;
+    let mhz = a.freq.unwrap_or(b.default_mhz);
+    let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
+    let dir = work_dir("bitstream")?;
+    std::fs::write(dir.path().join("top.v"), &top.verilog)?;
+    std::fs::write(dir.path().join("top.pcf"), pcf(b))?;
+    let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
+    let s = yosys::synthesize(t, dir.path(), "top.v", true);
+    pb.finish_and_clear();
+    let s = s?;
+    check_fit(&inner, &s.table)?;
+    let pb = spinner(&format!("nextpnr-ice40 at {:.2} MHz, icepack", top.mhz));
+    let (dev, pkg) = ice40_device(b);
+    let p = nextpnr::place_route_pack(dev, pkg, dir.path(), top.mhz, a.seed);
+    pb.finish_and_clear();
+    let p = p?;
+    let name = format!("{}-{}", inner.name(), b.name);
+    let bin = a.out.join(format!("{name}.bin"));
+    write_atomic(&bin, &std::fs::read(dir.path().join("top.bin"))?)?;
+    for (f, to) in [
+        ("top.v", format!("{name}_top.v")),
+        ("top.pcf", format!("{name}.pcf")),
+        ("report.json", format!("{name}-nextpnr-report.json")),
+    ] {
+        write_atomic(&a.out.join(to), &std::fs::read(dir.path().join(f))?)?;
+    }
+    let (cycle, samples_s) = match &inner {
+        Inner::Network(spec) => {
+            let c = spec.derived().block_cycle_clocks as f64;
+            (Some(c), Some(top.mhz * 1e6 / c))
+        }
+        Inner::Echo => (None, None),
+    };
+    let uart_samples_s = match &inner {
+        Inner::Network(spec) => Some(a.baud as f64 / (20.0 * (spec.layers[0] + 1) as f64)),
+        Inner::Echo => None,
+    };
+    let met = p.fmax_mhz >= top.mhz;
+    let report = json!({
+        "design": inner.name(), "board": b.name, "bitstream": bin.display().to_string(),
+        "clock_mhz": top.mhz, "fmax_mhz": p.fmax_mhz, "timing_met": met,
+        "resources": s.table, "nextpnr_utilisation": p.utilisation,
+        "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
+        "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
+        "seconds": {"yosys": s.seconds, "nextpnr_icepack": p.seconds},
+    });
+    if a.json {
+        print_json(&report);
+    } else {
+        println!("wrote {}", bin.display());
+        print!("{}", s.table.to_text());
+        println!(
+            "clock {:.2} MHz, nextpnr Fmax {:.2} MHz ({})",
+            top.mhz,
+            p.fmax_mhz,
+            if met { "met" } else { "NOT met" }
+        );
+        if let (Some(c), Some(sps)) = (cycle, samples_s) {
+            println!(
+                "training: {c} clocks per sample → {sps:.0} samples/s at {:.2} MHz",
+                top.mhz
+            );
+        }
+        if let Some(u) = uart_samples_s {
+            println!("UART at {} baud carries at most {u:.0} samples/s", a.baud);
+        }
+    }
+    if !met {
+        bail!(
+            "timing not met: Fmax {:.2} MHz < {:.2} MHz; try --freq {:.0}",
+            p.fmax_mhz,
+            top.mhz,
+            p.fmax_mhz.floor()
+        );
+    }
+    Ok(())
+}
+
+/// USB devices present, as `vvvv:pppp` ids, from sysfs.
+fn usb_ids() -> Vec<String> {
+    let mut ids = vec![];
+    if let Ok(rd) = std::fs::read_dir("/sys/bus/usb/devices") {
+        for e in rd.flatten() {
+            let r = |f: &str| {
+                std::fs::read_to_string(e.path().join(f))
+                    .ok()
+                    .map(|s| s.trim().to_string())
+            };
+            if let (Some(v), Some(p)) = (r("idVendor"), r("idProduct")) {
+                ids.push(format!("{v}:{p}"));
+            }
+        }
+    }
+    ids
+}
+
+pub fn deploy_cmd(
+    bname: &str,
+    bitstream: &Path,
+    dry_run: bool,
+    flash: bool,
+    json: bool,
+) -> Result<()> {
+    let b = board(bname).map_err(|e| anyhow!(e))?;
+    if !bitstream.is_file() {
+        bail!(
+            "bitstream {} does not exist; build one with `edgeflow bitstream --board {}`",
+            bitstream.display(),
+            b.name
+        );
+    }
+    let mut args = vec!["-b".to_string(), b.loader_board.to_string()];
+    if flash {
+        args.push("-f".into());
+    }
+    args.push(bitstream.display().to_string());
+    let cmd = format!("openFPGALoader {}", args.join(" "));
+    if dry_run {
+        if json {
+            print_json(&json!({"board": b.name, "command": cmd, "dry_run": true}));
+        } else {
+            println!("would run: {cmd}");
+        }
+        return Ok(());
+    }
+    OPENFPGALOADER.require()?;
+    if !usb_ids().iter().any(|id| id == b.usb_id) {
+        bail!(
+            "no {} attached: looked for its FTDI USB bridge {} (FT2232H) in /sys/bus/usb/devices and found none; plug the board in (and check the cable and udev permissions), or use --dry-run to see the command ({cmd})",
+            b.name,
+            b.usb_id
+        );
+    }
+    let pb = spinner(&format!("{cmd}"));
+    let out = std::process::Command::new(OPENFPGALOADER.program)
+        .args(&args)
+        .output()
+        .context("cannot start openFPGALoader")?;
+    pb.finish_and_clear();
+    if !out.status.success() {
+        bail!(
+            "{cmd} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    if json {
+        print_json(&json!({"board": b.name, "command": cmd, "loaded": true}));
+    } else {
+        println!("loaded {} onto the {}", bitstream.display(), b.name);
+    }
+    Ok(())
+}
+
+pub fn vivado_cmd(
+    spec: Option<&Path>,
+    standin: Option<&str>,
+    bname: &str,
+    out: &Path,
+    freq: Option<f64>,
+    baud: u32,
+    json: bool,
+) -> Result<()> {
+    let inner = inner(spec, standin)?;
+    let b = board(bname).map_err(|e| anyhow!(e))?;
+    if b.target != "xc7a100t" {
+        let x: Vec<_> = BOARDS
+            .iter()
+            .filter(|b| b.target == "xc7a100t")
+            .map(|b| b.name)
+            .collect();
+        bail!("the Vivado export is for Xilinx boards ({}); {} is an iCE40 board: use `edgeflow bitstream`", x.join(", "), b.name);
+    }
+    let mhz = freq.unwrap_or(b.default_mhz);
+    let top = board_top_verilog(&inner, b, mhz, baud).map_err(|e| anyhow!(e))?;
+    let name = format!("{}-{}", inner.name(), b.name);
+    write_atomic(&out.join("top.v"), top.verilog.as_bytes())?;
+    write_atomic(
+        &out.join(format!("{}.xdc", b.name)),
+        xdc(b, b.osc_mhz).as_bytes(),
+    )?;
+    let tcl = format!(
+        "# Vivado batch build for {name} (written by edgeflow). Run: vivado -mode batch -source build.tcl\n\
+# The design runs at {:.3} MHz from the board's {} MHz oscillator through an MMCM.\n\
+set here [file dirname [file normalize [info script]]]\n\
+create_project -force {name} $here/vivado -part xc7a100tcsg324-1\n\
+add_files -norecurse $here/top.v\n\
+add_files -fileset constrs_1 -norecurse $here/{}.xdc\n\
+set_property top top [current_fileset]\n\
+launch_runs synth_1 -jobs 4\nwait_on_run synth_1\n\
+launch_runs impl_1 -to_step write_bitstream -jobs 4\nwait_on_run impl_1\n\
+open_run impl_1\n\
+report_utilization -file $here/utilization.rpt\n\
+report_timing_summary -file $here/timing.rpt\n\
+file copy -force $here/vivado/{name}.runs/impl_1/top.bit $here/{name}.bit\n\
+puts \"edgeflow: wrote $here/{name}.bit\"\n",
+        top.mhz,
+        b.osc_mhz,
+        b.name
+    );
+    write_atomic(&out.join("build.tcl"), tcl.as_bytes())?;
+    let files = [
+        "top.v".to_string(),
+        format!("{}.xdc", b.name),
+        "build.tcl".into(),
+    ];
+    if json {
+        print_json(
+            &json!({"design": inner.name(), "board": b.name, "clock_mhz": top.mhz, "dir": out.display().to_string(), "files": files}),
+        );
+    } else {
+        println!("wrote a Vivado project script to {} ({}); build with: cd {} && vivado -mode batch -source build.tcl", out.display(), files.join(", "), out.display());
+        println!(
+            "the design runs at {:.3} MHz (MMCM from {} MHz)",
+            top.mhz, b.osc_mhz
+        );
+    }
+    Ok(())
+}
