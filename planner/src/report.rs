@@ -499,6 +499,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn permute_over_too_many_distinct_boards_is_a_clear_error() {
+        let spec = Spec::from_toml_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/mnist-large.toml"
+            ))
+            .unwrap(),
+            "mnist-large",
+        )
+        .unwrap();
+        let boards = crate::instances::mixed_boards(24);
+        let e = plan(&spec, "x", &boards, true).unwrap_err();
+        assert!(
+            e.contains("--permute") && e.contains("drop --permute"),
+            "{e}"
+        );
+        // The same boards in chain order plan fine.
+        assert!(plan(&spec, "x", &boards, false).is_ok());
+    }
+
+    #[test]
+    fn permute_never_loses_to_the_chain_order() {
+        let spec = Spec::from_toml_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/mnist-large.toml"
+            ))
+            .unwrap(),
+            "mnist-large",
+        )
+        .unwrap();
+        let boards = Board::resolve_list(
+            "icebreaker,nexys4-ddr,alchitry-cu,opencl-device,nexys4-ddr,opencl-device",
+        )
+        .unwrap();
+        let chain = plan(&spec, "x", &boards, false).unwrap();
+        let any = plan(&spec, "x", &boards, true).unwrap();
+        assert!(any.figures.period_ps <= chain.figures.period_ps);
+    }
+
+    #[test]
     fn equal_groups_split_evenly() {
         assert_eq!(equal_groups(5, 2), vec![(0, 2), (3, 4)]);
         assert_eq!(equal_groups(2, 4), vec![(0, 0), (1, 1)]);
