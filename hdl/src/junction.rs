@@ -209,6 +209,11 @@ impl Junction {
         &self._p
     }
 
+    /// Number of groups of the previous junction (its FF write ports into this one).
+    pub fn prev_groups(&self) -> usize {
+        self.lw_en.len()
+    }
+
     fn restart_pointers(&mut self) {
         let p = &self._p;
         let s = &mut self._s;
@@ -307,7 +312,11 @@ impl Junction {
         let (waddr, baddr) = if h_sel {
             (h_addr, h_addr)
         } else if adv && !last {
-            (k + 1, nrow)
+            // Past the end of the pass the RAMs read row 0, as the Verilog does.
+            (
+                if k + 1 < p.clocks { k + 1 } else { 0 },
+                if nrow < p.bias_rows() { nrow } else { 0 },
+            )
         } else {
             (0, 0)
         };
