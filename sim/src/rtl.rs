@@ -590,10 +590,23 @@ endmodule
                 got.len()
             ));
         }
-        if let Ok(v) = u16::from_str_radix(t, 16) {
-            got.push(v);
+        if t.len() == 4
+            && t.chars()
+                .all(|c| c.is_ascii_hexdigit() || "xXzZ".contains(c))
+        {
+            match u16::from_str_radix(t, 16) {
+                Ok(v) => got.push(v),
+                Err(_) => {
+                    return Err(format!(
+                        "the Verilog answered an undefined word ({t}) after {} words",
+                        got.len()
+                    ))
+                }
+            }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var("EDGEFLOW_KEEP_IVERILOG").is_err() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(Some(got))
 }
