@@ -6,6 +6,8 @@ mod board;
 mod chart;
 mod flow_cmd;
 mod model;
+mod multiboard;
+mod multiboard_opencl;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
@@ -69,8 +71,16 @@ enum Cmd {
     /// Example: edgeflow train --spec specs/digits.toml --epochs 30 --out digits.model --plot curve.svg
     Train {
         /// Spec file (TOML).
-        #[arg(long)]
-        spec: PathBuf,
+        #[arg(long, required_unless_present = "plan")]
+        spec: Option<PathBuf>,
+        /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
+        /// spec comes from the plan. Backends: reference (one thread per board), opencl, rtl.
+        #[arg(long, conflicts_with = "spec")]
+        plan: Option<PathBuf>,
+        /// With --plan: also train the reference model with the plan's staleness on the same
+        /// samples and fail unless every weight and bias is identical.
+        #[arg(long, requires = "plan")]
+        verify: bool,
         /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file.
         #[arg(long, default_value = "digits")]
         data: String,
@@ -374,6 +384,32 @@ fn dispatch(cli: Cli) -> Result<()> {
         }) => spec_cmd::pattern(&spec, junction, json),
         Some(Cmd::Train {
             spec,
+            plan: Some(plan),
+            verify,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }) => {
+            let _ = (spec, plot);
+            plan_cmd::train_plan(
+                &plan,
+                &data,
+                label_column,
+                epochs,
+                &backend,
+                out.as_deref(),
+                json,
+                verify,
+            )
+        }
+        Some(Cmd::Train {
+            spec,
+            plan: None,
+            verify: _,
             data,
             label_column,
             epochs,
@@ -382,7 +418,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             plot,
             json,
         }) => train::train_cmd(train::TrainArgs {
-            spec,
+            spec: spec.expect("clap requires --spec without --plan"),
             data,
             label_column,
             epochs,

@@ -352,9 +352,13 @@ pub fn diagnose(net: &Net, boards: &[Board]) -> String {
     for (i, what) in ["block RAM bits", "block RAMs"].iter().enumerate() {
         if need[i] > have[i] {
             return format!(
-                "the network needs at least {} {what} in all, the {} boards offer {}, {} short; add boards",
+                "the network needs at least {} {what} in all, {} {}, {} short; add boards",
                 need[i],
-                boards.len(),
+                if boards.len() == 1 {
+                    format!("the board ({}) offers", boards[0].name)
+                } else {
+                    format!("the {} boards offer", boards.len())
+                },
                 have[i],
                 need[i] - have[i]
             );
@@ -493,6 +497,47 @@ impl PlanFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permute_over_too_many_distinct_boards_is_a_clear_error() {
+        let spec = Spec::from_toml_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/mnist-large.toml"
+            ))
+            .unwrap(),
+            "mnist-large",
+        )
+        .unwrap();
+        let boards = crate::instances::mixed_boards(24);
+        let e = plan(&spec, "x", &boards, true).unwrap_err();
+        assert!(
+            e.contains("--permute") && e.contains("drop --permute"),
+            "{e}"
+        );
+        // The same boards in chain order plan fine.
+        assert!(plan(&spec, "x", &boards, false).is_ok());
+    }
+
+    #[test]
+    fn permute_never_loses_to_the_chain_order() {
+        let spec = Spec::from_toml_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/mnist-large.toml"
+            ))
+            .unwrap(),
+            "mnist-large",
+        )
+        .unwrap();
+        let boards = Board::resolve_list(
+            "icebreaker,nexys4-ddr,alchitry-cu,opencl-device,nexys4-ddr,opencl-device",
+        )
+        .unwrap();
+        let chain = plan(&spec, "x", &boards, false).unwrap();
+        let any = plan(&spec, "x", &boards, true).unwrap();
+        assert!(any.figures.period_ps <= chain.figures.period_ps);
+    }
 
     #[test]
     fn equal_groups_split_evenly() {
