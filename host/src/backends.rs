@@ -4,7 +4,7 @@ use crate::board::{reference::ReferenceBoard, Board};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 
-pub const BACKENDS: &str = "reference, float, opencl[:DEVICE], verilator, serial:/dev/ttyUSBn[@BAUD]";
+pub const BACKENDS: &str = "reference, float, opencl[:DEVICE], rtl, verilator, serial:/dev/ttyUSBn[@BAUD]";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
@@ -13,6 +13,7 @@ pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
         b if b.starts_with("opencl:") => {
             Ok(Box::new(crate::board::opencl::OpenClBoard::new(spec, spec.default_staleness(), Some(&b[7..]))?))
         }
+        "rtl" => Ok(Box::new(crate::board::rtl::RtlBoard::new(spec)?)),
         "verilator" => Ok(Box::new(crate::board::verilator::open(spec)?)),
         s if s.starts_with("serial:") => {
             let (port, baud) = crate::board::serial::parse_backend(s).ok_or_else(|| {

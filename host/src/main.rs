@@ -7,6 +7,7 @@ mod model;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
+mod sim_cmd;
 mod spec_cmd;
 mod train;
 mod util;
@@ -136,6 +137,27 @@ enum Cmd {
         /// Write the predictions here instead of standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
+    },
+    /// Simulate the RTL network (rust-hdl) against the reference model: load the spec's
+    /// initial weights, train N samples, infer them, read everything back and compare.
+    ///
+    /// Example: edgeflow sim --spec specs/tiny.toml --samples 32 --vcd tiny.vcd --json
+    Sim {
+        /// Spec file (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Training samples (one TRAIN stream), then inferred.
+        #[arg(long, default_value_t = 16)]
+        samples: usize,
+        /// `digits`, a CSV file, an MNIST file, or `random` (default: digits when the spec
+        /// takes 64 inputs, random samples otherwise).
+        #[arg(long)]
+        data: Option<String>,
+        /// Write every signal's waveform to this VCD file.
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     Devices {
@@ -295,6 +317,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
         Some(Cmd::Kernels { cmd: KernelsCmd::Build { device, out, json } }) => {
             opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json)
+        }
+        Some(Cmd::Sim { spec, samples, data, vcd, json }) => {
+            sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json)
         }
         Some(Cmd::Verilog {
             spec,

@@ -3,6 +3,7 @@
 
 pub mod float;
 pub mod reference;
+pub mod rtl;
 
 pub use float::FloatReference;
 pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};

@@ -6,6 +6,7 @@
 pub mod hostlink;
 pub mod opencl;
 pub mod reference;
+pub mod rtl;
 pub mod serial;
 pub mod verilator;
 

@@ -1,0 +1,181 @@
+//! Fixed-point multiply-round-saturate: the one arithmetic primitive of every lane.
+//!
+//! The Rust functions here are what the blocks' simulation models execute; the Verilog
+//! functions are what their generated modules contain. Both follow `edgeflow_core::fixed`
+//! step by step (exact 32-bit product, add `2^(frac-1)`, arithmetic shift, saturate).
+
+use edgeflow_core::fixed::Format;
+use rust_hdl::core::prelude::*;
+
+#[inline(always)]
+pub fn s16(b: Bits<16>) -> i32 {
+    b.to_u16() as i16 as i32
+}
+
+#[inline(always)]
+pub fn b16(x: i32) -> Bits<16> {
+    Bits::<16>::from((x as u16) as u64)
+}
+
+#[inline(always)]
+pub fn s32(b: Bits<32>) -> i64 {
+    b.to_u32() as i32 as i64
+}
+
+#[inline(always)]
+pub fn b32(x: i64) -> Bits<32> {
+    Bits::<32>::from((x as i32 as u32) as u64)
+}
+
+#[inline(always)]
+pub fn sat(f: Format, x: i64) -> i32 {
+    x.clamp(f.min() as i64, f.max() as i64) as i32
+}
+
+#[inline(always)]
+pub fn round_shift(x: i64, s: u32) -> i64 {
+    if s == 0 {
+        x
+    } else {
+        (x + (1i64 << (s - 1))) >> s
+    }
+}
+
+#[inline(always)]
+pub fn mul(f: Format, a: i32, b: i32) -> i32 {
+    sat(f, round_shift(a as i64 * b as i64, f.frac_bits))
+}
+
+/// Verilog functions shared by every module that computes: `mul_rs` (multiply, round,
+/// saturate), `sat32` (saturate a 32-bit sum), `eta` (learning-rate shift with rounding).
+pub fn verilog_functions(f: Format, shift: u32) -> String {
+    let round = if f.frac_bits == 0 {
+        "0".to_string()
+    } else {
+        format!("(32'sd1 <<< {})", f.frac_bits - 1)
+    };
+    let eround = if shift == 0 {
+        "0".to_string()
+    } else {
+        format!("(32'sd1 <<< {})", shift - 1)
+    };
+    format!(
+        "
+function signed [15:0] sat32;
+    input signed [31:0] x;
+    begin
+        if (x > {max}) sat32 = {max};
+        else if (x < -{neg}) sat32 = -{neg};
+        else sat32 = x[15:0];
+    end
+endfunction
+
+function signed [15:0] mul_rs;
+    input signed [15:0] a;
+    input signed [15:0] b;
+    reg signed [31:0] p;
+    reg signed [32:0] q;
+    begin
+        p = a * b;
+        q = ($signed({{p[31], p}}) + {round}) >>> {frac};
+        if (q > {max}) mul_rs = {max};
+        else if (q < -{neg}) mul_rs = -{neg};
+        else mul_rs = q[15:0];
+    end
+endfunction
+
+function signed [15:0] eta;
+    input signed [15:0] x;
+    reg signed [31:0] q;
+    begin
+        q = ($signed({{{{16{{x[15]}}}}, x}}) + {eround}) >>> {shift};
+        eta = q[15:0];
+    end
+endfunction
+",
+        max = f.max(),
+        neg = -(f.min() as i64),
+        round = round,
+        frac = f.frac_bits,
+        eround = eround,
+        shift = shift,
+    )
+}
+
+/// One multiply-round-saturate unit (combinational), the lane primitive as its own block.
+#[derive(LogicBlock)]
+pub struct MulRoundSat {
+    pub a: Signal<In, Bits<16>>,
+    pub b: Signal<In, Bits<16>>,
+    pub y: Signal<Out, Bits<16>>,
+    _f: Format,
+}
+
+impl MulRoundSat {
+    pub fn new(f: Format) -> Self {
+        MulRoundSat {
+            a: Default::default(),
+            b: Default::default(),
+            y: Default::default(),
+            _f: f,
+        }
+    }
+}
+
+impl Logic for MulRoundSat {
+    fn update(&mut self) {
+        self.y.next = b16(mul(self._f, s16(self.a.val()), s16(self.b.val())));
+    }
+    fn connect(&mut self) {
+        self.y.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "{}\nalways @(*) y = mul_rs(a, b);\n",
+            verilog_functions(self._f, 0)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::settle;
+
+    #[test]
+    fn mul_round_sat_matches_the_contract() {
+        for f in [
+            Format::new(2, 7),
+            Format::new(3, 12),
+            Format::new(0, 5),
+            Format::new(1, 0),
+        ] {
+            let mut m = MulRoundSat::new(f);
+            m.connect_all();
+            let mut r = edgeflow_core::rng::SplitMix64::new(5);
+            for i in 0..4000 {
+                let (a, b) = if i < 16 {
+                    (
+                        [f.min(), f.max(), 0, -1][i % 4],
+                        [f.min(), f.max(), 1, -1][i / 4],
+                    )
+                } else {
+                    let span = (f.max() - f.min() + 1) as usize;
+                    (
+                        f.min() + r.below(span) as i32,
+                        f.min() + r.below(span) as i32,
+                    )
+                };
+                m.a.next = b16(a);
+                m.b.next = b16(b);
+                settle(&mut m);
+                assert_eq!(s16(m.y.val()), f.mul(a, b), "{a} * {b} in {f:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn mul_round_sat_verilog_is_clean() {
+        crate::testing::yosys_check(&MulRoundSat::new(Format::new(2, 7)), "mul_round_sat");
+    }
+}

@@ -1,0 +1,104 @@
+//! Everything a block needs to know about its junction, derived once from the spec at run time.
+
+use edgeflow_core::fixed::{Activation, ActivationTable, Format};
+use edgeflow_core::{JunctionPattern, Spec};
+
+/// Parameters of junction `j` (0-based) of a network.
+#[derive(Clone, Debug)]
+pub struct JunctionParams {
+    pub j: usize,
+    pub junctions: usize,
+    pub left: usize,
+    pub right: usize,
+    pub fan_in: usize,
+    pub z: usize,
+    /// `C_j`: clocks of one pass over the edges.
+    pub clocks: usize,
+    /// Right neurons finished per clock (`z / fi` when `z ≥ fi`, else 1).
+    pub groups: usize,
+    /// Lanes per right neuron in one clock (`min(z, fi)`).
+    pub lanes_per_group: usize,
+    /// Clocks per right neuron (`fi / z` when `z < fi`, else 1).
+    pub clocks_per_neuron: usize,
+    /// Rows of each left bank (`N_left / z`), the in-sweep clock count.
+    pub rows_per_bank: usize,
+    /// Rotating copies of the left activations (`2L - 2j + 1`, j 0-based; the input layer
+    /// has one more so the host can stream a sample one block cycle ahead).
+    pub act_copies: usize,
+    /// Copy distance from the sample FF reads to the one UP reads.
+    pub up_offset: usize,
+    /// Rotating copies of the left σ′ (`2L - 2j + 2`, only for hidden left layers).
+    pub sp_copies: usize,
+    pub format: Format,
+    pub shift: u32,
+    /// Activation of the right layer (the output layer is sigmoid).
+    pub right_act: Activation,
+    /// Activation of the left layer (its σ′ gates the deltas this junction back-propagates into).
+    pub left_act: Activation,
+    pub table: ActivationTable,
+    pub pattern: JunctionPattern,
+}
+
+impl JunctionParams {
+    pub fn new(spec: &Spec, j: usize) -> JunctionParams {
+        let pattern = JunctionPattern::generate(spec, j);
+        let l = spec.junctions();
+        let fi = pattern.fan_in;
+        let z = pattern.z;
+        let format = spec.format();
+        JunctionParams {
+            j,
+            junctions: l,
+            left: pattern.left,
+            right: pattern.right,
+            fan_in: fi,
+            z,
+            clocks: pattern.clocks(),
+            groups: if z >= fi { z / fi } else { 1 },
+            lanes_per_group: z.min(fi),
+            clocks_per_neuron: if z < fi { fi / z } else { 1 },
+            rows_per_bank: pattern.left / z,
+            act_copies: 2 * l - 2 * j + 1 + (j == 0) as usize,
+            up_offset: 2 * l - 2 * j + 1 + (j == 0) as usize - (2 * l - 1 - 2 * j),
+            sp_copies: 2 * l - 2 * j + 2,
+            format,
+            shift: spec.learning_rate_shift,
+            right_act: if j + 1 == l {
+                Activation::Sigmoid
+            } else {
+                spec.activation
+            },
+            left_act: spec.activation,
+            table: ActivationTable::sigmoid(format),
+            pattern,
+        }
+    }
+
+    pub fn is_first(&self) -> bool {
+        self.j == 0
+    }
+
+    pub fn is_last(&self) -> bool {
+        self.j + 1 == self.junctions
+    }
+
+    /// Right-neuron groups of the previous junction, which writes this junction's left layer.
+    pub fn bias_rows(&self) -> usize {
+        self.right / self.groups
+    }
+
+    /// Left neuron reached by lane `l` in sweep `s`, in-sweep clock `r` (the interleaver).
+    pub fn left_of(&self, s: usize, l: usize, r: usize) -> usize {
+        self.z * self.pattern.row(s, l, r) + self.pattern.bank[s][l]
+    }
+}
+
+/// Block-cycle length of a network: the longest junction pass, at least 2 clocks so a
+/// weight written back in one block cycle is never read back in the same clock edge.
+pub fn block_cycle_clocks(spec: &Spec) -> usize {
+    let c = (0..spec.junctions())
+        .map(|j| spec.layers[j] * spec.fan_out[j] / spec.z[j])
+        .max()
+        .unwrap_or(1);
+    c.max(2)
+}

@@ -1,0 +1,57 @@
+//! The RTL simulation as a board: the rust-hdl network built from the spec, driven through
+//! its host link exactly as a real board would be.
+
+use super::Board;
+use anyhow::{anyhow, Result};
+use edgeflow_core::{Encoded, Spec, State};
+use edgeflow_sim::rtl::RtlSim;
+
+pub struct RtlBoard {
+    pub sim: RtlSim,
+}
+
+impl RtlBoard {
+    pub fn new(spec: &Spec) -> Result<Self> {
+        let mut sim = RtlSim::new(spec, None).map_err(|e| anyhow!(e))?;
+        sim.load_state(&State::initial(spec))
+            .map_err(|e| anyhow!(e))?;
+        Ok(RtlBoard { sim })
+    }
+}
+
+impl Board for RtlBoard {
+    fn name(&self) -> String {
+        "rtl".into()
+    }
+    fn load_state(&mut self, state: &State) -> Result<()> {
+        self.sim.load_state(state).map_err(|e| anyhow!(e))
+    }
+    fn train(&mut self, data: &Encoded) -> Result<()> {
+        self.sim.train(data).map(|_| ()).map_err(|e| anyhow!(e))
+    }
+    fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
+        let mut out = Vec::with_capacity(data.len());
+        // One INFER command carries at most 65535 samples.
+        for start in (0..data.len()).step_by(65535) {
+            let idx: Vec<usize> = (start..data.len().min(start + 65535)).collect();
+            out.extend(
+                self.sim
+                    .infer(&data.select(&idx))
+                    .map_err(|e| anyhow!(e))?
+                    .0,
+            );
+        }
+        Ok(out)
+    }
+    fn read_state(&mut self) -> Result<State> {
+        self.sim.read_state().map_err(|e| anyhow!(e))
+    }
+    fn edge_ops_per_sample(&self) -> u64 {
+        (0..self.sim.spec.junctions())
+            .map(|j| {
+                (self.sim.spec.layers[j] * self.sim.spec.fan_out[j]) as u64
+                    * if j > 0 { 3 } else { 2 }
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,107 @@
+//! `edgeflow sim`: the RTL network in simulation against the reference model.
+
+use crate::util::print_json;
+use anyhow::{bail, Context, Result};
+use edgeflow_core::{Dataset, Spec};
+use edgeflow_sim::rtl::{check, random_data};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::path::Path;
+
+pub fn sim_cmd(
+    spec: &Path,
+    samples: usize,
+    data: Option<&str>,
+    vcd: Option<&Path>,
+    json_out: bool,
+) -> Result<()> {
+    let spec = Spec::load(spec)?;
+    if samples == 0 || samples > 65535 {
+        bail!("--samples = {samples}: must be between 1 and 65535 (one TRAIN command of the host link)");
+    }
+    let data = match data {
+        Some("random") => random_data(&spec, samples, 1),
+        Some(d) => {
+            let ds = Dataset::load(d, None)?;
+            if ds.len() < samples {
+                bail!(
+                    "--data {d} has {} samples, --samples asks for {samples}",
+                    ds.len()
+                );
+            }
+            let idx: Vec<usize> = (0..samples).collect();
+            ds.encode(&spec, &idx)
+                .with_context(|| format!("--data {d} does not fit spec '{}'", spec.name))?
+        }
+        None => {
+            // The bundled digits when the spec takes 8x8 images, random samples otherwise.
+            match Dataset::digits().ok().and_then(|ds| {
+                ds.encode(&spec, &(0..samples.min(ds.len())).collect::<Vec<_>>())
+                    .ok()
+            }) {
+                Some(d) if d.len() == samples => d,
+                _ => random_data(&spec, samples, 1),
+            }
+        }
+    };
+    let bar = ProgressBar::new_spinner();
+    if !json_out {
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
+        bar.set_message(format!(
+            "simulating '{}': load, train {samples}, infer, read back",
+            spec.name
+        ));
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    }
+    let rep = check(&spec, &data, vcd).map_err(|e| anyhow::anyhow!(e))?;
+    bar.finish_and_clear();
+    if json_out {
+        print_json(&json!({
+            "spec": spec.name,
+            "bit_exact": rep.bit_exact,
+            "first_difference": rep.first_difference,
+            "samples": rep.samples,
+            "clocks": rep.clocks,
+            "train_clocks": rep.train_clocks,
+            "infer_clocks": rep.infer_clocks,
+            "clocks_per_sample": rep.train_steady_clocks_per_sample,
+            "infer_clocks_per_sample": rep.infer_steady_clocks_per_sample,
+            "block_cycle_clocks": rep.block_cycle_clocks,
+            "state_sha256": rep.state_sha256,
+            "sim_clocks_per_second": rep.sim_clocks_per_second.round(),
+        }));
+    } else {
+        println!(
+            "spec '{}': {} samples trained, inferred and read back",
+            spec.name, rep.samples
+        );
+        println!(
+            "  block cycle            {} clocks (C = max C_i)",
+            rep.block_cycle_clocks
+        );
+        println!(
+            "  training, steady state {} clocks/sample ({} clocks for the whole stream)",
+            rep.train_steady_clocks_per_sample, rep.train_clocks
+        );
+        println!(
+            "  inference              {} clocks/sample ({} clocks)",
+            rep.infer_steady_clocks_per_sample, rep.infer_clocks
+        );
+        println!(
+            "  simulated              {} clocks at {:.0} clocks/s",
+            rep.clocks, rep.sim_clocks_per_second
+        );
+        println!("  state sha256           {}", rep.state_sha256);
+        if let Some(v) = vcd {
+            println!("  waveform               {}", v.display());
+        }
+        println!(
+            "  bit-exact with the reference model: {}",
+            if rep.bit_exact { "yes" } else { "NO" }
+        );
+    }
+    if let Some(d) = rep.first_difference {
+        bail!("RTL differs from the reference model: {d}");
+    }
+    Ok(())
+}

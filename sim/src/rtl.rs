@@ -1,0 +1,480 @@
+//! RTL testbench harness: the network built from a spec, clocked in rust-hdl's
+//! signal-level simulation (blocks' `update`, settle, clock edges), driven only through the
+//! host link of hdl/PROTOCOL.md, with optional VCD output.
+//!
+//! The clocking loop is the one rust-hdl's `Simulation` runs (update until nothing changes,
+//! toggle the clock), without its thread-per-testbench channels, which dominate its cost.
+
+use edgeflow_core::{Encoded, Spec, State};
+use edgeflow_hdl::controller::*;
+use edgeflow_hdl::network::Network;
+use edgeflow_hdl::params::block_cycle_clocks;
+use edgeflow_hdl::testing::settle;
+use rust_hdl::core::prelude::*;
+use rust_hdl::core::vcd_probe::VCDProbe;
+use std::fs::File;
+use std::io::BufWriter;
+
+pub struct RtlSim {
+    pub spec: Spec,
+    pub net: Box<Network>,
+    /// Clock edges simulated so far.
+    pub clocks: u64,
+    vcd: Option<VCDProbe<BufWriter<File>>>,
+    /// Clock at the end of every block cycle of the last stream command.
+    pub block_ends: Vec<u64>,
+    /// Wall-clock seconds spent simulating.
+    pub seconds: f64,
+}
+
+/// Result of one TRAIN or INFER command.
+#[derive(Clone, Debug)]
+pub struct CommandStats {
+    /// The device's own clock count of the command.
+    pub device_clocks: u64,
+    /// Largest distance between two consecutive block-cycle ends after the first (clocks).
+    pub steady_clocks_per_sample: u64,
+}
+
+impl RtlSim {
+    pub fn new(spec: &Spec, vcd: Option<&std::path::Path>) -> Result<RtlSim, String> {
+        let mut net = Box::new(Network::new(spec));
+        net.connect_all();
+        let vcd = match vcd {
+            Some(p) => {
+                let f =
+                    File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                Some(write_vcd_header(BufWriter::new(f), net.as_ref()))
+            }
+            None => None,
+        };
+        net.out_ready.next = true;
+        settle(net.as_mut());
+        Ok(RtlSim {
+            spec: spec.clone(),
+            net,
+            clocks: 0,
+            vcd,
+            block_ends: Vec::new(),
+            seconds: 0.0,
+        })
+    }
+
+    pub fn block_cycle_clocks(&self) -> usize {
+        block_cycle_clocks(&self.spec)
+    }
+
+    fn tick(&mut self) {
+        let n = self.net.as_mut();
+        n.clock.next = Clock { clk: true };
+        settle(n);
+        if let Some(v) = self.vcd.take() {
+            let mut v = v;
+            let _ = v.timestamp(self.clocks * 2 + 1);
+            self.vcd = Some(write_vcd_change(v, self.net.as_ref()));
+        }
+        let n = self.net.as_mut();
+        n.clock.next = Clock { clk: false };
+        settle(n);
+        self.clocks += 1;
+        if let Some(v) = self.vcd.take() {
+            let mut v = v;
+            let _ = v.timestamp(self.clocks * 2);
+            self.vcd = Some(write_vcd_change(v, self.net.as_ref()));
+        }
+    }
+
+    /// Send `words`, then keep clocking until `reply` words came back (or `limit` clocks).
+    fn exchange(&mut self, words: &[u16], reply: usize) -> Result<Vec<u16>, String> {
+        let t0 = std::time::Instant::now();
+        let mut out = Vec::with_capacity(reply);
+        let mut i = 0;
+        let mut idle = 0u64;
+        let limit = 200 * self.block_cycle_clocks() as u64 + 10_000;
+        self.block_ends.clear();
+        while i < words.len() || out.len() < reply {
+            let n = self.net.as_mut();
+            n.in_valid.next = i < words.len();
+            n.in_data.next = Bits::<16>::from(*words.get(i).unwrap_or(&0) as u64);
+            n.out_ready.next = true;
+            settle(n);
+            let took = n.in_valid.val() && n.in_ready.val();
+            if n.out_valid.val() {
+                out.push(n.out_data.val().to_u16());
+            }
+            if n.ctrl.last.val() {
+                self.block_ends.push(self.clocks);
+            }
+            self.tick();
+            if took {
+                i += 1;
+                idle = 0;
+            } else {
+                idle += 1;
+                if idle > limit {
+                    return Err(format!(
+                        "the device stopped: {} of {} words taken, {} of {} reply words after {} idle clocks",
+                        i,
+                        words.len(),
+                        out.len(),
+                        reply,
+                        idle
+                    ));
+                }
+            }
+        }
+        self.net.in_valid.next = false;
+        settle(self.net.as_mut());
+        self.seconds += t0.elapsed().as_secs_f64();
+        Ok(out)
+    }
+
+    fn expect(&self, got: &[u16], ack: u16, what: &str) -> Result<(), String> {
+        match got.iter().position(|&w| w == ack || w == ERROR_WORD) {
+            Some(i) if got[i] == ack => Ok(()),
+            _ => Err(format!(
+                "{what}: expected acknowledgement {ack:#06x}, the device answered {got:04x?}"
+            )),
+        }
+    }
+
+    pub fn load_state(&mut self, state: &State) -> Result<(), String> {
+        state.check_shape(&self.spec)?;
+        let mut words = vec![OP_LOAD];
+        words.extend(state.weights.iter().flatten().map(|&v| v as u16));
+        words.extend(state.biases.iter().flatten().map(|&v| v as u16));
+        let got = self.exchange(&words, 1)?;
+        self.expect(&got, ACK_LOAD, "LOAD_STATE")
+    }
+
+    pub fn read_state(&mut self) -> Result<State, String> {
+        let nw: usize = (0..self.spec.junctions())
+            .map(|j| self.spec.layers[j] * self.spec.fan_out[j])
+            .sum();
+        let nb: usize = self.spec.layers[1..].iter().sum();
+        let got = self.exchange(&[OP_READ], nw + nb + 1)?;
+        if got.len() != nw + nb + 1 || got[nw + nb] != ACK_READ {
+            return Err(format!(
+                "READ_STATE: expected {} words and {ACK_READ:#06x}, got {} words",
+                nw + nb + 1,
+                got.len()
+            ));
+        }
+        let mut it = got.iter().map(|&w| w as i16 as i32);
+        let mut st = State {
+            weights: vec![],
+            biases: vec![],
+        };
+        for j in 0..self.spec.junctions() {
+            st.weights.push(
+                it.by_ref()
+                    .take(self.spec.layers[j] * self.spec.fan_out[j])
+                    .collect(),
+            );
+        }
+        for j in 0..self.spec.junctions() {
+            st.biases
+                .push(it.by_ref().take(self.spec.layers[j + 1]).collect());
+        }
+        Ok(st)
+    }
+
+    fn stats(&self, lo: u16, hi: u16) -> CommandStats {
+        let steady = self
+            .block_ends
+            .windows(2)
+            .skip(1)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        CommandStats {
+            device_clocks: lo as u64 | (hi as u64) << 16,
+            steady_clocks_per_sample: steady,
+        }
+    }
+
+    /// Train on one stream (pipeline filled and drained), like `Reference::train`.
+    pub fn train(&mut self, data: &Encoded) -> Result<CommandStats, String> {
+        if data.len() > 65535 {
+            return Err(format!(
+                "one TRAIN command carries at most 65535 samples, got {}",
+                data.len()
+            ));
+        }
+        let mut words = vec![OP_TRAIN, data.len() as u16];
+        for n in 0..data.len() {
+            words.extend(data.input(n).iter().map(|&v| v as u16));
+            words.push(data.labels[n] as u16);
+        }
+        let got = self.exchange(&words, 3)?;
+        self.expect(&got, ACK_TRAIN, "TRAIN")?;
+        Ok(self.stats(got[1], got[2]))
+    }
+
+    /// Predicted class of every sample with the current weights.
+    pub fn infer(&mut self, data: &Encoded) -> Result<(Vec<usize>, CommandStats), String> {
+        if data.len() > 65535 {
+            return Err(format!(
+                "one INFER command carries at most 65535 samples, got {}",
+                data.len()
+            ));
+        }
+        let mut words = vec![OP_INFER, data.len() as u16];
+        for n in 0..data.len() {
+            words.extend(data.input(n).iter().map(|&v| v as u16));
+        }
+        let got = self.exchange(&words, data.len() + 3)?;
+        if got.len() != data.len() + 3 || got[data.len()] != ACK_INFER {
+            return Err(format!(
+                "INFER: expected {} predictions and {ACK_INFER:#06x}, got {got:04x?}",
+                data.len()
+            ));
+        }
+        Ok((
+            got[..data.len()].iter().map(|&w| w as usize).collect(),
+            self.stats(got[data.len() + 1], got[data.len() + 2]),
+        ))
+    }
+
+    /// Send raw words and collect `reply` words (protocol tests).
+    pub fn raw(&mut self, words: &[u16], reply: usize) -> Result<Vec<u16>, String> {
+        self.exchange(words, reply)
+    }
+}
+
+impl Drop for RtlSim {
+    fn drop(&mut self) {
+        if let Some(v) = self.vcd.take() {
+            drop(v);
+        }
+    }
+}
+
+/// Result of `check`: the complete comparison of a run with the reference model.
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    pub bit_exact: bool,
+    pub first_difference: Option<String>,
+    pub samples: usize,
+    pub train_clocks: u64,
+    pub infer_clocks: u64,
+    pub clocks: u64,
+    pub block_cycle_clocks: usize,
+    pub train_steady_clocks_per_sample: u64,
+    pub infer_steady_clocks_per_sample: u64,
+    pub state_sha256: String,
+    pub sim_clocks_per_second: f64,
+}
+
+/// Load the spec's initial state, train on `data` (one stream), infer on it, read back
+/// everything and compare with the reference model.
+pub fn check(
+    spec: &Spec,
+    data: &Encoded,
+    vcd: Option<&std::path::Path>,
+) -> Result<CheckReport, String> {
+    let mut sim = RtlSim::new(spec, vcd)?;
+    let init = State::initial(spec);
+    sim.load_state(&init)?;
+    let mut reference = crate::Reference::new(spec);
+    let loaded = sim.read_state()?;
+    let mut first_difference = init
+        .first_difference(&loaded, Some(&reference.patterns))
+        .map(|d| format!("after LOAD_STATE: {d}"));
+    let tr = sim.train(data)?;
+    reference.train(data);
+    let (pred, inf) = sim.infer(data)?;
+    let got = sim.read_state()?;
+    if first_difference.is_none() {
+        first_difference = reference
+            .state
+            .first_difference(&got, Some(&reference.patterns));
+    }
+    if first_difference.is_none() {
+        let want = reference.infer(data);
+        if let Some(n) = (0..want.len()).find(|&n| want[n] != pred[n]) {
+            first_difference = Some(format!(
+                "prediction of sample {n}: expected class {}, got {}",
+                want[n], pred[n]
+            ));
+        }
+    }
+    Ok(CheckReport {
+        bit_exact: first_difference.is_none(),
+        first_difference,
+        samples: data.len(),
+        train_clocks: tr.device_clocks,
+        infer_clocks: inf.device_clocks,
+        clocks: sim.clocks,
+        block_cycle_clocks: sim.block_cycle_clocks(),
+        train_steady_clocks_per_sample: tr.steady_clocks_per_sample,
+        infer_steady_clocks_per_sample: inf.steady_clocks_per_sample,
+        state_sha256: got.sha256(),
+        sim_clocks_per_second: sim.clocks as f64 / sim.seconds.max(1e-9),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use edgeflow_core::Dataset;
+
+    fn spec(path: &str) -> Spec {
+        Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join(path),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn tiny_is_bit_exact() {
+        let sp = spec("specs/tiny.toml");
+        let mut r = edgeflow_core::rng::SplitMix64::new(3);
+        let n = 24;
+        let inputs = (0..n * sp.layers[0]).map(|_| r.below(129) as i32).collect();
+        let labels = (0..n).map(|_| r.below(sp.layers[sp.junctions()])).collect();
+        let data = Encoded {
+            inputs_per_sample: sp.layers[0],
+            inputs,
+            labels,
+        };
+        let rep = check(&sp, &data, None).unwrap();
+        println!("{rep:?}");
+        assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
+        let _ = Dataset::digits;
+    }
+}
+
+/// A random valid spec with 2–4 junctions for RTL tests: small layers, every pattern type,
+/// dither, activation and format chosen from `seed`.
+pub fn random_spec(seed: u64) -> Spec {
+    use edgeflow_core::fixed::Activation;
+    use edgeflow_core::spec::{FixedSpec, PatternSpec};
+    use edgeflow_core::PatternKind;
+    let mut r = edgeflow_core::rng::SplitMix64::new(seed);
+    loop {
+        let l = 2 + r.below(3);
+        let sizes = [4usize, 6, 8, 12, 16];
+        let mut layers = vec![sizes[r.below(sizes.len())]];
+        for _ in 0..l {
+            layers.push(sizes[r.below(sizes.len())]);
+        }
+        let mut fan_out = vec![];
+        let mut z = vec![];
+        for j in 0..l {
+            let (left, right) = (layers[j], layers[j + 1]);
+            let fos: Vec<usize> = (1..=right.min(4))
+                .filter(|&f| (left * f) % right == 0 && left % (left * f / right) == 0)
+                .collect();
+            if fos.is_empty() {
+                break;
+            }
+            let fo = fos[r.below(fos.len())];
+            let fi = left * fo / right;
+            let zs: Vec<usize> = (1..=left)
+                .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0) && d <= 8)
+                .collect();
+            fan_out.push(fo);
+            z.push(zs[r.below(zs.len())]);
+        }
+        if fan_out.len() != l {
+            continue;
+        }
+        let width = 8 + r.below(9) as u32;
+        let int_bits = 1 + r.below(3) as u32;
+        let spec = Spec {
+            name: format!("random-{seed}"),
+            layers,
+            fan_out,
+            z,
+            fixed: FixedSpec {
+                width,
+                int_bits,
+                frac_bits: width - 1 - int_bits,
+            },
+            activation: if seed % 2 == 0 {
+                Activation::Sigmoid
+            } else {
+                Activation::Relu
+            },
+            learning_rate_shift: 1 + r.below(4) as u32,
+            pattern: PatternSpec {
+                kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]
+                    [(seed / 2 % 3) as usize],
+                dither: seed / 6 % 2 == 1,
+                seed: r.below(1000) as u64,
+            },
+            seed: r.below(1000) as u64,
+        };
+        if spec.validate("random").is_ok() {
+            return spec;
+        }
+    }
+}
+
+/// `n` random samples for a spec: inputs in `[0, 1]` at the spec's format, random labels.
+pub fn random_data(spec: &Spec, n: usize, seed: u64) -> Encoded {
+    let mut r = edgeflow_core::rng::SplitMix64::new(seed);
+    let one = spec.format().one() as usize;
+    let inputs = (0..n * spec.layers[0])
+        .map(|_| r.below(one + 1) as i32)
+        .collect();
+    let labels = (0..n)
+        .map(|_| r.below(spec.layers[spec.junctions()]))
+        .collect();
+    Encoded {
+        inputs_per_sample: spec.layers[0],
+        inputs,
+        labels,
+    }
+}
+
+#[cfg(test)]
+mod random_tests {
+    use super::*;
+
+    #[test]
+    fn random_specs_are_bit_exact() {
+        let (mut lt, mut gt) = (false, false);
+        for seed in 0..24u64 {
+            let sp = random_spec(seed);
+            for j in 0..sp.junctions() {
+                let fi = sp.fan_in(j);
+                lt |= sp.z[j] < fi;
+                gt |= sp.z[j] > fi;
+            }
+            let data = random_data(&sp, 12, seed);
+            let rep = check(&sp, &data, None).unwrap();
+            assert!(
+                rep.bit_exact,
+                "seed {seed}: {}\n{}",
+                rep.first_difference.unwrap(),
+                sp.to_toml()
+            );
+        }
+        assert!(lt && gt, "the random specs cover z < fi and z > fi");
+    }
+}
+
+#[cfg(test)]
+mod digits_tests {
+    use super::*;
+    use edgeflow_core::Dataset;
+
+    #[test]
+    fn digits_64_samples_are_bit_exact() {
+        let sp = Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"),
+        )
+        .unwrap();
+        let ds = Dataset::digits().unwrap();
+        let idx: Vec<usize> = (0..64).collect();
+        let data = ds.encode(&sp, &idx).unwrap();
+        let rep = check(&sp, &data, None).unwrap();
+        println!("{rep:?}");
+        assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
+        assert_eq!(rep.train_steady_clocks_per_sample, 640);
+    }
+}
