@@ -28,6 +28,8 @@ use std::time::Instant;
 
 /// The backends `edgeflow bench` tries when `--backends` is not given.
 pub const DEFAULT_BACKENDS: &str = "reference,float,dense,opencl,rtl,verilator";
+/// A sweep builds many networks, some large: the simulations would take hours.
+pub const SWEEP_BACKENDS: &str = "reference,float,dense,opencl";
 
 /// The published design's clock: Dey, Chugg, Beerel ran `specs/dey-mnist.toml`'s network at
 /// 15 MHz on a Nexys4 DDR.
@@ -56,7 +58,7 @@ pub enum Sweep {
 
 pub struct BenchArgs {
     pub spec: PathBuf,
-    pub backends: Vec<String>,
+    pub backends: Option<Vec<String>>,
     pub boards: Vec<String>,
     pub fmax: Vec<f64>,
     pub synth_report: Option<PathBuf>,
@@ -69,11 +71,16 @@ pub struct BenchArgs {
     pub sweep: Option<Sweep>,
 }
 
-/// CPU time of the calling thread in seconds (Linux: `/proc/thread-self/schedstat`), so the
-/// CPU references' rates can be read apart from other load on the machine.
+/// CPU time of the calling thread in seconds (`CLOCK_THREAD_CPUTIME_ID`, nanosecond
+/// resolution), so the CPU references' rates can be read apart from other load on the machine.
 fn thread_cpu_seconds() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(s.split_whitespace().next()?.parse::<u64>().ok()? as f64 * 1e-9)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// What runs a benchmark: a board (bit-exact) or one of the float baselines.
@@ -274,6 +281,7 @@ fn measure_runner(ctx: &mut Ctx, name: &str, r: &mut Runner, pb: &ProgressBar) -
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
     let mut sha = None;
+    let mut clocks = None;
     for run in 0..ctx.repeat {
         pb.set_message(format!(
             "{name}: training {n} samples, run {}/{}",
@@ -292,6 +300,7 @@ fn measure_runner(ctx: &mut Ctx, name: &str, r: &mut Runner, pb: &ProgressBar) -
         if run == 0 {
             if let Runner::Board(b) = r {
                 sha = Some(b.read_state()?.sha256());
+                clocks = b.clocks_per_sample();
             }
         }
     }
@@ -310,10 +319,6 @@ fn measure_runner(ctx: &mut Ctx, name: &str, r: &mut Runner, pb: &ProgressBar) -
         .then(|| cpu.iter().cloned().fold(0.0, f64::max));
     let ops = r.edge_ops_per_sample(spec);
     let bit_exact = sha.as_ref().map(|s| *s == ctx.reference_sha(n));
-    let clocks = match r {
-        Runner::Board(b) => b.clocks_per_sample(),
-        _ => None,
-    };
     Ok(Measured {
         backend: name.into(),
         kind: if matches!(r, Runner::Board(_)) {
@@ -477,9 +482,17 @@ pub fn fmax_from_report(path: &Path) -> Result<f64> {
     }
 }
 
-fn speedup(rate: f64, base: Option<&Measured>) -> Option<f64> {
-    base.filter(|b| b.available && b.train_samples_per_second > 0.0)
-        .map(|b| rate / b.train_samples_per_second)
+/// The training rate a speed-up uses: the CPU-time rate where there is one (the work of one
+/// thread, unaffected by other load on the machine, and the best the baseline can do),
+/// otherwise wall clock.
+pub fn rate(m: &Measured) -> f64 {
+    m.train_samples_per_second_cpu
+        .unwrap_or(m.train_samples_per_second)
+}
+
+fn speedup(r: f64, base: Option<&Measured>) -> Option<f64> {
+    base.filter(|b| b.available && rate(b) > 0.0)
+        .map(|b| r / rate(b))
 }
 
 fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Vec<Projection> {
@@ -490,7 +503,13 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
     )];
     for m in measured {
         if let Some(c) = m.clocks_per_sample {
-            cps.push((c, format!("{} simulation", m.backend)));
+            cps.push((
+                c,
+                format!(
+                    "{} simulation (steady state of training, host words one per clock)",
+                    m.backend
+                ),
+            ));
         }
     }
     let ops = sparse_edge_ops(spec) as f64;
@@ -574,7 +593,14 @@ fn progress(quiet: bool) -> ProgressBar {
 }
 
 /// `--backends` in order, with the float baselines always present (the speed-ups need them).
-fn backend_list(requested: &[String]) -> Vec<String> {
+fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
+    let default = vec![if sweep {
+        SWEEP_BACKENDS
+    } else {
+        DEFAULT_BACKENDS
+    }
+    .to_string()];
+    let requested = requested.as_ref().unwrap_or(&default);
     let mut v: Vec<String> = Vec::new();
     for b in requested
         .iter()
@@ -698,7 +724,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         ref_sha: Default::default(),
     };
     let load_before = load_average();
-    let mut measured: Vec<Measured> = backend_list(&a.backends)
+    let mut measured: Vec<Measured> = backend_list(&a.backends, a.sweep.is_some())
         .iter()
         .map(|b| measure(&mut ctx, b, &pb))
         .collect();
@@ -706,8 +732,8 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
     let float = measured.iter().find(|m| m.backend == "float").cloned();
     let dense = measured.iter().find(|m| m.backend == "dense").cloned();
     for m in measured.iter_mut().filter(|m| m.available) {
-        m.speedup_vs_float = speedup(m.train_samples_per_second, float.as_ref());
-        m.speedup_vs_dense = speedup(m.train_samples_per_second, dense.as_ref());
+        m.speedup_vs_float = speedup(rate(m), float.as_ref());
+        m.speedup_vs_dense = speedup(rate(m), dense.as_ref());
     }
     let proj = projections(spec, boards, &measured);
     let mut mach = machine();
@@ -727,7 +753,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         "projections": proj,
         "notes": [
             "samples/s: best of `repeat` runs, wall clock; *_cpu: the same run timed by the CPU time of the working thread (CPU backends only)",
-            "speedup_vs_float / speedup_vs_dense: training samples/s over the float reference on the same sparse network / the dense f32 network of the same layer sizes (SGD, batch 1, one core)",
+            "speedup_vs_float / speedup_vs_dense: training samples/s over the float reference on the same sparse network / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
             "projections: one training (or inference) sample per block cycle at the given clock; they do not check that the design fits the board",
         ],
     });
@@ -954,7 +980,7 @@ fn sweep_cmd(
             budget: a.budget,
             ref_sha: Default::default(),
         };
-        let measured: Vec<Measured> = backend_list(&a.backends)
+        let measured: Vec<Measured> = backend_list(&a.backends, a.sweep.is_some())
             .iter()
             .map(|b| measure(&mut ctx, b, &pb))
             .collect();
@@ -987,15 +1013,26 @@ fn sweep_cmd(
         .map(|m| m.backend.clone())
         .collect();
     for n in &names {
+        let cpu_timed = points[0]
+            .backends
+            .iter()
+            .any(|m| &m.backend == n && m.train_samples_per_second_cpu.is_some());
         series.push(Series {
-            name: format!("{n} (this CPU)"),
+            name: format!(
+                "{n} ({})",
+                if cpu_timed {
+                    "thread CPU time"
+                } else {
+                    "wall clock"
+                }
+            ),
             points: points
                 .iter()
                 .filter_map(|p| {
                     p.backends
                         .iter()
                         .find(|m| &m.backend == n && m.available)
-                        .map(|m| (xof(p), 1e6 / m.train_samples_per_second))
+                        .map(|m| (xof(p), 1e6 / rate(m)))
                 })
                 .collect(),
         });
@@ -1236,7 +1273,7 @@ mod tests {
         let n = measure(&mut ctx, "no-such-backend", &pb);
         assert!(!n.available && n.unavailable_reason.unwrap().contains("no-such-backend"));
         assert_eq!(
-            backend_list(&["reference,opencl".into()]),
+            backend_list(&Some(vec!["reference,opencl".into()]), false),
             vec!["reference", "opencl", "float", "dense"]
         );
     }

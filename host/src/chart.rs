@@ -156,6 +156,8 @@ where
                 .configure_mesh()
                 .x_desc(c.xlabel)
                 .y_desc(c.ylabel)
+                .x_labels(10)
+                .y_labels(10)
                 .x_label_formatter(&|v| si(*v))
                 .y_label_formatter(&|v| si(*v))
                 .light_line_style(RGBColor(0xee, 0xee, 0xee))

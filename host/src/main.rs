@@ -301,9 +301,10 @@ struct BenchCli {
     spec: PathBuf,
     /// Backends to measure, comma-separated; ones that cannot run here are reported as
     /// unavailable with the reason. The CPU baselines float (same sparse network) and dense
-    /// (same layer sizes, fully connected) are always measured.
-    #[arg(long, value_delimiter = ',', default_value = bench::DEFAULT_BACKENDS)]
-    backends: Vec<String>,
+    /// (same layer sizes, fully connected) are always measured. Default: reference, float,
+    /// dense, opencl, rtl, verilator (a sweep: reference, float, dense, opencl).
+    #[arg(long, value_delimiter = ',')]
+    backends: Option<Vec<String>>,
     /// Boards to project (board files in boards/, comma-separated or repeated); default: every
     /// FPGA board file, and nexys4-ddr.
     #[arg(long = "board", value_delimiter = ',')]
