@@ -221,13 +221,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiny_network_verilog_is_clean() {
-        let spec = Spec::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
-        )
-        .unwrap();
+    fn bundled_networks_verilog_is_clean() {
+        for name in ["tiny", "digits"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../specs/{name}.toml"));
+            let spec = Spec::load(&path).unwrap();
+            let mut n = Network::new(&spec);
+            n.connect_all();
+            crate::testing::yosys_check(&n, &format!("network_{name}"));
+        }
+    }
+
+    #[test]
+    fn relu_type1_network_verilog_is_clean() {
+        let t = "name='r'\nlayers=[12,6,8,4]\nfan_out=[2,4,1]\nz=[4,1,8]\nactivation='relu'\nlearning_rate_shift=3\n[fixed]\nwidth=12\nint_bits=3\nfrac_bits=8\n[pattern]\nkind='type1'\ndither=true\nseed=5\n";
+        let spec = Spec::from_toml_str(t, "r").unwrap();
         let mut n = Network::new(&spec);
         n.connect_all();
-        crate::testing::yosys_check(&n, "network_tiny");
+        crate::testing::yosys_check(&n, "network_relu_type1");
     }
 }
