@@ -6,7 +6,7 @@
 //! toggle the clock), without its thread-per-testbench channels, which dominate its cost.
 
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::controller::*;
+use edgeflow_hdl::host_link::*;
 use edgeflow_hdl::network::Network;
 use edgeflow_hdl::params::block_cycle_clocks;
 use edgeflow_hdl::testing::settle;
