@@ -15,6 +15,10 @@ need=(
   "clinfo:clinfo"
   "/usr/lib/x86_64-linux-gnu/libOpenCL.so:ocl-icd-opencl-dev"
   "/etc/OpenCL/vendors/pocl.icd:pocl-opencl-icd"
+  # plotters' PNG text: fontconfig headers to build, a sans-serif font to draw
+  "pkg-config:pkg-config"
+  "/usr/include/fontconfig/fontconfig.h:libfontconfig-dev"
+  "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core"
 )
 missing=()
 for n in "${need[@]}"; do

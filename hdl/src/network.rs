@@ -215,3 +215,19 @@ pub fn verilog(spec: &Spec) -> String {
     n.connect_all();
     generate_verilog_unchecked(&n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_network_verilog_is_clean() {
+        let spec = Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
+        )
+        .unwrap();
+        let mut n = Network::new(&spec);
+        n.connect_all();
+        crate::testing::yosys_check(&n, "network_tiny");
+    }
+}

@@ -4,23 +4,37 @@ use crate::board::{reference::ReferenceBoard, Board};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 
-pub const BACKENDS: &str = "reference, float, opencl[:DEVICE], rtl, verilator, serial:/dev/ttyUSBn[@BAUD]";
+pub const BACKENDS: &str =
+    "reference, float, opencl[:DEVICE], rtl, verilator, serial:/dev/ttyUSBn[@BAUD]";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
-        "reference" => Ok(Box::new(ReferenceBoard::new(spec, spec.default_staleness())?)),
-        "opencl" => Ok(Box::new(crate::board::opencl::OpenClBoard::new(spec, spec.default_staleness(), None)?)),
-        b if b.starts_with("opencl:") => {
-            Ok(Box::new(crate::board::opencl::OpenClBoard::new(spec, spec.default_staleness(), Some(&b[7..]))?))
-        }
+        "reference" => Ok(Box::new(ReferenceBoard::new(
+            spec,
+            spec.default_staleness(),
+        )?)),
+        "opencl" => Ok(Box::new(crate::board::opencl::OpenClBoard::new(
+            spec,
+            spec.default_staleness(),
+            None,
+        )?)),
+        b if b.starts_with("opencl:") => Ok(Box::new(crate::board::opencl::OpenClBoard::new(
+            spec,
+            spec.default_staleness(),
+            Some(&b[7..]),
+        )?)),
         "rtl" => Ok(Box::new(crate::board::rtl::RtlBoard::new(spec)?)),
         "verilator" => Ok(Box::new(crate::board::verilator::open(spec)?)),
         s if s.starts_with("serial:") => {
             let (port, baud) = crate::board::serial::parse_backend(s).ok_or_else(|| {
-                anyhow::anyhow!("bad serial backend '{s}'; use serial:/dev/ttyUSB1 or serial:/dev/ttyUSB1@BAUD")
+                anyhow::anyhow!(
+                    "bad serial backend '{s}'; use serial:/dev/ttyUSB1 or serial:/dev/ttyUSB1@BAUD"
+                )
             })?;
             let link = crate::board::serial::open(&port, baud)?;
-            Ok(Box::new(crate::board::hostlink::HostLinkBoard::new(spec, link)))
+            Ok(Box::new(crate::board::hostlink::HostLinkBoard::new(
+                spec, link,
+            )))
         }
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }

@@ -1,9 +1,13 @@
 //! `edgeflow`: train and run pre-defined sparse neural networks on FPGAs.
 
 mod backends;
+mod bench;
 mod board;
+mod chart;
 mod flow_cmd;
 mod model;
+mod multiboard;
+mod multiboard_opencl;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
@@ -67,8 +71,16 @@ enum Cmd {
     /// Example: edgeflow train --spec specs/digits.toml --epochs 30 --out digits.model --plot curve.svg
     Train {
         /// Spec file (TOML).
-        #[arg(long)]
-        spec: PathBuf,
+        #[arg(long, required_unless_present = "plan")]
+        spec: Option<PathBuf>,
+        /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
+        /// spec comes from the plan. Backends: reference (one thread per board), opencl, rtl.
+        #[arg(long, conflicts_with = "spec")]
+        plan: Option<PathBuf>,
+        /// With --plan: also train the reference model with the plan's staleness on the same
+        /// samples and fail unless every weight and bias is identical.
+        #[arg(long, requires = "plan")]
+        verify: bool,
         /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file.
         #[arg(long, default_value = "digits")]
         data: String,
@@ -83,7 +95,7 @@ enum Cmd {
         /// Save the trained model (spec, format, complete state) to this file.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Write the training curve (accuracy per epoch) as SVG.
+        /// Write the training curve (accuracy per epoch): SVG, or PNG when the name ends in .png.
         #[arg(long)]
         plot: Option<PathBuf>,
         /// Print one JSON object instead of text.
@@ -159,6 +171,11 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark every backend against the CPU references, with board projections.
+    ///
+    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
+    /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
+    Bench(BenchCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     Devices {
         #[arg(long)]
@@ -277,6 +294,50 @@ enum KernelsCmd {
     },
 }
 
+#[derive(clap::Args)]
+struct BenchCli {
+    /// Spec file (TOML).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Backends to measure, comma-separated; ones that cannot run here are reported as
+    /// unavailable with the reason. The CPU baselines float (same sparse network) and dense
+    /// (same layer sizes, fully connected) are always measured. Default: reference, float,
+    /// dense, opencl, rtl, verilator (a sweep: reference, float, dense, opencl).
+    #[arg(long, value_delimiter = ',')]
+    backends: Option<Vec<String>>,
+    /// Boards to project (board files in boards/, comma-separated or repeated); default: every
+    /// FPGA board file, and nexys4-ddr.
+    #[arg(long = "board", value_delimiter = ',')]
+    boards: Vec<String>,
+    /// Also project at this clock (MHz), e.g. the Fmax a place-and-route reported.
+    #[arg(long)]
+    fmax: Vec<f64>,
+    /// Also project at the Fmax in this JSON report (`edgeflow synth --json` output).
+    #[arg(long)]
+    synth_report: Option<PathBuf>,
+    /// Training samples per run (slow backends use fewer, see --budget).
+    #[arg(long, default_value_t = 2000)]
+    samples: usize,
+    /// Runs per backend; the best is reported (and the median in JSON).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Seconds of training per backend before it gets fewer samples (slow simulations).
+    #[arg(long, default_value_t = 30.0)]
+    budget: f64,
+    /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
+    #[arg(long, default_value = "digits")]
+    data: String,
+    /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
+    #[arg(long, num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// Chart of the results, SVG or PNG by extension; repeat for both.
+    #[arg(long)]
+    plot: Vec<PathBuf>,
+    /// Instead of one spec, a family grown from it: cost per sample against the edge count.
+    #[arg(long, value_enum)]
+    sweep: Option<bench::Sweep>,
+}
+
 #[derive(Subcommand)]
 enum SpecCmd {
     /// Validate a spec and print its derived values: fan-in, |W|, clocks per junction, block
@@ -300,27 +361,104 @@ fn dispatch(cli: Cli) -> Result<()> {
     board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),
-        Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
-        Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train { spec, data, label_column, epochs, backend, out, plot, json }) => {
-            train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
+        Some(Cmd::Bench(b)) => bench::bench_cmd(bench::BenchArgs {
+            spec: b.spec,
+            backends: b.backends,
+            boards: b.boards,
+            fmax: b.fmax,
+            synth_report: b.synth_report,
+            samples: b.samples,
+            repeat: b.repeat,
+            budget: b.budget,
+            data: b.data,
+            json: b.json,
+            plot: b.plot,
+            sweep: b.sweep,
+        }),
+        Some(Cmd::Spec {
+            cmd: SpecCmd::Check { spec, json },
+        }) => spec_cmd::check(&spec, json),
+        Some(Cmd::Pattern {
+            spec,
+            junction,
+            json,
+        }) => spec_cmd::pattern(&spec, junction, json),
+        Some(Cmd::Train {
+            spec,
+            plan: Some(plan),
+            verify,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }) => {
+            let _ = (spec, plot);
+            plan_cmd::train_plan(
+                &plan,
+                &data,
+                label_column,
+                epochs,
+                &backend,
+                out.as_deref(),
+                json,
+                verify,
+            )
         }
-        Some(Cmd::Eval { model, backend, data, label_column, json }) => {
-            train::eval_cmd(&model, &backend, &data, label_column, json)
-        }
-        Some(Cmd::Plan { spec, boards, permute, json, out }) => {
-            plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref())
-        }
-        Some(Cmd::Infer { model, data, label_column, out }) => {
-            train::infer_cmd(&model, &data, label_column, out.as_deref())
-        }
+        Some(Cmd::Train {
+            spec,
+            plan: None,
+            verify: _,
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }) => train::train_cmd(train::TrainArgs {
+            spec: spec.expect("clap requires --spec without --plan"),
+            data,
+            label_column,
+            epochs,
+            backend,
+            out,
+            plot,
+            json,
+        }),
+        Some(Cmd::Eval {
+            model,
+            backend,
+            data,
+            label_column,
+            json,
+        }) => train::eval_cmd(&model, &backend, &data, label_column, json),
+        Some(Cmd::Plan {
+            spec,
+            boards,
+            permute,
+            json,
+            out,
+        }) => plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref()),
+        Some(Cmd::Infer {
+            model,
+            data,
+            label_column,
+            out,
+        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
-        Some(Cmd::Kernels { cmd: KernelsCmd::Build { device, out, json } }) => {
-            opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json)
-        }
-        Some(Cmd::Sim { spec, samples, data, vcd, json }) => {
-            sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json)
-        }
+        Some(Cmd::Kernels {
+            cmd: KernelsCmd::Build { device, out, json },
+        }) => opencl_cmd::kernels_build_cmd(device.as_deref(), &out, json),
+        Some(Cmd::Sim {
+            spec,
+            samples,
+            data,
+            vcd,
+            json,
+        }) => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
         Some(Cmd::Verilog {
             spec,
             board,

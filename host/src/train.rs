@@ -232,34 +232,49 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
 
 fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
     let xs: Vec<f64> = rep.epochs.iter().map(|e| e.epoch as f64).collect();
-    let svg = line_chart(
-        &format!("{name}: accuracy per epoch ({})", rep.backend),
-        "epoch",
-        "accuracy (%)",
-        &[
-            Series {
-                name: "train".into(),
-                points: xs
-                    .iter()
-                    .zip(&rep.epochs)
-                    .map(|(&x, e)| (x, e.train_accuracy * 100.0))
-                    .collect(),
+    let title = format!("{name}: accuracy per epoch ({})", rep.backend);
+    let series = [
+        Series {
+            name: "train".into(),
+            points: xs
+                .iter()
+                .zip(&rep.epochs)
+                .map(|(&x, e)| (x, e.train_accuracy * 100.0))
+                .collect(),
+        },
+        Series {
+            name: "test".into(),
+            points: xs
+                .iter()
+                .zip(&rep.epochs)
+                .map(|(&x, e)| (x, e.test_accuracy * 100.0))
+                .collect(),
+        },
+    ];
+    // PNG goes through plotters (needs a font); SVG stays the font-free writer.
+    if crate::chart::is_png(path) {
+        return crate::chart::line_chart(
+            path,
+            &crate::chart::LineChart {
+                title: &title,
+                xlabel: "epoch",
+                ylabel: "accuracy (%)",
+                series: &series,
+                axes: crate::chart::Axes::Linear,
             },
-            Series {
-                name: "test".into(),
-                points: xs
-                    .iter()
-                    .zip(&rep.epochs)
-                    .map(|(&x, e)| (x, e.test_accuracy * 100.0))
-                    .collect(),
-            },
-        ],
-        false,
-    );
+        );
+    }
+    let svg = line_chart(&title, "epoch", "accuracy (%)", &series, false);
     crate::plot::save(path, &svg)
 }
 
-pub fn eval_cmd(model: &Path, backend: &str, data: &str, label_column: Option<usize>, json: bool) -> Result<()> {
+pub fn eval_cmd(
+    model: &Path,
+    backend: &str,
+    data: &str,
+    label_column: Option<usize>,
+    json: bool,
+) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let split = load_split(&spec, data, label_column)?;
     let mut b: Box<dyn Board> = match backend {

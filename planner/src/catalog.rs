@@ -38,7 +38,10 @@ const BUILT_IN: [(&str, &str); 4] = [
     ("icebreaker", include_str!("../../boards/icebreaker.toml")),
     ("alchitry-cu", include_str!("../../boards/alchitry-cu.toml")),
     ("nexys4-ddr", include_str!("../../boards/nexys4-ddr.toml")),
-    ("opencl-device", include_str!("../../boards/opencl-device.toml")),
+    (
+        "opencl-device",
+        include_str!("../../boards/opencl-device.toml"),
+    ),
 ];
 
 /// Names of the built-in boards.
@@ -48,7 +51,8 @@ pub fn built_in_names() -> Vec<&'static str> {
 
 impl Board {
     pub fn from_toml_str(text: &str, source: &str) -> Result<Board, String> {
-        let b: Board = toml::from_str(text).map_err(|e| format!("board file {source}: {}", e.message().trim()))?;
+        let b: Board = toml::from_str(text)
+            .map_err(|e| format!("board file {source}: {}", e.message().trim()))?;
         b.validate(source)?;
         Ok(b)
     }
@@ -64,7 +68,10 @@ impl Board {
             }
         }
         if !(self.link_latency_us.is_finite() && self.link_latency_us >= 0.0) {
-            bad.push(format!("link_latency_us: = {} must be zero or positive", self.link_latency_us));
+            bad.push(format!(
+                "link_latency_us: = {} must be zero or positive",
+                self.link_latency_us
+            ));
         }
         if self.dsp == 0 && self.lut_per_multiplier == 0 {
             bad.push("dsp and lut_per_multiplier are both 0: the board cannot multiply".into());
@@ -82,14 +89,18 @@ impl Board {
         if bad.is_empty() {
             Ok(())
         } else {
-            Err(format!("invalid board file {source}:\n  - {}", bad.join("\n  - ")))
+            Err(format!(
+                "invalid board file {source}:\n  - {}",
+                bad.join("\n  - ")
+            ))
         }
     }
 
     /// A built-in board by name.
     pub fn built_in(name: &str) -> Option<Board> {
         BUILT_IN.iter().find(|(n, _)| *n == name).map(|(n, t)| {
-            Board::from_toml_str(t, &format!("boards/{n}.toml (built in)")).expect("built-in boards are valid")
+            Board::from_toml_str(t, &format!("boards/{n}.toml (built in)"))
+                .expect("built-in boards are valid")
         })
     }
 
@@ -99,7 +110,10 @@ impl Board {
         let as_path = Path::new(what);
         if what.ends_with(".toml") || what.contains('/') {
             let text = std::fs::read_to_string(as_path).map_err(|e| {
-                format!("board file {what} cannot be read: {e}; built-in boards: {}", built_in_names().join(", "))
+                format!(
+                    "board file {what} cannot be read: {e}; built-in boards: {}",
+                    built_in_names().join(", ")
+                )
             })?;
             return Board::from_toml_str(&text, what);
         }
@@ -127,8 +141,14 @@ impl Board {
         let mut out = Vec::new();
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, count) = match item.rsplit_once('x') {
-                Some((n, k)) if !n.is_empty() && !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()) => {
-                    (n, k.parse::<usize>().map_err(|e| format!("--boards item '{item}': {e}"))?)
+                Some((n, k))
+                    if !n.is_empty() && !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()) =>
+                {
+                    (
+                        n,
+                        k.parse::<usize>()
+                            .map_err(|e| format!("--boards item '{item}': {e}"))?,
+                    )
                 }
                 _ => (item, 1),
             };
@@ -141,7 +161,10 @@ impl Board {
             }
         }
         if out.is_empty() {
-            return Err("--boards is empty; name at least one board, e.g. --boards nexys4-ddr,nexys4-ddr".into());
+            return Err(
+                "--boards is empty; name at least one board, e.g. --boards nexys4-ddr,nexys4-ddr"
+                    .into(),
+            );
         }
         Ok(out)
     }
@@ -165,12 +188,16 @@ mod tests {
         assert_eq!(v.len(), 4);
         assert_eq!(v[3].name, "nexys4-ddr");
         let e = Board::resolve_list("nosuch").unwrap_err();
-        assert!(e.contains("unknown board 'nosuch'") && e.contains("icebreaker"), "{e}");
+        assert!(
+            e.contains("unknown board 'nosuch'") && e.contains("icebreaker"),
+            "{e}"
+        );
     }
 
     #[test]
     fn bad_board_file_names_field() {
-        let t = include_str!("../../boards/icebreaker.toml").replace("clock_mhz = 12.0", "clock_mhz = -1.0");
+        let t = include_str!("../../boards/icebreaker.toml")
+            .replace("clock_mhz = 12.0", "clock_mhz = -1.0");
         let e = Board::from_toml_str(&t, "x.toml").unwrap_err();
         assert!(e.contains("x.toml") && e.contains("clock_mhz"), "{e}");
         let e = Board::from_toml_str("name = 'a'", "y.toml").unwrap_err();

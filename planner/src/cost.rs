@@ -101,10 +101,20 @@ impl Net {
             .map(|j| {
                 let left = layers[j];
                 let fi = left * fan_out[j] / layers[j + 1];
-                (1..=left).filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0)).collect()
+                (1..=left)
+                    .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0))
+                    .collect()
             })
             .collect();
-        Net { name: name.to_string(), layers, fan_out, width, activation, type1, z_options }
+        Net {
+            name: name.to_string(),
+            layers,
+            fan_out,
+            width,
+            activation,
+            type1,
+            z_options,
+        }
     }
 
     pub fn junctions(&self) -> usize {
@@ -122,7 +132,9 @@ impl Net {
 
     /// Multiplies per sample: FF and UP on every edge, BP twice on hidden-left junctions.
     pub fn multiplies_per_sample(&self) -> u64 {
-        (0..self.junctions()).map(|j| self.edges(j) * mult_factor(j)).sum()
+        (0..self.junctions())
+            .map(|j| self.edges(j) * mult_factor(j))
+            .sum()
     }
 
     /// Single-board staleness of junction `j` plus twice the downstream link delay.
@@ -233,7 +245,10 @@ impl LinkCost {
         let bits = 2 * net.layers[j + 1] * net.width;
         let mbps = a.link_mbps.min(b.link_mbps);
         let lat = a.link_latency_us.max(b.link_latency_us);
-        LinkCost { transfer: (bits as f64 * 1e6 / mbps).ceil() as Ps, latency: (lat * 1e6).ceil() as Ps }
+        LinkCost {
+            transfer: (bits as f64 * 1e6 / mbps).ceil() as Ps,
+            latency: (lat * 1e6).ceil() as Ps,
+        }
     }
 
     /// Latency plus transfer: what the delay covers.
@@ -291,14 +306,21 @@ impl Usage {
     /// Resources over capacity: (name, needed, available), smallest shortfall first.
     pub fn shortfalls(&self) -> Vec<(&'static str, u64, u64)> {
         let mut v: Vec<(&'static str, u64, u64)> = [
-            ("logic cells (including LUT multipliers)", self.logic, self.logic_available),
+            (
+                "logic cells (including LUT multipliers)",
+                self.logic,
+                self.logic_available,
+            ),
             ("block RAM bits", self.ram_bits, self.ram_bits_available),
             ("block RAMs", self.ram_blocks, self.ram_blocks_available),
         ]
         .into_iter()
         .filter(|(_, n, a)| n > a)
         .collect();
-        v.sort_by(|a, b| ((a.1 - a.2) as f64 / a.2.max(1) as f64).total_cmp(&((b.1 - b.2) as f64 / b.2.max(1) as f64)));
+        v.sort_by(|a, b| {
+            ((a.1 - a.2) as f64 / a.2.max(1) as f64)
+                .total_cmp(&((b.1 - b.2) as f64 / b.2.max(1) as f64))
+        });
         v
     }
 
@@ -321,27 +343,42 @@ mod tests {
 
     #[test]
     fn z_options_follow_spec_validation() {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/dey-mnist.toml"
+        ))
+        .unwrap();
         let spec = Spec::from_toml_str(&text, "dey").unwrap();
         let net = Net::from_spec(&spec);
         for j in 0..net.junctions() {
             for z in 1..=net.layers[j] {
                 let mut s = spec.clone();
                 s.z[j] = z as usize;
-                assert_eq!(s.validate("x").is_ok(), net.z_options[j].contains(&z), "junction {j} z {z}");
+                assert_eq!(
+                    s.validate("x").is_ok(),
+                    net.z_options[j].contains(&z),
+                    "junction {j} z {z}"
+                );
             }
         }
     }
 
     #[test]
     fn needs_grow_with_z_and_staleness() {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/dey-mnist.toml"
+        ))
+        .unwrap();
         let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
         let b = Board::built_in("nexys4-ddr").unwrap();
         for j in 0..net.junctions() {
             let zs = &net.z_options[j];
             for w in zs.windows(2) {
-                let (a, c) = (junction_need(&net, &b, j, w[0], 3), junction_need(&net, &b, j, w[1], 3));
+                let (a, c) = (
+                    junction_need(&net, &b, j, w[0], 3),
+                    junction_need(&net, &b, j, w[1], 3),
+                );
                 assert!(
                     a.multipliers <= c.multipliers
                         && a.logic <= c.logic
@@ -349,7 +386,10 @@ mod tests {
                         && a.ram_blocks <= c.ram_blocks
                 );
             }
-            let (a, c) = (junction_need(&net, &b, j, 4, 3), junction_need(&net, &b, j, 4, 5));
+            let (a, c) = (
+                junction_need(&net, &b, j, 4, 3),
+                junction_need(&net, &b, j, 4, 5),
+            );
             assert!(a.ram_bits < c.ram_bits);
         }
     }
@@ -358,16 +398,24 @@ mod tests {
     fn dey_mnist_uses_published_multipliers() {
         // 2·128 (junction 1: FF + UP) + 4·32 (junction 2: FF + 2 BP + UP) = 384 multipliers
         // in this model; the published design shared its UP multipliers and used 224 DSPs.
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/dey-mnist.toml")).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/dey-mnist.toml"
+        ))
+        .unwrap();
         let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
         let b = Board::built_in("nexys4-ddr").unwrap();
-        let m = junction_need(&net, &b, 0, 128, 3).multipliers + junction_need(&net, &b, 1, 32, 1).multipliers;
+        let m = junction_need(&net, &b, 0, 128, 3).multipliers
+            + junction_need(&net, &b, 1, 32, 1).multipliers;
         assert_eq!(m, 384);
     }
 
     #[test]
     fn link_delay_rounds_up() {
-        let l = LinkCost { transfer: 300, latency: 700 };
+        let l = LinkCost {
+            transfer: 300,
+            latency: 700,
+        };
         assert_eq!(l.delay(1000), 1);
         assert_eq!(l.delay(999), 2);
         assert_eq!(l.delay(500), 2);

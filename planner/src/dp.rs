@@ -52,7 +52,14 @@ pub struct Evaluation {
 pub fn evaluate(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u64], p: Ps) -> Evaluation {
     let n = stages.len();
     let links: Vec<LinkCost> = (0..n.saturating_sub(1))
-        .map(|i| LinkCost::new(net, stages[i].last, &boards[stages[i].board], &boards[stages[i + 1].board]))
+        .map(|i| {
+            LinkCost::new(
+                net,
+                stages[i].last,
+                &boards[stages[i].board],
+                &boards[stages[i + 1].board],
+            )
+        })
         .collect();
     let link_delay: Vec<u64> = links.iter().map(|l| l.delay(p)).collect();
     let mut staleness = vec![0; net.junctions()];
@@ -76,7 +83,14 @@ pub fn evaluate(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u64], p:
         stage_time.push(t);
         usage.push(u);
     }
-    Evaluation { stage_time, usage, links, link_delay, staleness, feasible }
+    Evaluation {
+        stage_time,
+        usage,
+        links,
+        link_delay,
+        staleness,
+        feasible,
+    }
 }
 
 /// The smallest period at which this exact assignment (groups, boards, `z`) works, by
@@ -84,7 +98,14 @@ pub fn evaluate(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u64], p:
 /// `None` when it fits at no period.
 pub fn min_period_for(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u64]) -> Option<Ps> {
     let ev = evaluate(net, boards, stages, z, Ps::MAX);
-    let mut p = ev.stage_time.iter().chain(ev.links.iter().map(|l| &l.transfer)).copied().max().unwrap_or(1).max(1);
+    let mut p = ev
+        .stage_time
+        .iter()
+        .chain(ev.links.iter().map(|l| &l.transfer))
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(1);
     loop {
         let ev = evaluate(net, boards, stages, z, p);
         if ev.feasible {
@@ -129,7 +150,12 @@ impl Tables {
             .map(|j| {
                 boards
                     .iter()
-                    .map(|b| net.z_options[j].iter().map(|&z| (z, junction_time(net, b, j, z))).collect())
+                    .map(|b| {
+                        net.z_options[j]
+                            .iter()
+                            .map(|&z| (z, junction_time(net, b, j, z)))
+                            .collect()
+                    })
                     .collect()
             })
             .collect();
@@ -149,7 +175,10 @@ impl Tables {
     }
 
     fn zmin(&self, j: usize, b: usize, p: Ps) -> Option<u64> {
-        self.time[j][b].iter().find(|(_, t)| *t <= p).map(|(z, _)| *z)
+        self.time[j][b]
+            .iter()
+            .find(|(_, t)| *t <= p)
+            .map(|(z, _)| *z)
     }
 }
 
@@ -214,14 +243,23 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
     let mut best: Vec<Option<Cell>> = vec![None; l * k];
     for j in (0..l).rev() {
         for b in 0..k {
-            let mut g = Grow { net, board: &boards[b], need: Need::default(), per_delay_bits: 0 };
+            let mut g = Grow {
+                net,
+                board: &boards[b],
+                need: Need::default(),
+                per_delay_bits: 0,
+            };
             let mut cell: Option<Cell> = None;
             for r in j..l {
                 let Some(z) = t.zmin(r, b, p) else { break };
                 g.add(r, z);
                 if r == l - 1 {
                     if g.fits_last(j > 0) {
-                        cell = Some(Cell { delay: 0, last: r, next: None });
+                        cell = Some(Cell {
+                            delay: 0,
+                            last: r,
+                            next: None,
+                        });
                     }
                     break;
                 }
@@ -240,7 +278,11 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
                     }
                     let d = link.delay(p) + next.delay;
                     if d <= max_d && cell.map_or(true, |c| d < c.delay) {
-                        cell = Some(Cell { delay: d, last: r, next: Some((r + 1, nb)) });
+                        cell = Some(Cell {
+                            delay: d,
+                            last: r,
+                            next: Some((r + 1, nb)),
+                        });
                     }
                 }
             }
@@ -256,10 +298,18 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
         for (r, zr) in z.iter_mut().enumerate().take(c.last + 1).skip(j) {
             *zr = t.zmin(r, b, p).unwrap();
         }
-        stages.push(StagePlan { board: b, first: j, last: c.last });
+        stages.push(StagePlan {
+            board: b,
+            first: j,
+            last: c.last,
+        });
         at = c.next;
     }
-    Some(Solution { stages, z, period: p })
+    Some(Solution {
+        stages,
+        z,
+        period: p,
+    })
 }
 
 /// Any order: boards grouped into identical kinds; state (first junction, kinds still
@@ -291,7 +341,11 @@ impl Kinds {
             radix.push(states);
             states = states.saturating_mul(m.len() + 1);
         }
-        Kinds { members, radix, states }
+        Kinds {
+            members,
+            radix,
+            states,
+        }
     }
 
     fn count(&self, avail: usize, kind: usize) -> usize {
@@ -299,7 +353,13 @@ impl Kinds {
     }
 }
 
-fn feasible_permute(net: &Net, boards: &[Board], t: &Tables, kinds: &Kinds, p: Ps) -> Option<Solution> {
+fn feasible_permute(
+    net: &Net,
+    boards: &[Board],
+    t: &Tables,
+    kinds: &Kinds,
+    p: Ps,
+) -> Option<Solution> {
     let l = net.junctions();
     let m = kinds.members.len();
     let rep: Vec<usize> = kinds.members.iter().map(|v| v[0]).collect();
@@ -309,7 +369,12 @@ fn feasible_permute(net: &Net, boards: &[Board], t: &Tables, kinds: &Kinds, p: P
         for kind in 0..m {
             let b = rep[kind];
             // The stage's growth does not depend on availability: compute the per-r fits once.
-            let mut g = Grow { net, board: &boards[b], need: Need::default(), per_delay_bits: 0 };
+            let mut g = Grow {
+                net,
+                board: &boards[b],
+                need: Need::default(),
+                per_delay_bits: 0,
+            };
             let mut fits: Vec<(usize, Option<u64>, bool)> = Vec::new(); // (r, max_d with link, fits as last)
             for r in j..l {
                 let Some(z) = t.zmin(r, b, p) else { break };
@@ -333,7 +398,11 @@ fn feasible_permute(net: &Net, boards: &[Board], t: &Tables, kinds: &Kinds, p: P
                 for &(r, max_d, last_ok) in &fits {
                     if r == l - 1 {
                         if last_ok {
-                            cell = Some(Cell { delay: 0, last: r, next: None });
+                            cell = Some(Cell {
+                                delay: 0,
+                                last: r,
+                                next: None,
+                            });
                         }
                         continue;
                     }
@@ -352,7 +421,11 @@ fn feasible_permute(net: &Net, boards: &[Board], t: &Tables, kinds: &Kinds, p: P
                         }
                         let d = link.delay(p) + next.delay;
                         if d <= max_d && cell.map_or(true, |c| d < c.delay) {
-                            cell = Some(Cell { delay: d, last: r, next: Some((next_avail, nk)) });
+                            cell = Some(Cell {
+                                delay: d,
+                                last: r,
+                                next: Some((next_avail, nk)),
+                            });
                         }
                     }
                 }
@@ -360,7 +433,9 @@ fn feasible_permute(net: &Net, boards: &[Board], t: &Tables, kinds: &Kinds, p: P
             }
         }
     }
-    let full: usize = (0..m).map(|k| kinds.members[k].len() * kinds.radix[k]).sum();
+    let full: usize = (0..m)
+        .map(|k| kinds.members[k].len() * kinds.radix[k])
+        .sum();
     let start = (0..m)
         .filter_map(|kind| {
             let avail = full - kinds.radix[kind];
@@ -378,11 +453,19 @@ fn feasible_permute(net: &Net, boards: &[Board], t: &Tables, kinds: &Kinds, p: P
         for (r, zr) in z.iter_mut().enumerate().take(c.last + 1).skip(j) {
             *zr = t.zmin(r, rep[kind], p).unwrap();
         }
-        stages.push(StagePlan { board: b, first: j, last: c.last });
+        stages.push(StagePlan {
+            board: b,
+            first: j,
+            last: c.last,
+        });
         j = c.last + 1;
         at = c.next;
     }
-    Some(Solution { stages, z, period: p })
+    Some(Solution {
+        stages,
+        z,
+        period: p,
+    })
 }
 
 /// Every value the optimal period can take that is a block-cycle or link-transfer time,
@@ -501,11 +584,16 @@ pub fn optimize(net: &Net, boards: &[Board], order: Order) -> Result<Solution, P
         Order::Chain => minimize(net, boards, order, |p| feasible_chain(net, boards, &t, p)),
         Order::Permute => {
             let kinds = Kinds::new(boards);
-            let cells = kinds.states.saturating_mul(net.junctions()).saturating_mul(kinds.members.len());
+            let cells = kinds
+                .states
+                .saturating_mul(net.junctions())
+                .saturating_mul(kinds.members.len());
             if cells > MAX_PERMUTE_STATES {
                 return Err(PlanError::TooManyStates(cells));
             }
-            minimize(net, boards, order, |p| feasible_permute(net, boards, &t, &kinds, p))
+            minimize(net, boards, order, |p| {
+                feasible_permute(net, boards, &t, &kinds, p)
+            })
         }
     }
     .map(|(_, s)| s)
@@ -525,5 +613,9 @@ pub fn optimize_fixed(net: &Net, boards: &[Board], stages: &[StagePlan]) -> Opti
         }
         evaluate(net, boards, stages, &z, p).feasible.then_some(z)
     };
-    minimize(net, boards, Order::Permute, feasible).map(|(p, z)| Solution { stages: stages.to_vec(), z, period: p })
+    minimize(net, boards, Order::Permute, feasible).map(|(p, z)| Solution {
+        stages: stages.to_vec(),
+        z,
+        period: p,
+    })
 }

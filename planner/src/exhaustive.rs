@@ -38,8 +38,15 @@ fn assign(
     best: &mut Option<Ps>,
 ) {
     if chosen.len() == groups.len() {
-        let stages: Vec<StagePlan> =
-            groups.iter().zip(chosen.iter()).map(|(&(f, l), &b)| StagePlan { board: b, first: f, last: l }).collect();
+        let stages: Vec<StagePlan> = groups
+            .iter()
+            .zip(chosen.iter())
+            .map(|(&(f, l), &b)| StagePlan {
+                board: b,
+                first: f,
+                last: l,
+            })
+            .collect();
         let mut z = vec![0; net.junctions()];
         every_z(net, boards, &stages, 0, &mut z, best);
         return;
@@ -57,7 +64,14 @@ fn assign(
     }
 }
 
-fn every_z(net: &Net, boards: &[Board], stages: &[StagePlan], j: usize, z: &mut Vec<u64>, best: &mut Option<Ps>) {
+fn every_z(
+    net: &Net,
+    boards: &[Board],
+    stages: &[StagePlan],
+    j: usize,
+    z: &mut Vec<u64>,
+    best: &mut Option<Ps>,
+) {
     if j == net.junctions() {
         if let Some(p) = min_period_for(net, boards, stages, z) {
             if best.map_or(true, |b| p < b) {

@@ -15,7 +15,11 @@ pub fn deep_net(junctions: usize) -> Net {
             let (left, right) = (layers[j], layers[j + 1]);
             // the first fan-out giving a fan-in of at least 16 that divides the left layer
             (1..=right)
-                .find(|&f| (left * f) % right == 0 && left * f / right >= 16 && left % (left * f / right) == 0)
+                .find(|&f| {
+                    (left * f) % right == 0
+                        && left * f / right >= 16
+                        && left % (left * f / right) == 0
+                })
                 .unwrap()
         })
         .collect();

@@ -3,8 +3,12 @@
 //! and the same figures for the baselines users know.
 
 use crate::catalog::Board;
-use crate::cost::{junction_need, junction_time, lut_multiplier_cost, Net, Ps, Usage, LOGIC_PER_BOARD};
-use crate::dp::{evaluate, optimize, optimize_fixed, Order, PlanError, Solution, StagePlan, MAX_PERMUTE_STATES};
+use crate::cost::{
+    junction_need, junction_time, lut_multiplier_cost, Net, Ps, Usage, LOGIC_PER_BOARD,
+};
+use crate::dp::{
+    evaluate, optimize, optimize_fixed, Order, PlanError, Solution, StagePlan, MAX_PERMUTE_STATES,
+};
 use edgeflow_core::Spec;
 use serde::{Deserialize, Serialize};
 
@@ -148,7 +152,11 @@ fn bottleneck(net: &Net, boards: &[Board], sol: &Solution) -> String {
 }
 
 fn figures(net: &Net, boards: &[Board], sol: &Solution) -> Figures {
-    Figures { period_ps: sol.period, samples_per_second: sps(sol.period), bottleneck: bottleneck(net, boards, sol) }
+    Figures {
+        period_ps: sol.period,
+        samples_per_second: sps(sol.period),
+        bottleneck: bottleneck(net, boards, sol),
+    }
 }
 
 /// A lower bound on the period (an upper bound on samples/s) that no plan beats.
@@ -158,7 +166,8 @@ pub fn lower_bound(net: &Net, boards: &[Board]) -> Bound {
     let capacity: f64 = boards
         .iter()
         .map(|b| {
-            let lut = b.logic.saturating_sub(LOGIC_PER_BOARD) / lut_multiplier_cost(b, net.width).max(1);
+            let lut =
+                b.logic.saturating_sub(LOGIC_PER_BOARD) / lut_multiplier_cost(b, net.width).max(1);
             (b.dsp + lut) as f64 * b.clock_mhz * 1e-6
         })
         .sum();
@@ -175,16 +184,23 @@ pub fn lower_bound(net: &Net, boards: &[Board]) -> Bound {
             .flat_map(|b| {
                 net.z_options[j].iter().filter_map(move |&z| {
                     let n = junction_need(net, b, j, z, net.staleness(j, 0));
-                    Usage::new(net, b, &n, 0).fits().then(|| junction_time(net, b, j, z))
+                    Usage::new(net, b, &n, 0)
+                        .fits()
+                        .then(|| junction_time(net, b, j, z))
                 })
             })
             .min();
         if let Some(t) = best {
-            cands.push((t, format!("junction {} alone on the best board for it", j + 1)));
+            cands.push((
+                t,
+                format!("junction {} alone on the best board for it", j + 1),
+            ));
         }
     }
     // An unavoidable link: when no single board holds the whole network.
-    let one_board = boards.iter().any(|b| optimize(net, std::slice::from_ref(b), Order::Chain).is_ok());
+    let one_board = boards
+        .iter()
+        .any(|b| optimize(net, std::slice::from_ref(b), Order::Chain).is_ok());
     if !one_board && net.junctions() > 1 {
         let mut t: Option<Ps> = None;
         for j in 0..net.junctions() - 1 {
@@ -196,12 +212,22 @@ pub fn lower_bound(net: &Net, boards: &[Board]) -> Bound {
             }
         }
         if let Some(t) = t {
-            cands.push((t, "the fastest link, which no single board can avoid".into()));
+            cands.push((
+                t,
+                "the fastest link, which no single board can avoid".into(),
+            ));
         }
     }
-    let (p, binding) = cands.into_iter().max_by_key(|c| c.0).unwrap_or((1, "none".into()));
+    let (p, binding) = cands
+        .into_iter()
+        .max_by_key(|c| c.0)
+        .unwrap_or((1, "none".into()));
     let p = p.max(1);
-    Bound { samples_per_second: sps(p), period_ps: p, binding }
+    Bound {
+        samples_per_second: sps(p),
+        period_ps: p,
+        binding,
+    }
 }
 
 /// Equal junction counts per board (the first groups take the remainder).
@@ -259,8 +285,15 @@ pub fn parameter_groups(net: &Net, k: usize) -> Vec<(usize, usize)> {
 }
 
 fn baseline(net: &Net, boards: &[Board], name: &str, groups: Vec<(usize, usize)>) -> Baseline {
-    let stages: Vec<StagePlan> =
-        groups.iter().enumerate().map(|(b, &(f, l))| StagePlan { board: b, first: f, last: l }).collect();
+    let stages: Vec<StagePlan> = groups
+        .iter()
+        .enumerate()
+        .map(|(b, &(f, l))| StagePlan {
+            board: b,
+            first: f,
+            last: l,
+        })
+        .collect();
     let sol = optimize_fixed(net, boards, &stages);
     Baseline {
         name: name.into(),
@@ -319,9 +352,13 @@ pub fn diagnose(net: &Net, boards: &[Board]) -> String {
     for (i, what) in ["block RAM bits", "block RAMs"].iter().enumerate() {
         if need[i] > have[i] {
             return format!(
-                "the network needs at least {} {what} in all, the {} boards offer {}, {} short; add boards",
+                "the network needs at least {} {what} in all, {} {}, {} short; add boards",
                 need[i],
-                boards.len(),
+                if boards.len() == 1 {
+                    format!("the board ({}) offers", boards[0].name)
+                } else {
+                    format!("the {} boards offer", boards.len())
+                },
                 have[i],
                 need[i] - have[i]
             );
@@ -335,9 +372,18 @@ pub fn diagnose(net: &Net, boards: &[Board]) -> String {
 }
 
 /// Plan `spec` on `boards`: the optimum, its figures, the lower bound and the baselines.
-pub fn plan(spec: &Spec, spec_source: &str, boards: &[Board], permute: bool) -> Result<PlanFile, String> {
+pub fn plan(
+    spec: &Spec,
+    spec_source: &str,
+    boards: &[Board],
+    permute: bool,
+) -> Result<PlanFile, String> {
     let net = Net::from_spec(spec);
-    let order = if permute { Order::Permute } else { Order::Chain };
+    let order = if permute {
+        Order::Permute
+    } else {
+        Order::Chain
+    };
     let sol = optimize(&net, boards, order).map_err(|e| match e {
         PlanError::NoFit => format!("{} does not fit: {}", spec.name, diagnose(&net, boards)),
         PlanError::NoBoards => "no boards given".into(),
@@ -348,14 +394,19 @@ pub fn plan(spec: &Spec, spec_source: &str, boards: &[Board], permute: bool) -> 
     let ev = evaluate(&net, boards, &sol.stages, &sol.z, sol.period);
     let mut planned = spec.clone();
     planned.z = sol.z.iter().map(|&z| z as usize).collect();
-    planned.validate(spec_source).map_err(|e| format!("internal: planned z invalid: {e}"))?;
+    planned
+        .validate(spec_source)
+        .map_err(|e| format!("internal: planned z invalid: {e}"))?;
     let stages = sol
         .stages
         .iter()
         .enumerate()
         .map(|(i, st)| {
             let b = &boards[st.board];
-            let clocks = (st.first..=st.last).map(|j| net.edges(j) / sol.z[j]).max().unwrap()
+            let clocks = (st.first..=st.last)
+                .map(|j| net.edges(j) / sol.z[j])
+                .max()
+                .unwrap()
                 + edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD as u64;
             StageReport {
                 board_index: st.board,
@@ -391,8 +442,18 @@ pub fn plan(spec: &Spec, spec_source: &str, boards: &[Board], permute: bool) -> 
     let gap = 1.0 - fig.samples_per_second / lb.samples_per_second;
     let k = boards.len();
     let baselines = vec![
-        baseline(&net, boards, "equal junction counts", equal_groups(net.junctions(), k)),
-        baseline(&net, boards, "parameter-balanced", parameter_groups(&net, k)),
+        baseline(
+            &net,
+            boards,
+            "equal junction counts",
+            equal_groups(net.junctions(), k),
+        ),
+        baseline(
+            &net,
+            boards,
+            "parameter-balanced",
+            parameter_groups(&net, k),
+        ),
     ];
     Ok(PlanFile {
         format: PLAN_FORMAT.into(),
@@ -413,7 +474,8 @@ pub fn plan(spec: &Spec, spec_source: &str, boards: &[Board], permute: bool) -> 
 
 impl PlanFile {
     pub fn from_json(text: &str, source: &str) -> Result<PlanFile, String> {
-        let p: PlanFile = serde_json::from_str(text).map_err(|e| format!("plan file {source}: {e}"))?;
+        let p: PlanFile =
+            serde_json::from_str(text).map_err(|e| format!("plan file {source}: {e}"))?;
         if p.format != PLAN_FORMAT {
             return Err(format!(
                 "plan file {source}: format '{}' is not {PLAN_FORMAT}; re-run edgeflow plan",
@@ -423,7 +485,10 @@ impl PlanFile {
         p.spec.validate(source).map_err(|e| e.to_string())?;
         let l = p.spec.junctions();
         if p.link_delay.len() + 1 != l || p.staleness.len() != l {
-            return Err(format!("plan file {source}: link_delay needs {} entries and staleness {l}", l - 1));
+            return Err(format!(
+                "plan file {source}: link_delay needs {} entries and staleness {l}",
+                l - 1
+            ));
         }
         Ok(p)
     }
@@ -434,6 +499,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn permute_over_too_many_distinct_boards_is_a_clear_error() {
+        let spec = Spec::from_toml_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/mnist-large.toml"
+            ))
+            .unwrap(),
+            "mnist-large",
+        )
+        .unwrap();
+        let boards = crate::instances::mixed_boards(24);
+        let e = plan(&spec, "x", &boards, true).unwrap_err();
+        assert!(
+            e.contains("--permute") && e.contains("drop --permute"),
+            "{e}"
+        );
+        // The same boards in chain order plan fine.
+        assert!(plan(&spec, "x", &boards, false).is_ok());
+    }
+
+    #[test]
+    fn permute_never_loses_to_the_chain_order() {
+        let spec = Spec::from_toml_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/mnist-large.toml"
+            ))
+            .unwrap(),
+            "mnist-large",
+        )
+        .unwrap();
+        let boards = Board::resolve_list(
+            "icebreaker,nexys4-ddr,alchitry-cu,opencl-device,nexys4-ddr,opencl-device",
+        )
+        .unwrap();
+        let chain = plan(&spec, "x", &boards, false).unwrap();
+        let any = plan(&spec, "x", &boards, true).unwrap();
+        assert!(any.figures.period_ps <= chain.figures.period_ps);
+    }
+
+    #[test]
     fn equal_groups_split_evenly() {
         assert_eq!(equal_groups(5, 2), vec![(0, 2), (3, 4)]);
         assert_eq!(equal_groups(2, 4), vec![(0, 0), (1, 1)]);
@@ -441,7 +547,14 @@ mod tests {
 
     #[test]
     fn parameter_groups_balance_weights() {
-        let net = Net::new("p", vec![64, 64, 8, 8, 8], vec![8, 8, 8, 8], 8, edgeflow_core::Activation::Sigmoid, false);
+        let net = Net::new(
+            "p",
+            vec![64, 64, 8, 8, 8],
+            vec![8, 8, 8, 8],
+            8,
+            edgeflow_core::Activation::Sigmoid,
+            false,
+        );
         // Parameters 576, 520, 72, 72: junction 1 alone (largest group 664) beats 1-2, 3-4 (1096).
         assert_eq!(parameter_groups(&net, 2), vec![(0, 0), (1, 3)]);
     }

@@ -15,13 +15,25 @@ fn random_net(r: &mut SplitMix64) -> Net {
     let fan_out = (0..l)
         .map(|j| {
             let (left, right) = (layers[j], layers[j + 1]);
-            let good: Vec<u64> =
-                (1..=right).filter(|&f| (left * f) % right == 0 && left % (left * f / right) == 0).collect();
+            let good: Vec<u64> = (1..=right)
+                .filter(|&f| (left * f) % right == 0 && left % (left * f / right) == 0)
+                .collect();
             good[r.below(good.len())]
         })
         .collect();
-    let act = if r.below(2) == 0 { Activation::Sigmoid } else { Activation::Relu };
-    Net::new("random", layers, fan_out, 4 + r.below(13) as u64, act, r.below(2) == 0)
+    let act = if r.below(2) == 0 {
+        Activation::Sigmoid
+    } else {
+        Activation::Relu
+    };
+    Net::new(
+        "random",
+        layers,
+        fan_out,
+        4 + r.below(13) as u64,
+        act,
+        r.below(2) == 0,
+    )
 }
 
 fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
@@ -71,21 +83,35 @@ fn planner_matches_exhaustive_search_on_1000_random_instances() {
                         "period differs from exhaustive search: {net:?} {boards:?} {order:?} {sol:?}"
                     );
                     let ev = evaluate(&net, &boards, &sol.stages, &sol.z, sol.period);
-                    assert!(ev.feasible, "plan does not fit at its period: {sol:?} {ev:?}");
+                    assert!(
+                        ev.feasible,
+                        "plan does not fit at its period: {sol:?} {ev:?}"
+                    );
                     for (j, z) in sol.z.iter().enumerate() {
                         assert!(net.z_options[j].contains(z), "junction {j}: z {z} invalid");
                     }
                     // The plan's own smallest period is its reported one.
                     assert_eq!(min_period_for(&net, &boards, &sol.stages, &sol.z), Some(p));
                     if order == Order::Chain {
-                        assert!(sol.stages.windows(2).all(|w| w[0].board < w[1].board), "chain order broken: {sol:?}");
+                        assert!(
+                            sol.stages.windows(2).all(|w| w[0].board < w[1].board),
+                            "chain order broken: {sol:?}"
+                        );
                     }
                     feasible += 1;
                     multi += (sol.stages.len() > 1) as usize;
-                    let t = ev.stage_time.iter().chain(ev.links.iter().map(|l| &l.transfer)).max().copied().unwrap();
+                    let t = ev
+                        .stage_time
+                        .iter()
+                        .chain(ev.links.iter().map(|l| &l.transfer))
+                        .max()
+                        .copied()
+                        .unwrap();
                     step += (t < p) as usize;
                 }
-                _ => panic!("planner {got:?} but exhaustive search {want:?}: {net:?} {boards:?} {order:?}"),
+                _ => panic!(
+                    "planner {got:?} but exhaustive search {want:?}: {net:?} {boards:?} {order:?}"
+                ),
             }
             checked += 1;
         }

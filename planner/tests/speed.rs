@@ -17,6 +17,9 @@ fn sixty_four_junctions_on_sixteen_boards_under_a_second() {
         sol.stages.len(),
         sol.period
     );
-    assert!(sol.stages.len() > 1, "the instance should need several boards");
+    assert!(
+        sol.stages.len() > 1,
+        "the instance should need several boards"
+    );
     assert!(s < 1.0, "planning took {s:.3} s");
 }

@@ -1,1 +1,118 @@
-fn main() {}
+//! Criterion micro-benchmarks of the reference model (one core): each pass alone (FF, UP,
+//! BP+UP of one junction), a whole training stream, inference, and the pattern generator.
+//! Throughput is in edge operations (one FF, BP or UP on one edge), so `Melem/s` reads as
+//! millions of edge-ops per second.
+//!
+//! Run: `cargo bench -p edgeflow-sim --bench reference` (add a filter, e.g. `-- dey-mnist`).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use edgeflow_core::{Dataset, Encoded, JunctionPattern, PatternKind, Spec};
+use edgeflow_sim::Reference;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn spec(name: &str) -> Spec {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../specs")
+        .join(format!("{name}.toml"));
+    Spec::load(&p).expect("bundled spec")
+}
+
+/// The bundled digits, encoded for the spec (zero-padded to its input layer).
+fn digits(spec: &Spec, n: usize) -> Encoded {
+    let d = Dataset::digits().expect("bundled digits");
+    let idx: Vec<usize> = (0..n).map(|i| i % d.len()).collect();
+    d.encode(spec, &idx).expect("digits fit every bundled spec")
+}
+
+fn passes(c: &mut Criterion) {
+    for name in ["digits", "dey-mnist"] {
+        let sp = spec(name);
+        let data = digits(&sp, 1);
+        let mut r = Reference::new(&sp);
+        // activations, σ′ and deltas of one real sample, layer by layer
+        let mut a = vec![data.input(0).to_vec()];
+        let mut s = vec![vec![0; sp.layers[0]]];
+        for j in 0..sp.junctions() {
+            let mut out = vec![0; sp.layers[j + 1]];
+            let mut sd = vec![0; sp.layers[j + 1]];
+            r.ff(j, &a[j], &mut out, &mut sd);
+            a.push(out);
+            s.push(sd);
+        }
+        let mut g = c.benchmark_group(format!("reference/{name}"));
+        g.measurement_time(Duration::from_secs(3))
+            .warm_up_time(Duration::from_secs(1));
+        for j in 0..sp.junctions() {
+            let edges = r.patterns[j].edges() as u64;
+            g.throughput(Throughput::Elements(edges));
+            g.bench_function(BenchmarkId::new("ff", j + 1), |b| {
+                let mut out = vec![0; sp.layers[j + 1]];
+                let mut sd = vec![0; sp.layers[j + 1]];
+                b.iter(|| r.ff(j, black_box(&a[j]), &mut out, &mut sd))
+            });
+            // small deltas so repeated updates keep the weights in range, as training does
+            let d: Vec<i32> = (0..sp.layers[j + 1]).map(|k| (k as i32 % 7) - 3).collect();
+            g.bench_function(BenchmarkId::new("up", j + 1), |b| {
+                b.iter(|| r.bp_up(j, black_box(&d), &a[j], &s[j], None))
+            });
+            if j > 0 {
+                g.throughput(Throughput::Elements(2 * edges));
+                let mut dl = vec![0; sp.layers[j]];
+                g.bench_function(BenchmarkId::new("bp+up", j + 1), |b| {
+                    b.iter(|| r.bp_up(j, black_box(&d), &a[j], &s[j], Some(&mut dl)))
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
+fn streams(c: &mut Criterion) {
+    for name in ["digits", "dey-mnist"] {
+        let sp = spec(name);
+        let n = 512;
+        let data = digits(&sp, n);
+        let mut r = Reference::new(&sp);
+        let ops = r.clone().train(&data).edge_ops;
+        let mut g = c.benchmark_group(format!("reference/{name}"));
+        g.measurement_time(Duration::from_secs(5))
+            .warm_up_time(Duration::from_secs(1))
+            .sample_size(20);
+        g.throughput(Throughput::Elements(ops));
+        g.bench_function(format!("train {n} samples"), |b| {
+            b.iter(|| r.train(black_box(&data)))
+        });
+        let ff_ops: u64 = r.patterns.iter().map(|p| p.edges() as u64).sum::<u64>() * n as u64;
+        g.throughput(Throughput::Elements(ff_ops));
+        g.bench_function(format!("infer {n} samples"), |b| {
+            b.iter(|| r.infer(black_box(&data)))
+        });
+        g.finish();
+    }
+}
+
+fn patterns(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pattern");
+    g.measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1));
+    for (kind, dither) in [
+        (PatternKind::Type1, true),
+        (PatternKind::Type2, false),
+        (PatternKind::Type3, false),
+    ] {
+        let mut sp = spec("dey-mnist");
+        sp.pattern.kind = kind;
+        sp.pattern.dither = dither;
+        let edges = sp.derived().total_edges as u64;
+        g.throughput(Throughput::Elements(edges));
+        g.bench_function(
+            format!("dey-mnist {kind:?}{}", if dither { "+dither" } else { "" }),
+            |b| b.iter(|| JunctionPattern::all(black_box(&sp))),
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, passes, streams, patterns);
+criterion_main!(benches);

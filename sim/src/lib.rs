@@ -1,9 +1,11 @@
 //! Simulation: the bit-exact reference model, the float reference, and (with the hdl crate)
 //! the RTL testbench that compares the hardware against the reference.
 
+pub mod dense;
 pub mod float;
 pub mod reference;
 pub mod rtl;
 
+pub use dense::DenseReference;
 pub use float::FloatReference;
 pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};

@@ -117,6 +117,53 @@ pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The contract's product, learning-rate shift and saturation (`edgeflow_core::fixed`) in
+/// `i32`, for the hot loops. Bit-identical to `Format::mul`/`eta`/`saturate`: operands are
+/// saturated values of at most 16 bits, so `|a·b| ≤ 2^30` and adding the rounding half
+/// (`≤ 2^14`) cannot overflow; `i32` lets the compiler keep everything in 32-bit lanes.
+#[derive(Clone, Copy)]
+struct Fast {
+    half: i32,
+    frac: u32,
+    lo: i32,
+    hi: i32,
+}
+
+impl Fast {
+    #[inline(always)]
+    fn new(f: Format) -> Fast {
+        Fast {
+            half: if f.frac_bits == 0 {
+                0
+            } else {
+                1 << (f.frac_bits - 1)
+            },
+            frac: f.frac_bits,
+            lo: f.min(),
+            hi: f.max(),
+        }
+    }
+
+    #[inline(always)]
+    fn saturate(self, x: i32) -> i32 {
+        x.clamp(self.lo, self.hi)
+    }
+
+    #[inline(always)]
+    fn mul(self, a: i32, b: i32) -> i32 {
+        self.saturate((a * b + self.half) >> self.frac)
+    }
+
+    #[inline(always)]
+    fn eta(self, x: i32, shift: u32) -> i32 {
+        if shift == 0 {
+            x
+        } else {
+            (x + (1 << (shift - 1))) >> shift
+        }
+    }
+}
+
 impl Reference {
     /// A model with the spec's initial weights and the single-board schedule.
     pub fn new(spec: &Spec) -> Reference {
@@ -157,19 +204,21 @@ impl Reference {
     }
 
     /// Feed-forward of junction `j`: `a_out`/`sp_out` of the right layer from `a_in`.
-    fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
-        let f = self.format;
+    /// Public so the criterion benches can time one pass alone.
+    pub fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
+        let q = Fast::new(self.format);
         let fi = self.patterns[j].fan_in;
         let idx = &self.patterns[j].left_of_edge;
         let w = &self.state.weights[j];
         let act = self.activation_of(j + 1);
-        for (r, (a, sp)) in a_out.iter_mut().zip(sp_out.iter_mut()).enumerate() {
-            let mut acc = self.state.biases[j][r];
-            let base = r * fi;
-            for e in base..base + fi {
-                acc += f.mul(w[e], a_in[idx[e] as usize]);
+        let rows = w.chunks_exact(fi).zip(idx.chunks_exact(fi));
+        let outs = a_out.iter_mut().zip(sp_out.iter_mut());
+        for (((a, sp), (wr, ir)), &bias) in outs.zip(rows).zip(&self.state.biases[j]) {
+            let mut acc = bias;
+            for (&we, &k) in wr.iter().zip(ir) {
+                acc += q.mul(we, a_in[k as usize]);
             }
-            let (av, spv) = activate(act, &self.table, f.saturate(acc as i64));
+            let (av, spv) = activate(act, &self.table, q.saturate(acc));
             *a = av;
             *sp = spv;
         }
@@ -177,7 +226,8 @@ impl Reference {
 
     /// Back-propagation (for `j > 0`) and update of junction `j` with right deltas `d`,
     /// left activations `a_left` and left σ′ `sp_left`; returns the left deltas in `d_left`.
-    fn bp_up(
+    /// Public so the criterion benches can time one pass alone.
+    pub fn bp_up(
         &mut self,
         j: usize,
         d: &[i32],
@@ -186,34 +236,39 @@ impl Reference {
         d_left: Option<&mut [i32]>,
     ) {
         let f = self.format;
+        let q = Fast::new(f);
         let shift = self.spec.learning_rate_shift;
         let fi = self.patterns[j].fan_in;
         let idx = &self.patterns[j].left_of_edge;
         let w = &mut self.state.weights[j];
-        let acc = &mut self.scratch[..a_left.len()];
-        let back = d_left.is_some();
-        if back {
-            acc.fill(0);
-        }
-        for (r, &dr) in d.iter().enumerate() {
-            let base = r * fi;
-            for e in base..base + fi {
-                let k = idx[e] as usize;
-                let we = w[e];
-                if back {
-                    acc[k] += f.mul(we, dr);
+        let rows = w.chunks_exact_mut(fi).zip(idx.chunks_exact(fi)).zip(d);
+        match d_left {
+            None => {
+                for ((wr, ir), &dr) in rows {
+                    for (we, &k) in wr.iter_mut().zip(ir) {
+                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k as usize]), shift));
+                    }
                 }
-                w[e] = f.saturate(we as i64 - f.eta(f.mul(dr, a_left[k]), shift) as i64);
+            }
+            Some(d_left) => {
+                // BP reads each weight before UP writes it.
+                let acc = &mut self.scratch[..a_left.len()];
+                acc.fill(0);
+                for ((wr, ir), &dr) in rows {
+                    for (we, &k) in wr.iter_mut().zip(ir) {
+                        let k = k as usize;
+                        acc[k] += q.mul(*we, dr);
+                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k]), shift));
+                    }
+                }
+                let act = self.spec.activation;
+                for ((dl, &s), &sp) in d_left.iter_mut().zip(acc.iter()).zip(sp_left) {
+                    *dl = hidden_delta(act, f, sp, q.saturate(s));
+                }
             }
         }
         for (b, &dr) in self.state.biases[j].iter_mut().zip(d) {
             *b = f.saturate(*b as i64 - f.eta(dr, shift) as i64);
-        }
-        if let Some(d_left) = d_left {
-            let act = self.spec.activation;
-            for ((dl, &s), &sp) in d_left.iter_mut().zip(acc.iter()).zip(sp_left) {
-                *dl = hidden_delta(act, f, sp, f.saturate(s as i64));
-            }
         }
     }
 

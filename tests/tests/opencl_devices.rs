@@ -17,10 +17,10 @@ fn two_devices_two_stages_bit_exact() {
     let list = match devices() {
         Ok(l) if !l.is_empty() => l,
         other => {
-            let e = other
-                .err()
-                .map(|e| format!("{e:#}"))
-                .unwrap_or_else(|| "no device".into());
+            let e = other.err().map(|e| format!("{e:#}")).unwrap_or_else(|| {
+                edgeflow_opencl::no_runtime_error("the OpenCL runtime reports no device")
+                    .to_string()
+            });
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("CI=true but no OpenCL device: {e}");
             }
@@ -30,7 +30,10 @@ fn two_devices_two_stages_bit_exact() {
     };
     // without PoCL (another driver) there may be one device: both stages share it then
     let second = if list.len() > 1 { "1" } else { "0" };
-    eprintln!("upstream stage on device 0, downstream on device {second}, of {}", list.len());
+    eprintln!(
+        "upstream stage on device 0, downstream on device {second}, of {}",
+        list.len()
+    );
     let d0 = Device::open(Some("0")).unwrap();
     let d1 = Device::open(Some(second)).unwrap();
     let spec = random_spec(17); // 4 junctions

@@ -6,7 +6,13 @@ use edgeflow_sim::rtl::{check, random_data, random_spec, RtlSim};
 use std::path::Path;
 
 fn spec(name: &str) -> Spec {
-    Spec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("specs").join(name)).unwrap()
+    Spec::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("specs")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -16,7 +22,10 @@ fn tiny_trains_and_infers_bit_exact() {
     assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
     // C = 8; a training sample's 9 words (8 inputs + label) bound the steady state at 9.
     assert!(rep.train_steady_clocks_per_sample <= rep.block_cycle_clocks as u64 + 2);
-    assert_eq!(rep.infer_steady_clocks_per_sample, rep.block_cycle_clocks as u64);
+    assert_eq!(
+        rep.infer_steady_clocks_per_sample,
+        rep.block_cycle_clocks as u64
+    );
 }
 
 #[test]
@@ -34,7 +43,8 @@ fn digits_64_samples_bit_exact_at_c_clocks_per_sample() {
 #[test]
 fn twenty_four_random_specs_bit_exact() {
     let mut kinds = std::collections::BTreeSet::new();
-    let (mut lt, mut gt, mut relu, mut sig, mut dither, mut plain) = (false, false, false, false, false, false);
+    let (mut lt, mut gt, mut relu, mut sig, mut dither, mut plain) =
+        (false, false, false, false, false, false);
     for seed in 100..124u64 {
         let sp = random_spec(seed);
         for j in 0..sp.junctions() {
@@ -48,7 +58,12 @@ fn twenty_four_random_specs_bit_exact() {
         plain |= !sp.pattern.dither;
         assert!((2..=4).contains(&sp.junctions()));
         let rep = check(&sp, &random_data(&sp, 10, seed), None).unwrap();
-        assert!(rep.bit_exact, "seed {seed}: {}\n{}", rep.first_difference.unwrap(), sp.to_toml());
+        assert!(
+            rep.bit_exact,
+            "seed {seed}: {}\n{}",
+            rep.first_difference.unwrap(),
+            sp.to_toml()
+        );
     }
     assert_eq!(kinds.len(), 3);
     assert!(lt && gt && relu && sig && dither && plain);
@@ -64,13 +79,18 @@ fn a_corrupted_weight_is_named() {
     st.weights[1][3] += 1;
     sim.load_state(&st).unwrap();
     let back = sim.read_state().unwrap();
-    let d = edgeflow_core::State::initial(&sp).first_difference(&back, None).expect("a difference");
+    let d = edgeflow_core::State::initial(&sp)
+        .first_difference(&back, None)
+        .expect("a difference");
     assert!(d.contains("junction 2 weight of edge 3"), "{d}");
     sim.train(&data).unwrap();
     let got = sim.read_state().unwrap();
     let mut r = edgeflow_sim::Reference::new(&sp);
     r.train(&data);
-    let d = r.state.first_difference(&got, Some(&r.patterns)).expect("a difference");
+    let d = r
+        .state
+        .first_difference(&got, Some(&r.patterns))
+        .expect("a difference");
     assert!(d.starts_with("junction "), "{d}");
 }
 

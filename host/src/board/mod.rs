@@ -26,4 +26,9 @@ pub trait Board {
     fn read_state(&mut self) -> Result<State>;
     /// Edge operations (one FF, BP or UP on one edge) per training sample, for throughput reports.
     fn edge_ops_per_sample(&self) -> u64;
+    /// Clocks per training sample the board measured itself (a cycle-accurate simulation
+    /// counts them); `edgeflow bench` projects board speed from it when present.
+    fn clocks_per_sample(&self) -> Option<f64> {
+        None
+    }
 }

@@ -1,0 +1,374 @@
+//! Charts as SVG or PNG with plotters: the format follows the file's extension. PNG text
+//! needs a system font (fontconfig's `sans-serif`; Debian's `fonts-dejavu-core`, which
+//! `test.sh` installs). Files are written atomically: drawn to a temporary file beside the
+//! target, then renamed.
+
+use crate::plot::Series;
+use anyhow::{anyhow, bail, Context, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
+];
+
+const SIZE: (u32, u32) = (900, 540);
+
+/// Which axes are logarithmic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axes {
+    Linear,
+    LogLog,
+}
+
+pub struct LineChart<'a> {
+    pub title: &'a str,
+    pub xlabel: &'a str,
+    pub ylabel: &'a str,
+    pub series: &'a [Series],
+    pub axes: Axes,
+}
+
+/// One bar per entry; `groups` are bars of one color (e.g. measured vs projected).
+pub struct BarChart<'a> {
+    pub title: &'a str,
+    pub ylabel: &'a str,
+    /// `(label, value, group)`.
+    pub bars: &'a [(String, f64, usize)],
+    pub group_names: &'a [&'a str],
+    pub log_y: bool,
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("drawing the chart failed: {e:?}")
+}
+
+/// Write a chart to `path` as SVG or PNG (by extension) through `draw`.
+fn render(
+    path: &Path,
+    draw: impl Fn(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+    draw_png: impl Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
+) -> Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create directory {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
+    let result = match ext.as_str() {
+        "svg" => {
+            let root = SVGBackend::new(&tmp, SIZE).into_drawing_area();
+            draw(&root).and_then(|_| root.present().map_err(err))
+        }
+        "png" => {
+            let root = BitMapBackend::new(&tmp, SIZE).into_drawing_area();
+            draw_png(&root).and_then(|_| root.present().map_err(err))
+        }
+        _ => bail!("plot file {} must end in .svg or .png", path.display()),
+    };
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.context(format!("writing {}", path.display())));
+    }
+    std::fs::rename(&tmp, path).with_context(|| {
+        format!(
+            "cannot move {} into place as {}",
+            tmp.display(),
+            path.display()
+        )
+    })
+}
+
+/// Whether a plot path asks for PNG.
+pub fn is_png(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+}
+
+pub fn line_chart(path: &Path, c: &LineChart) -> Result<()> {
+    render(path, |r| draw_lines(r, c), |r| draw_lines(r, c))
+}
+
+pub fn bar_chart(path: &Path, c: &BarChart) -> Result<()> {
+    render(path, |r| draw_bars(r, c), |r| draw_bars(r, c))
+}
+
+fn range(v: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = v
+        .filter(|x| x.is_finite() && (!log || *x > 0.0))
+        .fold((f64::MAX, f64::MIN), |a, x| (a.0.min(x), a.1.max(x)));
+    if lo > hi {
+        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        lo /= 1.5;
+        hi *= 1.5;
+    } else {
+        let pad = ((hi - lo) * 0.05).max(1e-9);
+        lo -= pad;
+        hi += pad;
+    }
+    (lo, hi)
+}
+
+fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let log = c.axes == Axes::LogLog;
+    let (x0, x1) = range(
+        c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+        log,
+    );
+    let (y0, y1) = range(
+        c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+        log,
+    );
+    let mut b = ChartBuilder::on(root);
+    b.caption(c.title, ("sans-serif", 20))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(80);
+    macro_rules! body {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(c.xlabel)
+                .y_desc(c.ylabel)
+                .x_labels(10)
+                .y_labels(10)
+                .x_label_formatter(&|v| si(*v))
+                .y_label_formatter(&|v| si(*v))
+                .light_line_style(RGBColor(0xee, 0xee, 0xee))
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 15))
+                .draw()
+                .map_err(err)?;
+            for (i, s) in c.series.iter().enumerate() {
+                let color = COLORS[i % COLORS.len()];
+                let pts: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|p| !log || (p.0 > 0.0 && p.1 > 0.0))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                    .map_err(err)?
+                    .label(s.name.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
+                    });
+                chart
+                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 13))
+                .draw()
+                .map_err(err)?;
+        }};
+    }
+    if log {
+        body!(b
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(err)?);
+    } else {
+        body!(b.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?);
+    }
+    Ok(())
+}
+
+/// Horizontal bars, so long labels (backend, board @ clock) stay readable.
+fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let n = c.bars.len().max(1);
+    let (mut x0, mut x1) = range(c.bars.iter().map(|b| b.1), c.log_y);
+    if c.log_y {
+        x1 *= 3.0; // room for the value labels
+    } else {
+        x0 = x0.min(0.0);
+        x1 += (x1 - x0) * 0.15;
+    }
+    let labels: Vec<String> = c.bars.iter().map(|b| b.0.clone()).collect();
+    let mut b = ChartBuilder::on(root);
+    b.caption(c.title, ("sans-serif", 20))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(190);
+    // bar i sits at y = n - 1 - i, so the first bar is on top
+    let y_of = move |i: usize| (n - 1 - i) as f64;
+    macro_rules! body {
+        ($chart:expr, $base:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_desc(c.ylabel)
+                .y_labels(n)
+                .y_label_formatter(&|v: &f64| {
+                    let i = (n as f64 - 1.0 - v).round();
+                    if (n as f64 - 1.0 - v - i).abs() < 1e-6
+                        && i >= 0.0
+                        && (i as usize) < labels.len()
+                    {
+                        labels[i as usize].clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .x_label_formatter(&|v| si(*v))
+                .light_line_style(RGBColor(0xee, 0xee, 0xee))
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 15))
+                .draw()
+                .map_err(err)?;
+            for (g, name) in c.group_names.iter().enumerate() {
+                let color = COLORS[g % COLORS.len()];
+                let bars: Vec<(f64, f64)> = c
+                    .bars
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.2 == g && b.1 > 0.0)
+                    .map(|(i, b)| (y_of(i), b.1))
+                    .collect();
+                chart
+                    .draw_series(bars.iter().map(|&(y, v)| {
+                        Rectangle::new([($base, y - 0.35), (v, y + 0.35)], color.filled())
+                    }))
+                    .map_err(err)?
+                    .label(*name)
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
+                    });
+                chart
+                    .draw_series(bars.iter().map(|&(y, v)| {
+                        Text::new(format!(" {}", si(v)), (v, y + 0.15), ("sans-serif", 13))
+                    }))
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 13))
+                .draw()
+                .map_err(err)?;
+        }};
+    }
+    let yr = -0.6..(n as f64 - 0.4);
+    if c.log_y {
+        body!(
+            b.build_cartesian_2d((x0..x1).log_scale(), yr)
+                .map_err(err)?,
+            x0
+        );
+    } else {
+        body!(b.build_cartesian_2d(x0..x1, yr).map_err(err)?, 0.0);
+    }
+    Ok(())
+}
+
+/// A number with an SI suffix: 16.6k, 2.94M.
+pub fn si(v: f64) -> String {
+    let a = v.abs();
+    if a < 1.0 {
+        let t = format!("{v:.4}");
+        return t.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    let (d, suf) = if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / d;
+    let digits = if x.abs() >= 100.0 || x.fract().abs() < 1e-9 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.digits$}{suf}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_svg_and_png_and_rejects_other_extensions() {
+        let dir = std::env::temp_dir().join(format!("edgeflow-chart-{}", std::process::id()));
+        let s = [Series {
+            name: "a".into(),
+            points: vec![(1.0, 10.0), (100.0, 1000.0)],
+        }];
+        let c = LineChart {
+            title: "t",
+            xlabel: "x",
+            ylabel: "y",
+            series: &s,
+            axes: Axes::LogLog,
+        };
+        line_chart(&dir.join("l.svg"), &c).unwrap();
+        assert!(std::fs::read_to_string(dir.join("l.svg"))
+            .unwrap()
+            .contains("<svg"));
+        line_chart(&dir.join("l.png"), &c).unwrap();
+        let png = std::fs::read(dir.join("l.png")).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+        let bars = [("x".to_string(), 5.0, 0), ("y".to_string(), 50.0, 1)];
+        let b = BarChart {
+            title: "b",
+            ylabel: "v",
+            bars: &bars,
+            group_names: &["m", "p"],
+            log_y: true,
+        };
+        bar_chart(&dir.join("b.png"), &b).unwrap();
+        let e = line_chart(&dir.join("l.pdf"), &c).unwrap_err().to_string();
+        assert!(e.contains("must end in .svg or .png"), "{e}");
+        assert!(
+            std::fs::read_dir(&dir).unwrap().all(|f| !f
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.')),
+            "no temporary files left"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
