@@ -45,3 +45,4 @@ pub mod uart_tx;
 pub use rust_hdl;
 pub mod design;
 pub mod uart_sim_port;
+pub mod network_top;
