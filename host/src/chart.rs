@@ -204,6 +204,90 @@ where
     Ok(())
 }
 
+/// Resource utilisation: one horizontal bar per resource, percent of the part, with the
+/// 100 % line; a bar past it is a resource the design overflows.
+pub fn resource_chart(path: &Path, title: &str, rows: &[(String, f64, f64, f64)]) -> Result<()> {
+    render(
+        path,
+        |r| draw_resources(r, title, rows),
+        |r| draw_resources(r, title, rows),
+    )
+}
+
+fn draw_resources<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    rows: &[(String, f64, f64, f64)],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let n = rows.len().max(1);
+    let top = rows
+        .iter()
+        .map(|r| if r.1.is_finite() { r.1 } else { 100.0 })
+        .fold(100.0, f64::max)
+        * 1.25;
+    let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0.0..top, -0.6..(n as f64 - 0.4))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("% of the part used")
+        .x_label_formatter(&|v| si(*v))
+        .y_labels(n)
+        .y_label_formatter(&|v: &f64| {
+            let i = (n as f64 - 1.0 - v).round();
+            if (n as f64 - 1.0 - v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(err)?;
+    for (i, (_, pct, used, avail)) in rows.iter().enumerate() {
+        let y = (n - 1 - i) as f64;
+        let shown = if pct.is_finite() { *pct } else { top };
+        let color = if *pct > 100.0 { COLORS[1] } else { COLORS[0] };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y - 0.35), (shown, y + 0.35)],
+                color.filled(),
+            )))
+            .map_err(err)?;
+        let text = if pct.is_finite() {
+            format!(" {:.1}%  ({} of {})", pct, si(*used), si(*avail))
+        } else {
+            format!(" {} used, none available", si(*used))
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                text,
+                (shown, y + 0.1),
+                ("sans-serif", 13),
+            )))
+            .map_err(err)?;
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(100.0, -0.6), (100.0, n as f64 - 0.4)],
+            BLACK.stroke_width(2),
+        )))
+        .map_err(err)?;
+    Ok(())
+}
+
 /// Horizontal bars, so long labels (backend, board @ clock) stay readable.
 fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) -> Result<()>
 where
@@ -359,6 +443,11 @@ mod tests {
             log_y: true,
         };
         bar_chart(&dir.join("b.png"), &b).unwrap();
+        let rows = [
+            ("LUT (LUT4)".to_string(), 40.0, 2112.0, 5280.0),
+            ("DSP (SB_MAC16)".to_string(), 125.0, 10.0, 8.0),
+        ];
+        resource_chart(&dir.join("r.svg"), "r", &rows).unwrap();
         let e = line_chart(&dir.join("l.pdf"), &c).unwrap_err().to_string();
         assert!(e.contains("must end in .svg or .png"), "{e}");
         assert!(

@@ -242,6 +242,7 @@ pub fn synth_cmd(
     standin: Option<&str>,
     tname: &str,
     json: bool,
+    plot: &[PathBuf],
 ) -> Result<()> {
     let inner = inner(spec, standin)?;
     let t = target(tname).map_err(|e| anyhow!(e))?;
@@ -252,6 +253,16 @@ pub fn synth_cmd(
     let r = yosys::synthesize(t, dir.path(), "top.v", false);
     pb.finish_and_clear();
     let r = r?;
+    for p in plot {
+        let rows: Vec<(String, f64, f64, f64)> = r
+            .table
+            .rows
+            .iter()
+            .map(|x| (format!("{} ({})", x.resource, x.kind), x.percent, x.used, x.available as f64))
+            .collect();
+        let title = format!("{} on {} ({}): resources used", inner.name(), r.table.target, r.table.part);
+        crate::chart::resource_chart(p, &title, &rows)?;
+    }
     if json {
         print_json(
             &json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,

@@ -219,6 +219,9 @@ enum Cmd {
         standin: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Resource-utilisation chart (% of the part per resource), SVG or PNG by extension.
+        #[arg(long)]
+        plot: Vec<PathBuf>,
     },
     /// Build an iCE40 bitstream for a board: yosys, nextpnr-ice40 (timing), icepack.
     ///
@@ -481,7 +484,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             target,
             standin,
             json,
-        }) => flow_cmd::synth_cmd(spec.as_deref(), standin.as_deref(), &target, json),
+            plot,
+        }) => flow_cmd::synth_cmd(spec.as_deref(), standin.as_deref(), &target, json, &plot),
         Some(Cmd::Bitstream {
             spec,
             board,
