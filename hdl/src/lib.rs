@@ -44,5 +44,5 @@ pub mod uart_rx;
 pub mod uart_tx;
 pub use rust_hdl;
 pub mod design;
-pub mod uart_sim_port;
 pub mod network_top;
+pub mod uart_sim_port;

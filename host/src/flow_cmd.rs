@@ -258,9 +258,21 @@ pub fn synth_cmd(
             .table
             .rows
             .iter()
-            .map(|x| (format!("{} ({})", x.resource, x.kind), x.percent, x.used, x.available as f64))
+            .map(|x| {
+                (
+                    format!("{} ({})", x.resource, x.kind),
+                    x.percent,
+                    x.used,
+                    x.available as f64,
+                )
+            })
             .collect();
-        let title = format!("{} on {} ({}): resources used", inner.name(), r.table.target, r.table.part);
+        let title = format!(
+            "{} on {} ({}): resources used",
+            inner.name(),
+            r.table.target,
+            r.table.part
+        );
         crate::chart::resource_chart(p, &title, &rows)?;
     }
     if json {
