@@ -8,10 +8,7 @@ pub const BACKENDS: &str = "reference, float, rtl";
 
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
-        "reference" => Ok(Box::new(ReferenceBoard::new(
-            spec,
-            spec.default_staleness(),
-        )?)),
+        "reference" => Ok(Box::new(ReferenceBoard::new(spec, spec.default_staleness())?)),
         "rtl" => Ok(Box::new(crate::board::rtl::RtlBoard::new(spec)?)),
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }

@@ -151,51 +151,15 @@ fn main() {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.cmd {
         None => train::demo(),
-        Some(Cmd::Spec {
-            cmd: SpecCmd::Check { spec, json },
-        }) => spec_cmd::check(&spec, json),
-        Some(Cmd::Pattern {
-            spec,
-            junction,
-            json,
-        }) => spec_cmd::pattern(&spec, junction, json),
-        Some(Cmd::Train {
-            spec,
-            data,
-            label_column,
-            epochs,
-            backend,
-            out,
-            plot,
-            json,
-        }) => train::train_cmd(train::TrainArgs {
-            spec,
-            data,
-            label_column,
-            epochs,
-            backend,
-            out,
-            plot,
-            json,
-        }),
-        Some(Cmd::Eval {
-            model,
-            data,
-            label_column,
-            json,
-        }) => train::eval_cmd(&model, &data, label_column, json),
-        Some(Cmd::Sim {
-            spec,
-            samples,
-            data,
-            vcd,
-            json,
-        }) => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
-        Some(Cmd::Infer {
-            model,
-            data,
-            label_column,
-            out,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
+        Some(Cmd::Spec { cmd: SpecCmd::Check { spec, json } }) => spec_cmd::check(&spec, json),
+        Some(Cmd::Pattern { spec, junction, json }) => spec_cmd::pattern(&spec, junction, json),
+        Some(Cmd::Train { spec, data, label_column, epochs, backend, out, plot, json }) => {
+            train::train_cmd(train::TrainArgs { spec, data, label_column, epochs, backend, out, plot, json })
+        }
+        Some(Cmd::Eval { model, data, label_column, json }) => train::eval_cmd(&model, &data, label_column, json),
+        Some(Cmd::Sim { spec, samples, data, vcd, json }) => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+        Some(Cmd::Infer { model, data, label_column, out }) => {
+            train::infer_cmd(&model, &data, label_column, out.as_deref())
+        }
     }
 }

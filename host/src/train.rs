@@ -85,23 +85,16 @@ pub struct RunReport {
 
 /// Train for `epochs` epochs, each one pipelined stream over the shuffled training set;
 /// accuracies after every epoch. Only training time counts towards samples/s.
-pub fn run(
-    mut t: Trainer,
-    split: &Split,
-    epochs: usize,
-    quiet: bool,
-) -> Result<(RunReport, Trainer)> {
+pub fn run(mut t: Trainer, split: &Split, epochs: usize, quiet: bool) -> Result<(RunReport, Trainer)> {
     let n = split.train.len();
     let pb = if quiet {
         ProgressBar::hidden()
     } else {
         let pb = ProgressBar::new((epochs * n) as u64);
         pb.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:30}] epoch {msg} {pos}/{len} samples ({per_sec}, eta {eta})",
-            )
-            .unwrap()
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{prefix} [{bar:30}] epoch {msg} {pos}/{len} samples ({per_sec}, eta {eta})")
+                .unwrap()
+                .progress_chars("=> "),
         );
         pb.set_prefix(t.name());
         pb
@@ -148,10 +141,7 @@ pub fn run(
 
 pub fn make_trainer(spec: &Spec, backend: &str) -> Result<Trainer> {
     match backend {
-        "reference" => Ok(Trainer::Board(Box::new(ReferenceBoard::new(
-            spec,
-            spec.default_staleness(),
-        )?))),
+        "reference" => Ok(Trainer::Board(Box::new(ReferenceBoard::new(spec, spec.default_staleness())?))),
         "float" => Ok(Trainer::Float(FloatReference::new(spec))),
         other => crate::backends::open_board(spec, other).map(Trainer::Board),
     }
@@ -233,19 +223,11 @@ fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
         &[
             Series {
                 name: "train".into(),
-                points: xs
-                    .iter()
-                    .zip(&rep.epochs)
-                    .map(|(&x, e)| (x, e.train_accuracy * 100.0))
-                    .collect(),
+                points: xs.iter().zip(&rep.epochs).map(|(&x, e)| (x, e.train_accuracy * 100.0)).collect(),
             },
             Series {
                 name: "test".into(),
-                points: xs
-                    .iter()
-                    .zip(&rep.epochs)
-                    .map(|(&x, e)| (x, e.test_accuracy * 100.0))
-                    .collect(),
+                points: xs.iter().zip(&rep.epochs).map(|(&x, e)| (x, e.test_accuracy * 100.0)).collect(),
             },
         ],
         false,
@@ -286,12 +268,7 @@ pub fn eval_cmd(model: &Path, data: &str, label_column: Option<usize>, json: boo
     Ok(())
 }
 
-pub fn infer_cmd(
-    model: &Path,
-    data: &str,
-    label_column: Option<usize>,
-    out: Option<&Path>,
-) -> Result<()> {
+pub fn infer_cmd(model: &Path, data: &str, label_column: Option<usize>, out: Option<&Path>) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let d = Dataset::load(data, label_column)?;
     let all: Vec<usize> = (0..d.len()).collect();
@@ -304,16 +281,10 @@ pub fn infer_cmd(
         text.push_str(&format!("{i},{p},{}\n", enc.labels[i]));
     }
     match out {
-        Some(p) => {
-            write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?
-        }
+        Some(p) => write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?,
         None => print!("{text}"),
     }
-    eprintln!(
-        "accuracy {:.2}% over {} samples",
-        accuracy(&pred, &enc.labels) * 100.0,
-        enc.len()
-    );
+    eprintln!("accuracy {:.2}% over {} samples", accuracy(&pred, &enc.labels) * 100.0, enc.len());
     Ok(())
 }
 
@@ -335,27 +306,19 @@ pub fn demo() -> Result<()> {
     for backend in ["reference", "float"] {
         let (rep, _) = run(make_trainer(&spec, backend)?, &split, epochs, false)?;
         let last = rep.epochs.last().unwrap();
-        let best = rep
-            .epochs
-            .iter()
-            .map(|e| e.test_accuracy)
-            .fold(0.0, f64::max);
+        let best = rep.epochs.iter().map(|e| e.test_accuracy).fold(0.0, f64::max);
         lines.push(format!(
             "{backend:>10}: test accuracy {:.2}% (best {:.2}%), train {:.2}%, {:.0} samples/s{}",
             last.test_accuracy * 100.0,
             best * 100.0,
             last.train_accuracy * 100.0,
             rep.samples_per_second,
-            rep.state
-                .map(|s| format!(", state sha256 {}", &s.sha256()[..16]))
-                .unwrap_or_default()
+            rep.state.map(|s| format!(", state sha256 {}", &s.sha256()[..16])).unwrap_or_default()
         ));
     }
     for l in lines {
         println!("{l}");
     }
-    println!(
-        "next: `edgeflow --help`, or `edgeflow train --spec specs/digits.toml --plot curve.svg`"
-    );
+    println!("next: `edgeflow --help`, or `edgeflow train --spec specs/digits.toml --plot curve.svg`");
     Ok(())
 }

@@ -93,15 +93,10 @@ impl Schedule {
 /// Why a staleness vector cannot come from any schedule.
 pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
     if s.len() != junctions {
-        return Err(format!(
-            "staleness has {} entries, the network has {junctions} junctions",
-            s.len()
-        ));
+        return Err(format!("staleness has {} entries, the network has {junctions} junctions", s.len()));
     }
     if s[junctions - 1] < 1 {
-        return Err(
-            "the last junction's staleness must be at least 1 (its BP follows its FF)".into(),
-        );
+        return Err("the last junction's staleness must be at least 1 (its BP follows its FF)".into());
     }
     for j in 0..junctions - 1 {
         if s[j] < s[j + 1] + 2 {
@@ -120,15 +115,10 @@ pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
 impl Reference {
     /// A model with the spec's initial weights and the single-board schedule.
     pub fn new(spec: &Spec) -> Reference {
-        Self::with_state(spec, State::initial(spec), spec.default_staleness())
-            .expect("default schedule is valid")
+        Self::with_state(spec, State::initial(spec), spec.default_staleness()).expect("default schedule is valid")
     }
 
-    pub fn with_state(
-        spec: &Spec,
-        state: State,
-        staleness: Vec<usize>,
-    ) -> Result<Reference, String> {
+    pub fn with_state(spec: &Spec, state: State, staleness: Vec<usize>) -> Result<Reference, String> {
         state.check_shape(spec)?;
         check_staleness(&staleness, spec.junctions())?;
         let format = spec.format();
@@ -177,14 +167,7 @@ impl Reference {
 
     /// Back-propagation (for `j > 0`) and update of junction `j` with right deltas `d`,
     /// left activations `a_left` and left σ′ `sp_left`; returns the left deltas in `d_left`.
-    fn bp_up(
-        &mut self,
-        j: usize,
-        d: &[i32],
-        a_left: &[i32],
-        sp_left: &[i32],
-        d_left: Option<&mut [i32]>,
-    ) {
+    fn bp_up(&mut self, j: usize, d: &[i32], a_left: &[i32], sp_left: &[i32], d_left: Option<&mut [i32]>) {
         let f = self.format;
         let shift = self.spec.learning_rate_shift;
         let fi = self.patterns[j].fan_in;
@@ -287,9 +270,7 @@ impl Reference {
 
     /// Predicted class of every sample: the first output with the largest activation.
     pub fn infer(&self, data: &Encoded) -> Vec<usize> {
-        (0..data.len())
-            .map(|n| argmax(&self.forward(data.input(n))))
-            .collect()
+        (0..data.len()).map(|n| argmax(&self.forward(data.input(n)))).collect()
     }
 }
 
@@ -333,11 +314,7 @@ mod tests {
             }
             labels.push(r.below(2));
         }
-        Encoded {
-            inputs_per_sample: spec.layers[0],
-            inputs,
-            labels,
-        }
+        Encoded { inputs_per_sample: spec.layers[0], inputs, labels }
     }
 
     /// An independent, deliberately naive statement of the same semantics: samples in order,
@@ -367,11 +344,7 @@ mod tests {
                         acc += mul(ver.weights[j][e], a[j][pats[j].left_of_edge[e] as usize]);
                     }
                     let h = sat(acc) as i32;
-                    let act = if j == l - 1 {
-                        Activation::Sigmoid
-                    } else {
-                        spec.activation
-                    };
+                    let act = if j == l - 1 { Activation::Sigmoid } else { spec.activation };
                     let (x, d) = activate(act, &table, h);
                     out.push(x);
                     sps.push(d);
@@ -382,14 +355,7 @@ mod tests {
             let mut d: Vec<i32> = a[l]
                 .iter()
                 .enumerate()
-                .map(|(k, &x)| {
-                    sat(x as i64
-                        - if k == data.labels[n] {
-                            f.one() as i64
-                        } else {
-                            0
-                        }) as i32
-                })
+                .map(|(k, &x)| sat(x as i64 - if k == data.labels[n] { f.one() as i64 } else { 0 }) as i32)
                 .collect();
             for j in (0..l).rev() {
                 let mut cur = hist[j].last().unwrap().clone();
@@ -402,20 +368,11 @@ mod tests {
                         let upd = round_shift(mul(d[r], a[j][k]), spec.learning_rate_shift);
                         cur.weights[j][e] = sat(cur.weights[j][e] as i64 - upd) as i32;
                     }
-                    cur.biases[j][r] = sat(cur.biases[j][r] as i64
-                        - round_shift(d[r] as i64, spec.learning_rate_shift))
-                        as i32;
+                    cur.biases[j][r] = sat(cur.biases[j][r] as i64 - round_shift(d[r] as i64, spec.learning_rate_shift)) as i32;
                 }
                 hist[j].push(cur);
                 d = (0..spec.layers[j])
-                    .map(|k| {
-                        hidden_delta(
-                            spec.activation,
-                            f,
-                            sp[j].get(k).copied().unwrap_or(0),
-                            sat(acc[k]) as i32,
-                        )
-                    })
+                    .map(|k| hidden_delta(spec.activation, f, sp[j].get(k).copied().unwrap_or(0), sat(acc[k]) as i32))
                     .collect();
             }
         }
@@ -433,12 +390,7 @@ mod tests {
         for act in ["sigmoid", "relu"] {
             let sp = spec(act);
             let d = data(&sp, 40);
-            for s in [
-                vec![3, 1],
-                vec![5, 1],
-                vec![6, 2],
-                vec![2, 0].iter().map(|x| x + 1).collect(),
-            ] {
+            for s in [vec![3, 1], vec![5, 1], vec![6, 2], vec![2, 0].iter().map(|x| x + 1).collect()] {
                 if check_staleness(&s, 2).is_err() {
                     continue;
                 }
@@ -464,9 +416,7 @@ mod tests {
 
     #[test]
     fn invalid_staleness_is_rejected() {
-        assert!(check_staleness(&[2, 1], 2)
-            .unwrap_err()
-            .contains("at least 2"));
+        assert!(check_staleness(&[2, 1], 2).unwrap_err().contains("at least 2"));
         assert!(check_staleness(&[3, 0], 2).is_err());
         assert!(check_staleness(&[3], 2).is_err());
         assert!(check_staleness(&[3, 1], 2).is_ok());
