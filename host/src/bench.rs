@@ -662,6 +662,14 @@ fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
             v.push(base.into());
         }
     }
+    // the CPU references first, then the accelerators in the order asked for
+    let order = |b: &String| {
+        ["reference", "float", "sparse-f32", "dense"]
+            .iter()
+            .position(|x| x == b)
+            .unwrap_or(4)
+    };
+    v.sort_by_key(order);
     v
 }
 
@@ -768,8 +776,10 @@ fn fmt_x(x: Option<f64>) -> String {
     x.map(|v| {
         if v >= 100.0 {
             format!("{v:.0}x")
-        } else {
+        } else if v >= 0.01 {
             format!("{v:.2}x")
+        } else {
+            format!("{v:.1e}x")
         }
     })
     .unwrap_or_else(|| "-".into())
@@ -826,11 +836,21 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         let mut bars: Vec<(String, f64, usize)> = measured
             .iter()
             .filter(|m| m.available)
-            .map(|m| (m.backend.clone(), m.train_samples_per_second, 0))
+            .map(|m| (m.backend.clone(), rate(m), 0))
             .collect();
         for p in &proj {
             bars.push((
-                format!("{} @ {:.0} MHz", p.board, p.clock_mhz),
+                format!(
+                    "{} @ {:.0} MHz, {} clk{}",
+                    p.board,
+                    p.clock_mhz,
+                    p.clocks_per_sample,
+                    if p.clocks_source.starts_with("spec") {
+                        ""
+                    } else {
+                        " (RTL)"
+                    }
+                ),
                 p.samples_per_second,
                 1,
             ));
@@ -845,7 +865,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
                 ylabel: "training samples/s",
                 bars: &bars,
                 group_names: &[
-                    "measured on this machine",
+                    "measured here (CPU backends: thread CPU time)",
                     "board, one sample per block cycle (estimate)",
                 ],
                 log_y: true,
@@ -1348,7 +1368,7 @@ mod tests {
         assert!(!n.available && n.unavailable_reason.unwrap().contains("no-such-backend"));
         assert_eq!(
             backend_list(&Some(vec!["reference,opencl".into()]), false),
-            vec!["reference", "opencl", "float", "sparse-f32", "dense"]
+            vec!["reference", "float", "sparse-f32", "dense", "opencl"]
         );
     }
 }
