@@ -77,12 +77,14 @@ impl Board {
             ("link_mbps", self.link_mbps, 0.001, 1e9),
         ] {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                bad.push(format!("{field}: = {v} must be a number from {lo} to {hi}"));
+                bad.push(format!(
+                    "{field}: = {v:?} must be a number from {lo} to {hi}"
+                ));
             }
         }
         if !(self.link_latency_us.is_finite() && (0.0..=1e6).contains(&self.link_latency_us)) {
             bad.push(format!(
-                "link_latency_us: = {} must be from 0 to 1000000 (one second)",
+                "link_latency_us: = {:?} must be from 0 to 1000000 (one second)",
                 self.link_latency_us
             ));
         }

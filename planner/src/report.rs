@@ -14,34 +14,8 @@ use serde::{Deserialize, Serialize};
 
 pub const PLAN_FORMAT: &str = "edgeflow-plan-v1";
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Utilisation {
-    pub dsp: u64,
-    pub dsp_available: u64,
-    pub lut_multipliers: u64,
-    pub logic: u64,
-    pub logic_available: u64,
-    pub ram_bits: u64,
-    pub ram_bits_available: u64,
-    pub ram_blocks: u64,
-    pub ram_blocks_available: u64,
-}
-
-impl From<&Usage> for Utilisation {
-    fn from(u: &Usage) -> Self {
-        Utilisation {
-            dsp: u.dsp,
-            dsp_available: u.dsp_available,
-            lut_multipliers: u.lut_multipliers,
-            logic: u.logic,
-            logic_available: u.logic_available,
-            ram_bits: u.ram_bits,
-            ram_bits_available: u.ram_bits_available,
-            ram_blocks: u.ram_blocks,
-            ram_blocks_available: u.ram_blocks_available,
-        }
-    }
-}
+/// A stage's resource use as the plan file records it: the cost model's figures.
+pub type Utilisation = Usage;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StageReport {
@@ -415,7 +389,7 @@ pub fn plan(
                 z: sol.z[st.first..=st.last].to_vec(),
                 block_cycle_clocks: clocks,
                 block_cycle_ps: ev.stage_time[i],
-                utilisation: (&ev.usage[i]).into(),
+                utilisation: ev.usage[i].clone(),
             }
         })
         .collect();
@@ -558,17 +532,13 @@ impl PlanFile {
 mod tests {
     use super::*;
 
+    fn mnist_large() -> Spec {
+        Spec::from_toml_str(include_str!("../../specs/mnist-large.toml"), "mnist-large").unwrap()
+    }
+
     #[test]
     fn permute_over_too_many_distinct_boards_is_a_clear_error() {
-        let spec = Spec::from_toml_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/mnist-large.toml"
-            ))
-            .unwrap(),
-            "mnist-large",
-        )
-        .unwrap();
+        let spec = mnist_large();
         let boards = crate::instances::mixed_boards(24);
         let e = plan(&spec, "x", &boards, true).unwrap_err();
         assert!(
@@ -581,15 +551,7 @@ mod tests {
 
     #[test]
     fn permute_never_loses_to_the_chain_order() {
-        let spec = Spec::from_toml_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/mnist-large.toml"
-            ))
-            .unwrap(),
-            "mnist-large",
-        )
-        .unwrap();
+        let spec = mnist_large();
         let boards = Board::resolve_list(
             "icebreaker,nexys4-ddr,alchitry-cu,opencl-device,nexys4-ddr,opencl-device",
         )
@@ -603,15 +565,7 @@ mod tests {
     /// never trained with junctions missing or stages overlapping.
     #[test]
     fn damaged_plan_files_are_refused() {
-        let spec = Spec::from_toml_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/mnist-large.toml"
-            ))
-            .unwrap(),
-            "mnist-large",
-        )
-        .unwrap();
+        let spec = mnist_large();
         let boards = Board::resolve_list("nexys4-ddrx4").unwrap();
         let good = plan(&spec, "x", &boards, false).unwrap();
         assert!(good.stages.len() >= 2);
