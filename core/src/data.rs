@@ -89,15 +89,22 @@ impl Dataset {
             return Self::digits();
         }
         let path = PathBuf::from(what);
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         if name.contains("idx3") {
             return load_mnist(&path);
         }
         let bytes = read_maybe_gz(&path)?;
         if name == "digits.csv.gz" {
-            return Self::digits_from_gz(&std::fs::read(&path).map_err(|e| err(path.display(), e.to_string()))?, what);
+            return Self::digits_from_gz(
+                &std::fs::read(&path).map_err(|e| err(path.display(), e.to_string()))?,
+                what,
+            );
         }
-        let text = String::from_utf8(bytes).map_err(|_| err(path.display(), "is not UTF-8 text; expected CSV"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| err(path.display(), "is not UTF-8 text; expected CSV"))?;
         let label = match label_column {
             Some(c) => CsvLabel::Column(c),
             None => CsvLabel::Last,
@@ -212,7 +219,12 @@ enum CsvLabel {
     Column(usize),
 }
 
-fn parse_csv(text: &str, source: &str, label: CsvLabel, scale: Option<f64>) -> Result<Dataset, DataError> {
+fn parse_csv(
+    text: &str,
+    source: &str,
+    label: CsvLabel,
+    scale: Option<f64>,
+) -> Result<Dataset, DataError> {
     let mut x = Vec::new();
     let mut y = Vec::new();
     let mut features = None;
@@ -229,7 +241,11 @@ fn parse_csv(text: &str, source: &str, label: CsvLabel, scale: Option<f64>) -> R
         if lc >= cells.len() {
             return Err(err(
                 source,
-                format!("line {}: label column {lc} but only {} columns", ln + 1, cells.len()),
+                format!(
+                    "line {}: label column {lc} but only {} columns",
+                    ln + 1,
+                    cells.len()
+                ),
             ));
         }
         let parsed: Result<Vec<f64>, _> = cells.iter().map(|c| c.parse::<f64>()).collect();
@@ -237,13 +253,19 @@ fn parse_csv(text: &str, source: &str, label: CsvLabel, scale: Option<f64>) -> R
             if ln == 0 && y.is_empty() {
                 continue; // header row
             }
-            return Err(err(source, format!("line {}: a cell is not a number", ln + 1)));
+            return Err(err(
+                source,
+                format!("line {}: a cell is not a number", ln + 1),
+            ));
         };
         let lab = vals[lc];
         if lab < 0.0 || lab.fract() != 0.0 {
             return Err(err(
                 source,
-                format!("line {}: label {lab} is not a class number 0, 1, 2, …", ln + 1),
+                format!(
+                    "line {}: label {lab} is not a class number 0, 1, 2, …",
+                    ln + 1
+                ),
             ));
         }
         let n_feat = vals.len() - 1;
@@ -252,13 +274,22 @@ fn parse_csv(text: &str, source: &str, label: CsvLabel, scale: Option<f64>) -> R
             Some(f) if f != n_feat => {
                 return Err(err(
                     source,
-                    format!("line {}: {} features, earlier lines have {f}", ln + 1, n_feat),
+                    format!(
+                        "line {}: {} features, earlier lines have {f}",
+                        ln + 1,
+                        n_feat
+                    ),
                 ))
             }
             _ => {}
         }
         y.push(lab as usize);
-        x.extend(vals.iter().enumerate().filter(|&(i, _)| i != lc).map(|(_, &v)| v));
+        x.extend(
+            vals.iter()
+                .enumerate()
+                .filter(|&(i, _)| i != lc)
+                .map(|(_, &v)| v),
+        );
     }
     let Some(features) = features else {
         return Err(err(source, "contains no samples"));
@@ -282,7 +313,8 @@ fn parse_csv(text: &str, source: &str, label: CsvLabel, scale: Option<f64>) -> R
 }
 
 fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, DataError> {
-    let raw = std::fs::read(path).map_err(|e| err(path.display(), format!("cannot be read: {e}")))?;
+    let raw =
+        std::fs::read(path).map_err(|e| err(path.display(), format!("cannot be read: {e}")))?;
     if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         GzDecoder::new(&raw[..])
@@ -304,23 +336,35 @@ fn load_mnist(images: &Path) -> Result<Dataset, DataError> {
     let labels = images.with_file_name(&labels_name);
     let ib = read_maybe_gz(images)?;
     if ib.len() < 16 || be32(&ib, 0) != 0x0803 {
-        return Err(err(images.display(), "is not an IDX image file (magic 0x00000803)"));
+        return Err(err(
+            images.display(),
+            "is not an IDX image file (magic 0x00000803)",
+        ));
     }
     let (n, rows, cols) = (be32(&ib, 4), be32(&ib, 8), be32(&ib, 12));
     if ib.len() != 16 + n * rows * cols {
         return Err(err(
             images.display(),
-            format!("is truncated: {} bytes, header says {n} images of {rows}x{cols}", ib.len()),
+            format!(
+                "is truncated: {} bytes, header says {n} images of {rows}x{cols}",
+                ib.len()
+            ),
         ));
     }
     let lb = read_maybe_gz(&labels).map_err(|e| {
         err(
             labels.display(),
-            format!("{}; the labels file must sit beside the images file", e.message),
+            format!(
+                "{}; the labels file must sit beside the images file",
+                e.message
+            ),
         )
     })?;
     if lb.len() < 8 || be32(&lb, 0) != 0x0801 || be32(&lb, 4) != n || lb.len() != 8 + n {
-        return Err(err(labels.display(), format!("is not an IDX label file for {n} images")));
+        return Err(err(
+            labels.display(),
+            format!("is not an IDX label file for {n} images"),
+        ));
     }
     let y: Vec<usize> = lb[8..].iter().map(|&b| b as usize).collect();
     Ok(Dataset {
@@ -382,9 +426,15 @@ mod tests {
         // pixel p → round(p/16 · 128)
         assert_eq!(e.input(0)[2], (d.sample(0)[2] * 16.0) as i32 * 8);
         let msg = d.encode(&tiny_spec(32, 16), &[0]).unwrap_err().to_string();
-        assert!(msg.contains("64 features") && msg.contains("only 32 inputs"), "{msg}");
+        assert!(
+            msg.contains("64 features") && msg.contains("only 32 inputs"),
+            "{msg}"
+        );
         let msg = d.encode(&tiny_spec(64, 8), &[0]).unwrap_err().to_string();
-        assert!(msg.contains("10 classes") && msg.contains("only 8 outputs"), "{msg}");
+        assert!(
+            msg.contains("10 classes") && msg.contains("only 8 outputs"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -399,21 +449,31 @@ mod tests {
         let d = Dataset::load(csv.to_str().unwrap(), Some(0)).unwrap();
         assert_eq!(d.y, vec![0, 4]);
         std::fs::write(&csv, "0,2,1\n4,1\n").unwrap();
-        let e = Dataset::load(csv.to_str().unwrap(), None).unwrap_err().to_string();
+        let e = Dataset::load(csv.to_str().unwrap(), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2"), "{e}");
 
         let img = dir.join("t-images-idx3-ubyte");
         let mut b = vec![0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2];
         b.extend_from_slice(&[0, 255, 51, 0]);
         std::fs::write(&img, &b).unwrap();
-        let e = Dataset::load(img.to_str().unwrap(), None).unwrap_err().to_string();
+        let e = Dataset::load(img.to_str().unwrap(), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("labels file must sit beside"), "{e}");
-        std::fs::write(dir.join("t-labels-idx1-ubyte"), [0, 0, 8, 1, 0, 0, 0, 2, 7, 3]).unwrap();
+        std::fs::write(
+            dir.join("t-labels-idx1-ubyte"),
+            [0, 0, 8, 1, 0, 0, 0, 2, 7, 3],
+        )
+        .unwrap();
         let d = Dataset::load(img.to_str().unwrap(), None).unwrap();
         assert_eq!((d.features, d.classes), (2, 8));
         assert_eq!(d.x, vec![0.0, 1.0, 0.2, 0.0]);
         std::fs::write(&img, &b[..18]).unwrap();
-        let e = Dataset::load(img.to_str().unwrap(), None).unwrap_err().to_string();
+        let e = Dataset::load(img.to_str().unwrap(), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("truncated"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }

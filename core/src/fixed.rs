@@ -219,7 +219,8 @@ mod tests {
         let f = Format::new(2, 5);
         for a in f.min()..=f.max() {
             for b in f.min()..=f.max() {
-                let want = rational_round(a as i64 * b as i64, 5).clamp(f.min() as i64, f.max() as i64);
+                let want =
+                    rational_round(a as i64 * b as i64, 5).clamp(f.min() as i64, f.max() as i64);
                 assert_eq!(f.mul(a, b) as i64, want, "{a} * {b}");
             }
         }
@@ -289,7 +290,10 @@ mod tests {
                 let x = f.to_f64(h);
                 let exact = 1.0 / (1.0 + (-x).exp());
                 let bucket = f.to_f64(1 << t.drop_bits());
-                assert!((f.to_f64(s) - exact).abs() <= bucket / 4.0 + f.to_f64(1), "{h}");
+                assert!(
+                    (f.to_f64(s) - exact).abs() <= bucket / 4.0 + f.to_f64(1),
+                    "{h}"
+                );
                 assert!(ds >= 0 && ds <= f.quantize(0.25));
             }
         }

@@ -56,7 +56,13 @@ impl JunctionPattern {
         let mut rng = SplitMix64::derive(spec.pattern.seed, "pattern", j as u64);
         let first_bank = rng.permutation(z);
         let bank: Vec<Vec<usize>> = (0..fan_out)
-            .map(|s| if dither && s > 0 { rng.permutation(z) } else { first_bank.clone() })
+            .map(|s| {
+                if dither && s > 0 {
+                    rng.permutation(z)
+                } else {
+                    first_bank.clone()
+                }
+            })
             .collect();
         let (start, rows) = match kind {
             PatternKind::Type1 => {
@@ -95,7 +101,9 @@ impl JunctionPattern {
 
     /// All junctions of a spec.
     pub fn all(spec: &Spec) -> Vec<JunctionPattern> {
-        (0..spec.junctions()).map(|j| JunctionPattern::generate(spec, j)).collect()
+        (0..spec.junctions())
+            .map(|j| JunctionPattern::generate(spec, j))
+            .collect()
     }
 
     pub fn edges(&self) -> usize {
@@ -111,7 +119,9 @@ impl JunctionPattern {
     pub fn row(&self, s: usize, l: usize, r: usize) -> usize {
         match self.kind {
             PatternKind::Type1 => self.rows[s][l][r],
-            PatternKind::Type2 | PatternKind::Type3 => (self.start[s][l] + r) % (self.left / self.z),
+            PatternKind::Type2 | PatternKind::Type3 => {
+                (self.start[s][l] + r) % (self.left / self.z)
+            }
         }
     }
 
@@ -149,8 +159,14 @@ mod tests {
     /// A random valid one-junction spec: picks left, a fan-in dividing it, a right size
     /// compatible with them, and a z nesting with the fan-in.
     fn arb_spec() -> impl Strategy<Value = Spec> {
-        (1usize..=48, any::<u64>(), 0usize..3, any::<bool>(), any::<u64>()).prop_map(
-            |(left, pick, kind, dither, seed)| {
+        (
+            1usize..=48,
+            any::<u64>(),
+            0usize..3,
+            any::<bool>(),
+            any::<u64>(),
+        )
+            .prop_map(|(left, pick, kind, dither, seed)| {
                 let fis = divisors(left);
                 let fi = fis[(pick % fis.len() as u64) as usize];
                 // right * fi = left * fo with 1 ≤ fo ≤ right: choose fo from divisors-friendly set
@@ -169,7 +185,11 @@ mod tests {
                     layers: vec![left, right],
                     fan_out: vec![fo],
                     z: vec![z],
-                    fixed: FixedSpec { width: 10, int_bits: 2, frac_bits: 7 },
+                    fixed: FixedSpec {
+                        width: 10,
+                        int_bits: 2,
+                        frac_bits: 7,
+                    },
                     activation: Activation::Sigmoid,
                     learning_rate_shift: 3,
                     pattern: PatternSpec {
@@ -179,8 +199,7 @@ mod tests {
                     },
                     seed: 0,
                 }
-            },
-        )
+            })
     }
 
     proptest! {
@@ -237,7 +256,10 @@ mod tests {
         assert_eq!(a, JunctionPattern::generate(&spec, 0));
         let mut s2 = spec.clone();
         s2.pattern.seed += 1;
-        assert_ne!(a.left_of_edge, JunctionPattern::generate(&s2, 0).left_of_edge);
+        assert_ne!(
+            a.left_of_edge,
+            JunctionPattern::generate(&s2, 0).left_of_edge
+        );
     }
 
     fn arb_spec_fixed() -> Spec {
@@ -246,10 +268,18 @@ mod tests {
             layers: vec![64, 32],
             fan_out: vec![8],
             z: vec![8],
-            fixed: FixedSpec { width: 10, int_bits: 2, frac_bits: 7 },
+            fixed: FixedSpec {
+                width: 10,
+                int_bits: 2,
+                frac_bits: 7,
+            },
             activation: Activation::Sigmoid,
             learning_rate_shift: 3,
-            pattern: PatternSpec { kind: PatternKind::Type2, dither: true, seed: 3 },
+            pattern: PatternSpec {
+                kind: PatternKind::Type2,
+                dither: true,
+                seed: 3,
+            },
             seed: 0,
         }
     }

@@ -163,14 +163,22 @@ impl Spec {
     /// Check every rule of DESIGN.md sections 2, 3 and 6; report all broken ones at once.
     pub fn validate(&self, source: &str) -> Result<(), SpecError> {
         let mut p = Vec::new();
-        let mut add = |field: String, rule: String, fix: String| p.push(Problem { field, rule, fix });
+        let mut add =
+            |field: String, rule: String, fix: String| p.push(Problem { field, rule, fix });
         if self.name.trim().is_empty() {
-            add("name".into(), "must not be empty".into(), "give the network a name".into());
+            add(
+                "name".into(),
+                "must not be empty".into(),
+                "give the network a name".into(),
+            );
         }
         if self.layers.len() < 2 {
             add(
                 "layers".into(),
-                format!("needs at least 2 sizes (inputs and outputs), got {}", self.layers.len()),
+                format!(
+                    "needs at least 2 sizes (inputs and outputs), got {}",
+                    self.layers.len()
+                ),
                 "write e.g. layers = [64, 80, 10]".into(),
             );
         }
@@ -197,21 +205,30 @@ impl Spec {
         if fx.width > 16 || fx.width < 2 {
             add(
                 "fixed.width".into(),
-                format!("= {} must be between 2 and 16 (the datapath multiplies 16 x 16 bits)", fx.width),
+                format!(
+                    "= {} must be between 2 and 16 (the datapath multiplies 16 x 16 bits)",
+                    fx.width
+                ),
                 "use e.g. width = 16, int_bits = 3, frac_bits = 12".into(),
             );
         }
         if fx.int_bits > 3 {
             add(
                 "fixed.int_bits".into(),
-                format!("= {} exceeds 3: the sigmoid table covers at most [-8, 8)", fx.int_bits),
+                format!(
+                    "= {} exceeds 3: the sigmoid table covers at most [-8, 8)",
+                    fx.int_bits
+                ),
                 "use int_bits = 2 or 3 and give the rest to frac_bits".into(),
             );
         }
         if self.learning_rate_shift > 15 {
             add(
                 "learning_rate_shift".into(),
-                format!("= {} exceeds 15: every update would round to zero", self.learning_rate_shift),
+                format!(
+                    "= {} exceeds 15: every update would round to zero",
+                    self.learning_rate_shift
+                ),
                 "η = 2^-shift; typical values are 2 to 6".into(),
             );
         }
@@ -220,7 +237,10 @@ impl Spec {
             if v.len() != l {
                 add(
                     field.into(),
-                    format!("has {} entries but the network has {l} junctions (one per pair of layers)", v.len()),
+                    format!(
+                        "has {} entries but the network has {l} junctions (one per pair of layers)",
+                        v.len()
+                    ),
                     format!("give exactly {l} values"),
                 );
             }
@@ -429,12 +449,17 @@ seed = 5
             .replace("z = [8, 4]", "z = [16, 4]"));
         // fan-in 12, z 16: neither divides the other
         assert!(e.contains("junction 1: z[0]"), "{e}");
-        assert!(e.contains("= 16 and fan-in 12: one must divide the other"), "{e}");
+        assert!(
+            e.contains("= 16 and fan-in 12: one must divide the other"),
+            "{e}"
+        );
     }
 
     #[test]
     fn fan_in_must_be_whole() {
-        let e = err(&GOOD.replace("layers = [32, 16, 8]", "layers = [32, 12, 8]").replace("z = [8, 4]", "z = [8, 3]"));
+        let e = err(&GOOD
+            .replace("layers = [32, 16, 8]", "layers = [32, 12, 8]")
+            .replace("z = [8, 4]", "z = [8, 3]"));
         assert!(e.contains("junction 1: fan_out[0]"), "{e}");
         assert!(e.contains("fan-in is not whole"), "{e}");
         assert!(e.contains("try 3"), "{e}");
@@ -447,7 +472,10 @@ seed = 5
         let e = err(&GOOD
             .replace("layers = [32, 16, 8]", "layers = [40, 16, 8]")
             .replace("fan_out = [4, 4]", "fan_out = [6, 4]"));
-        assert!(e.contains("fan-in 15, which must divide the left layer size 40"), "{e}");
+        assert!(
+            e.contains("fan-in 15, which must divide the left layer size 40"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -460,7 +488,10 @@ seed = 5
     #[test]
     fn entry_counts() {
         let e = err(&GOOD.replace("z = [8, 4]", "z = [8]"));
-        assert!(e.contains("z: has 1 entries but the network has 2 junctions"), "{e}");
+        assert!(
+            e.contains("z: has 1 entries but the network has 2 junctions"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -478,10 +509,17 @@ seed = 5
     #[test]
     fn width_rules() {
         let e = err(&GOOD.replace("width = 10", "width = 11"));
-        assert!(e.contains("fixed.width: = 11 must equal 1 (sign) + int_bits (2) + frac_bits (7)"), "{e}");
-        let e = err(&GOOD.replace("width = 10", "width = 18").replace("frac_bits = 7", "frac_bits = 15"));
+        assert!(
+            e.contains("fixed.width: = 11 must equal 1 (sign) + int_bits (2) + frac_bits (7)"),
+            "{e}"
+        );
+        let e = err(&GOOD
+            .replace("width = 10", "width = 18")
+            .replace("frac_bits = 7", "frac_bits = 15"));
         assert!(e.contains("must be between 2 and 16"), "{e}");
-        let e = err(&GOOD.replace("width = 10", "width = 13").replace("int_bits = 2", "int_bits = 5"));
+        let e = err(&GOOD
+            .replace("width = 10", "width = 13")
+            .replace("int_bits = 2", "int_bits = 5"));
         assert!(e.contains("fixed.int_bits: = 5 exceeds 3"), "{e}");
     }
 
@@ -520,7 +558,12 @@ seed = 5
 
     #[test]
     fn missing_file() {
-        let e = Spec::load(Path::new("/nonexistent/x.toml")).unwrap_err().to_string();
-        assert!(e.contains("/nonexistent/x.toml") && e.contains("cannot be read"), "{e}");
+        let e = Spec::load(Path::new("/nonexistent/x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/nonexistent/x.toml") && e.contains("cannot be read"),
+            "{e}"
+        );
     }
 }

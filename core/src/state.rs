@@ -29,7 +29,11 @@ impl State {
             let limit = (6.0 / (fi + fo) as f64).sqrt();
             let mut rng = SplitMix64::derive(spec.seed, "weights", j as u64);
             let n = spec.layers[j] * fo;
-            weights.push((0..n).map(|_| f.quantize((rng.next_f64() * 2.0 - 1.0) * limit)).collect());
+            weights.push(
+                (0..n)
+                    .map(|_| f.quantize((rng.next_f64() * 2.0 - 1.0) * limit))
+                    .collect(),
+            );
             biases.push(vec![0; spec.layers[j + 1]]);
         }
         State { weights, biases }
@@ -58,7 +62,11 @@ impl State {
     pub fn check_shape(&self, spec: &Spec) -> Result<(), String> {
         let l = spec.junctions();
         if self.weights.len() != l || self.biases.len() != l {
-            return Err(format!("state has {} junctions, spec '{}' has {l}", self.weights.len(), spec.name));
+            return Err(format!(
+                "state has {} junctions, spec '{}' has {l}",
+                self.weights.len(),
+                spec.name
+            ));
         }
         let f = spec.format();
         for j in 0..l {
@@ -71,15 +79,27 @@ impl State {
                     self.biases[j].len()
                 ));
             }
-            if let Some(v) = self.weights[j].iter().chain(&self.biases[j]).find(|&&v| v < f.min() || v > f.max()) {
-                return Err(format!("junction {}: value {v} is outside the {}-bit format", j + 1, f.width));
+            if let Some(v) = self.weights[j]
+                .iter()
+                .chain(&self.biases[j])
+                .find(|&&v| v < f.min() || v > f.max())
+            {
+                return Err(format!(
+                    "junction {}: value {v} is outside the {}-bit format",
+                    j + 1,
+                    f.width
+                ));
             }
         }
         Ok(())
     }
 
     /// First difference against `other`, as a sentence naming junction, edge or neuron.
-    pub fn first_difference(&self, other: &State, patterns: Option<&[JunctionPattern]>) -> Option<String> {
+    pub fn first_difference(
+        &self,
+        other: &State,
+        patterns: Option<&[JunctionPattern]>,
+    ) -> Option<String> {
         for j in 0..self.weights.len().min(other.weights.len()) {
             for (e, (a, b)) in self.weights[j].iter().zip(&other.weights[j]).enumerate() {
                 if a != b {
@@ -89,12 +109,18 @@ impl State {
                             format!(" (left neuron {} → right neuron {})", i.left, i.right)
                         })
                         .unwrap_or_default();
-                    return Some(format!("junction {} weight of edge {e}{at}: expected {a}, got {b}", j + 1));
+                    return Some(format!(
+                        "junction {} weight of edge {e}{at}: expected {a}, got {b}",
+                        j + 1
+                    ));
                 }
             }
             for (n, (a, b)) in self.biases[j].iter().zip(&other.biases[j]).enumerate() {
                 if a != b {
-                    return Some(format!("junction {} bias of right neuron {n}: expected {a}, got {b}", j + 1));
+                    return Some(format!(
+                        "junction {} bias of right neuron {n}: expected {a}, got {b}",
+                        j + 1
+                    ));
                 }
             }
         }

@@ -200,7 +200,9 @@ fn suggestion(inner: &Inner, resource: &str) -> String {
         return "use a larger target".into();
     };
     let d = spec.derived();
-    let mults = |j: &edgeflow_core::spec::JunctionInfo| j.multipliers_ff + j.multipliers_bp + j.multipliers_up;
+    let mults = |j: &edgeflow_core::spec::JunctionInfo| {
+        j.multipliers_ff + j.multipliers_bp + j.multipliers_up
+    };
     let most_edges = d.junctions.iter().max_by_key(|j| j.edges).unwrap();
     let memory = format!(
         "junction {} holds the most weights ({} edges): reduce its fan-out ({}) or the layer sizes",

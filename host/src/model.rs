@@ -43,7 +43,8 @@ impl ModelFile {
     /// Load and check a model: its magic and version, its spec, and that the state has the
     /// spec's shape and the recorded checksum.
     pub fn load(path: &Path) -> Result<(Spec, ModelFile)> {
-        let bytes = std::fs::read(path).with_context(|| format!("model {}: cannot be read", path.display()))?;
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("model {}: cannot be read", path.display()))?;
         let head: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
             anyhow::anyhow!(
                 "model {}: not a complete edgeflow model file ({e}); it may be truncated: train again with --out",
@@ -51,7 +52,10 @@ impl ModelFile {
             )
         })?;
         if head.get("magic").and_then(|m| m.as_str()) != Some(MODEL_MAGIC) {
-            bail!("model {}: not an edgeflow model file (no \"magic\": \"{MODEL_MAGIC}\")", path.display());
+            bail!(
+                "model {}: not an edgeflow model file (no \"magic\": \"{MODEL_MAGIC}\")",
+                path.display()
+            );
         }
         let version = head.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
         if version != MODEL_VERSION as u64 {
@@ -64,7 +68,12 @@ impl ModelFile {
             .map_err(|e| anyhow::anyhow!("model {}: malformed field: {e}", path.display()))?;
         let spec = Spec::from_toml_str(&m.spec, &format!("{} (embedded spec)", path.display()))?;
         if m.format != spec.format() {
-            bail!("model {}: format {:?} does not match its spec's {:?}", path.display(), m.format, spec.format());
+            bail!(
+                "model {}: format {:?} does not match its spec's {:?}",
+                path.display(),
+                m.format,
+                spec.format()
+            );
         }
         edgeflow_sim::check_staleness(&m.staleness, spec.junctions()).map_err(|e| {
             anyhow::anyhow!(
@@ -77,7 +86,11 @@ impl ModelFile {
             .map_err(|e| anyhow::anyhow!("model {}: shape mismatch: {e}", path.display()))?;
         let sum = m.state.sha256();
         if sum != m.state_sha256 {
-            bail!("model {}: state checksum {sum} differs from the recorded {}; the file is corrupt", path.display(), m.state_sha256);
+            bail!(
+                "model {}: state checksum {sum} differs from the recorded {}; the file is corrupt",
+                path.display(),
+                m.state_sha256
+            );
         }
         Ok((spec, m))
     }
@@ -88,7 +101,11 @@ mod tests {
     use super::*;
 
     fn spec() -> Spec {
-        Spec::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml"))).unwrap()
+        Spec::load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/tiny.toml"
+        )))
+        .unwrap()
     }
 
     #[test]
@@ -97,7 +114,9 @@ mod tests {
         let p = dir.join("m.json");
         let s = spec();
         let st = State::initial(&s);
-        ModelFile::new(&s, &s.default_staleness(), &st).save(&p).unwrap();
+        ModelFile::new(&s, &s.default_staleness(), &st)
+            .save(&p)
+            .unwrap();
         let (s2, m) = ModelFile::load(&p).unwrap();
         assert_eq!(s2, s);
         assert_eq!(m.state, st);
@@ -117,7 +136,10 @@ mod tests {
         v["state"]["weights"][0].as_array_mut().unwrap().pop();
         std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
         let e = ModelFile::load(&p).err().unwrap().to_string();
-        assert!(e.contains("shape mismatch") && e.contains("junction 1"), "{e}");
+        assert!(
+            e.contains("shape mismatch") && e.contains("junction 1"),
+            "{e}"
+        );
 
         let mut v: serde_json::Value = serde_json::from_slice(&full).unwrap();
         v["staleness"] = serde_json::json!([1]);

@@ -22,18 +22,55 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
         return Ok(());
     }
     let f = spec.format();
-    println!("{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}",
-        spec.name, spec.layers, f.width, f.int_bits, f.frac_bits, spec.activation, spec.learning_rate_shift);
-    println!("{:>8} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>6} {:>8} {:>9} {:>11}",
-        "junction", "left", "right", "fan-out", "fan-in", "z", "|W|", "C", "density", "staleness", "multipliers");
+    println!(
+        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}",
+        spec.name,
+        spec.layers,
+        f.width,
+        f.int_bits,
+        f.frac_bits,
+        spec.activation,
+        spec.learning_rate_shift
+    );
+    println!(
+        "{:>8} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>6} {:>8} {:>9} {:>11}",
+        "junction",
+        "left",
+        "right",
+        "fan-out",
+        "fan-in",
+        "z",
+        "|W|",
+        "C",
+        "density",
+        "staleness",
+        "multipliers"
+    );
     for j in &d.junctions {
-        println!("{:>8} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>6} {:>7.2}% {:>9} {:>11}",
-            j.index, j.left, j.right, j.fan_out, j.fan_in, j.z, j.edges, j.clocks, j.density * 100.0, j.staleness,
-            format!("{}+{}+{}", j.multipliers_ff, j.multipliers_bp, j.multipliers_up));
+        println!(
+            "{:>8} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>6} {:>7.2}% {:>9} {:>11}",
+            j.index,
+            j.left,
+            j.right,
+            j.fan_out,
+            j.fan_in,
+            j.z,
+            j.edges,
+            j.clocks,
+            j.density * 100.0,
+            j.staleness,
+            format!(
+                "{}+{}+{}",
+                j.multipliers_ff, j.multipliers_bp, j.multipliers_up
+            )
+        );
     }
     println!("block cycle: {} clocks (longest junction {} + {} overhead); one training sample per block cycle",
         d.block_cycle_clocks, d.max_junction_clocks, d.block_cycle_clocks - d.max_junction_clocks);
-    println!("multipliers: {} (FF z, BP 2z for hidden junctions, UP z); edges: {}", d.multipliers, d.total_edges);
+    println!(
+        "multipliers: {} (FF z, BP 2z for hidden junctions, UP z); edges: {}",
+        d.multipliers, d.total_edges
+    );
     Ok(())
 }
 
@@ -41,7 +78,10 @@ pub fn pattern(path: &Path, junction: usize, json: bool) -> Result<()> {
     let spec = Spec::load(path)?;
     let l = spec.junctions();
     if junction == 0 || junction > l {
-        bail!("--junction {junction}: spec '{}' has junctions 1 to {l}", spec.name);
+        bail!(
+            "--junction {junction}: spec '{}' has junctions 1 to {l}",
+            spec.name
+        );
     }
     let p = JunctionPattern::generate(&spec, junction - 1);
     let edges: Vec<_> = (0..p.edges()).map(|e| p.edge(e)).collect();
@@ -55,9 +95,15 @@ pub fn pattern(path: &Path, junction: usize, json: bool) -> Result<()> {
             "edges": edges,
         }));
     } else {
-        println!("{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}", "edge", "right", "left", "sweep", "clock", "lane", "bank", "row");
+        println!(
+            "{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}",
+            "edge", "right", "left", "sweep", "clock", "lane", "bank", "row"
+        );
         for e in edges {
-            println!("{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}", e.edge, e.right, e.left, e.sweep, e.clock, e.lane, e.bank, e.row);
+            println!(
+                "{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}",
+                e.edge, e.right, e.left, e.sweep, e.clock, e.lane, e.bank, e.row
+            );
         }
     }
     Ok(())

@@ -24,8 +24,16 @@ impl FloatReference {
         FloatReference {
             spec: spec.clone(),
             patterns: JunctionPattern::all(spec),
-            weights: s.weights.iter().map(|w| w.iter().map(|&v| f.to_f64(v)).collect()).collect(),
-            biases: s.biases.iter().map(|b| b.iter().map(|&v| f.to_f64(v)).collect()).collect(),
+            weights: s
+                .weights
+                .iter()
+                .map(|w| w.iter().map(|&v| f.to_f64(v)).collect())
+                .collect(),
+            biases: s
+                .biases
+                .iter()
+                .map(|b| b.iter().map(|&v| f.to_f64(v)).collect())
+                .collect(),
             eta: (0.5f64).powi(spec.learning_rate_shift as i32),
         }
     }
@@ -126,13 +134,21 @@ mod tests {
         let spec = Spec::from_toml_str(t, "f").unwrap();
         let mut m = FloatReference::new(&spec);
         m.weights[0] = vec![0.5, -0.25];
-        let data = Encoded { inputs_per_sample: 2, inputs: vec![4096, 2048], labels: vec![0] };
+        let data = Encoded {
+            inputs_per_sample: 2,
+            inputs: vec![4096, 2048],
+            labels: vec![0],
+        };
         let l0 = m.patterns[0].left_of_edge.clone();
         let x = [1.0, 0.5];
         let h = 0.5 * x[l0[0] as usize] - 0.25 * x[l0[1] as usize];
         let a = sigmoid(h);
         m.train(&data);
         assert_relative_eq!(m.biases[0][0], -0.5 * (a - 1.0), epsilon = 1e-12);
-        assert_relative_eq!(m.weights[0][0], 0.5 - 0.5 * (a - 1.0) * x[l0[0] as usize], epsilon = 1e-12);
+        assert_relative_eq!(
+            m.weights[0][0],
+            0.5 - 0.5 * (a - 1.0) * x[l0[0] as usize],
+            epsilon = 1e-12
+        );
     }
 }

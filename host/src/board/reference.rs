@@ -12,7 +12,8 @@ pub struct ReferenceBoard {
 impl ReferenceBoard {
     pub fn new(spec: &Spec, staleness: Vec<usize>) -> Result<Self> {
         Ok(ReferenceBoard {
-            model: Reference::with_state(spec, State::initial(spec), staleness).map_err(|e| anyhow!(e))?,
+            model: Reference::with_state(spec, State::initial(spec), staleness)
+                .map_err(|e| anyhow!(e))?,
         })
     }
 }
@@ -22,7 +23,9 @@ impl Board for ReferenceBoard {
         "reference".into()
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
-        state.check_shape(&self.model.spec).map_err(|e| anyhow!(e))?;
+        state
+            .check_shape(&self.model.spec)
+            .map_err(|e| anyhow!(e))?;
         self.model.state = state.clone();
         Ok(())
     }
