@@ -164,6 +164,7 @@ impl Logic for AddrGen {
     }
     fn hdl(&self) -> Verilog {
         let mut v = verilog_functions(&self._p);
+        v += "initial begin\n    ag_s = 16'd0;\n    ag_r = 16'd0;\nend\n";
         v += &verilog_counters(&self._p);
         v += "\nalways @(*) begin\n";
         for l in 0..self._p.z {

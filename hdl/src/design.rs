@@ -6,6 +6,8 @@ use crate::boards::BoardInfo;
 use crate::echo_standin::EchoStandIn;
 use crate::echo_top::EchoBoardTop;
 use crate::ice40_pll::ClockSource;
+use crate::network::Network;
+use crate::network_top::NetworkBoardTop;
 use edgeflow_core::Spec;
 use rust_hdl::prelude::*;
 
@@ -25,10 +27,6 @@ impl Inner {
     }
 }
 
-fn network_missing() -> String {
-    "the network RTL (edgeflow_hdl::network) is not part of this build yet; use the stand-in for flow tests".into()
-}
-
 /// Verilog of the design alone, top module `top` with the host-link ports.
 pub fn inner_verilog(inner: &Inner) -> Result<String, String> {
     match inner {
@@ -37,7 +35,7 @@ pub fn inner_verilog(inner: &Inner) -> Result<String, String> {
             e.connect_all();
             Ok(generate_verilog(&e))
         }
-        Inner::Network(_) => Err(network_missing()),
+        Inner::Network(spec) => Ok(crate::network::verilog(spec)),
     }
 }
 
@@ -68,7 +66,12 @@ pub fn board_top_verilog(
             t.connect_all();
             generate_verilog(&t)
         }
-        Inner::Network(_) => return Err(network_missing()),
+        Inner::Network(spec) => {
+            let mut t =
+                NetworkBoardTop::new(Network::new(spec), source.clone(), cpb, b.led_active_low);
+            t.connect_all();
+            generate_verilog_unchecked(&t)
+        }
     };
     Ok(BoardTopVerilog {
         verilog,

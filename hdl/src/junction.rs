@@ -1,8 +1,8 @@
-//! One junction: weight and bias memories, the interleaver, the FF lanes with their adder
-//! tree (z ≥ fi) or multi-clock accumulator (z < fi), the activation ROM, the BP and UP
-//! lanes, and the left layer's memories (rotating activation and σ′ copies, double-buffered
-//! delta accumulators). It runs one FF pass and one BP/UP pass per block cycle, both over the
-//! edges in edge order, clock `k` handling edges `k·z … k·z+z-1`.
+//! One junction: a composite, with no state of its own, of the sequencer, the interleaver
+//! (address generator), the weight and bias memories, the left layer's memories (rotating
+//! activation and σ′ copies, double-buffered delta sums), the output-delta memory of the last
+//! junction, and the FF, BP and UP units. It runs one FF pass and one BP/UP pass per block
+//! cycle, both over the edges in edge order: clock `k` handles edges `k·z … k·z+z-1`.
 //!
 //! Timing (clock `k` of a block cycle, `C_j` clocks per pass):
 //! - weights and biases are synchronous-read RAMs whose address for clock `k` is presented in
@@ -10,24 +10,25 @@
 //! - FF, BP and UP compute within clock `k` and write at its closing edge: UP writes `w_e`
 //!   after FF and BP have read it (BP reads a weight before UP writes it), and FF of the next
 //!   block cycle sees every write of this one, so a block cycle is `C = max C_j` clocks;
-//! - the left layer's memories are read combinationally, so a delta accumulator read in clock
-//!   `k+1` already holds the sum written at the end of clock `k`: the read-modify-write hazard
-//!   across a sweep boundary cannot occur, no forwarding is needed.
+//! - the left layer's memories are read combinationally, so a delta sum read in clock `k+1`
+//!   already holds what was added at the end of clock `k`: the read-modify-write hazard
+//!   across a sweep boundary cannot occur and needs no forwarding.
 //!
-//! Sample bookkeeping: with `t` the block cycle, FF reads the left activations of sample
-//! `t - j` (copy `a_ff`), the previous junction writes sample `t - j + 1` (copy `a_ff + 1`),
-//! UP reads sample `t - (2L-1-j)` (copy `a_ff + 2`, since there are `2L - 2j + 1` copies;
-//! the input layer has one copy more, so there it is `a_ff + 3`).
-//! σ′ is written for sample `t - j + 1` (copy `s_w`) and read by the previous junction's BP
-//! for sample `t - (2L - j)` (copy `s_w + 1` of `2L - 2j + 2`). Delta accumulators alternate
-//! by the block cycle's parity: BP writes buffer `p`, the previous junction reads (and
-//! clears) buffer `1 - p`. The output layer's deltas do the same in the last junction.
+//! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
+//! hierarchy level per settling pass, which is exact only when composites hold no registers.
 
-use crate::addr_gen::Counters;
-use crate::fixed::{b16, b32, mul, round_shift, s16, s32, sat};
+use crate::addr_gen::AddrGen;
+use crate::banked_ram::BankedRam;
+use crate::bp_unit::BpUnit;
+use crate::copy_memory::CopyMemory;
+use crate::delta_memory::DeltaMemory;
+use crate::ff_unit::FfUnit;
+use crate::fixed::{b16, b32, s16};
 use crate::params::JunctionParams;
-use edgeflow_core::fixed::{activate, hidden_delta};
+use crate::sequencer::Sequencer;
+use crate::up_unit::UpUnit;
 use rust_hdl::core::prelude::*;
+use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct Junction {
@@ -75,92 +76,29 @@ pub struct Junction {
     pub rq_sp: Vec<Signal<In, Bits<16>>>,
     /// Index of the first largest output so far (last junction): the prediction.
     pub pred: Signal<Out, Bits<16>>,
+    // blocks
+    pub seq: Sequencer,
+    pub agen: AddrGen,
+    pub wmem: BankedRam,
+    pub bmem: BankedRam,
+    pub amem: CopyMemory,
+    pub smem: Vec<CopyMemory>,
+    pub dmem: Vec<DeltaMemory>,
+    pub omem: Vec<CopyMemory>,
+    pub ff: FfUnit,
+    pub bp: BpUnit,
+    pub up: UpUnit,
     _p: Box<JunctionParams>,
-    _s: Box<JState>,
-}
-
-#[derive(Clone, Debug)]
-struct JState {
-    ctr: Counters,
-    sub: usize,
-    row: usize,
-    w: Vec<Vec<i32>>,
-    wq: Vec<i32>,
-    b: Vec<Vec<i32>>,
-    bq: Vec<i32>,
-    facc: Vec<i64>,
-    amem: Vec<i32>,
-    a_ff: usize,
-    smem: Vec<i32>,
-    s_w: usize,
-    dmem: Vec<i64>,
-    omem: Vec<i32>,
-    best_val: i32,
-    best_idx: usize,
-}
-
-/// Everything the current clock computes (combinational), before the closing edge commits it.
-#[derive(Default)]
-struct Comb {
-    run_ff: bool,
-    run_bp: bool,
-    last_sub: bool,
-    left: Vec<usize>,
-    /// Per group: right neuron, FF sum, activation, σ′, output delta.
-    r: Vec<usize>,
-    sum: Vec<i64>,
-    a: Vec<i32>,
-    sp: Vec<i32>,
-    out_delta: Vec<i32>,
-    best: (i32, usize),
-    /// Per group: the right delta BP and UP use; per lane: new weight, delta contribution.
-    delta: Vec<i32>,
-    new_w: Vec<i32>,
-    contrib: Vec<i64>,
-    new_b: Vec<i32>,
-}
-
-fn sigs<D: Direction, T: Synth>(n: usize) -> Vec<Signal<D, T>> {
-    (0..n).map(|_| Default::default()).collect()
 }
 
 impl Junction {
-    /// Junction `p.j`, holding `weights` (edge order) and `biases`.
+    /// Junction `p.j`; `prev_groups`: right neurons the previous junction finishes per clock.
     pub fn new(p: &JunctionParams, prev_groups: usize) -> Junction {
-        let hidden_left = !p.is_first();
-        let next = if p.is_last() { 0 } else { p.groups };
+        let (z, g) = (p.z, p.groups);
+        let next = if p.is_last() { 0 } else { g };
         let prev = if p.is_first() { 0 } else { prev_groups };
-        let s = JState {
-            ctr: Counters::default(),
-            sub: 0,
-            row: 0,
-            w: vec![vec![0; p.clocks]; p.z],
-            wq: vec![0; p.z],
-            b: vec![vec![0; p.bias_rows()]; p.groups],
-            bq: vec![0; p.groups],
-            facc: vec![0; p.groups],
-            amem: vec![0; p.act_copies * p.left],
-            a_ff: 0,
-            smem: if hidden_left {
-                vec![0; p.sp_copies * p.left]
-            } else {
-                vec![]
-            },
-            s_w: 0,
-            dmem: if hidden_left {
-                vec![0; 2 * p.left]
-            } else {
-                vec![]
-            },
-            omem: if p.is_last() {
-                vec![0; 2 * p.right]
-            } else {
-                vec![]
-            },
-            best_val: 0,
-            best_idx: 0,
-        };
-        let mut j = Junction {
+        let hidden_left = !p.is_first();
+        Junction {
             clock: Default::default(),
             adv: Default::default(),
             k: Default::default(),
@@ -181,244 +119,231 @@ impl Junction {
             in_copy: Default::default(),
             in_addr: Default::default(),
             in_data: Default::default(),
-            lw_en: sigs(prev),
-            lw_addr: sigs(prev),
-            lw_a: sigs(prev),
-            lw_sp: sigs(prev),
-            lq_addr: sigs(prev),
-            lq_clear: sigs(prev),
-            lq_acc: sigs(prev),
-            lq_sp: sigs(prev),
-            rw_en: sigs(next),
-            rw_addr: sigs(next),
-            rw_a: sigs(next),
-            rw_sp: sigs(next),
-            rq_addr: sigs(next),
-            rq_clear: sigs(next),
-            rq_acc: sigs(next),
-            rq_sp: sigs(next),
+            lw_en: crate::sigs(prev),
+            lw_addr: crate::sigs(prev),
+            lw_a: crate::sigs(prev),
+            lw_sp: crate::sigs(prev),
+            lq_addr: crate::sigs(prev),
+            lq_clear: crate::sigs(prev),
+            lq_acc: crate::sigs(prev),
+            lq_sp: crate::sigs(prev),
+            rw_en: crate::sigs(next),
+            rw_addr: crate::sigs(next),
+            rw_a: crate::sigs(next),
+            rw_sp: crate::sigs(next),
+            rq_addr: crate::sigs(next),
+            rq_clear: crate::sigs(next),
+            rq_acc: crate::sigs(next),
+            rq_sp: crate::sigs(next),
             pred: Default::default(),
+            seq: Sequencer::new(p),
+            agen: AddrGen::new(p),
+            wmem: BankedRam::new(z, p.clocks),
+            bmem: BankedRam::new(g, p.bias_rows()),
+            amem: CopyMemory::new(
+                p.act_copies,
+                p.left,
+                2 * z,
+                if p.is_first() { 1 } else { prev },
+            ),
+            smem: if hidden_left {
+                vec![CopyMemory::new(p.sp_copies, p.left, prev, prev)]
+            } else {
+                vec![]
+            },
+            dmem: if hidden_left {
+                vec![DeltaMemory::new(p.left, z, prev)]
+            } else {
+                vec![]
+            },
+            omem: if p.is_last() {
+                vec![CopyMemory::new(2, p.right, g, g)]
+            } else {
+                vec![]
+            },
+            ff: FfUnit::new(p),
+            bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last()),
+            up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift),
             _p: Box::new(p.clone()),
-            _s: Box::new(s),
-        };
-        j.restart_pointers();
-        j
+        }
     }
 
     pub fn params(&self) -> &JunctionParams {
         &self._p
     }
-
-    fn restart_pointers(&mut self) {
-        let p = &self._p;
-        let s = &mut self._s;
-        s.a_ff = (-(p.j as i64)).rem_euclid(p.act_copies as i64) as usize;
-        s.s_w = (1 - p.j as i64).rem_euclid(p.sp_copies as i64) as usize;
-    }
-
-    fn comb(&self) -> Comb {
-        let p = &*self._p;
-        let s = &*self._s;
-        let f = p.format;
-        let k = self.k.val().index();
-        let active = self.adv.val() && k < p.clocks;
-        let mut c = Comb {
-            run_ff: active && self.ff_en.val(),
-            run_bp: active && self.bp_en.val(),
-            last_sub: s.sub + 1 == p.clocks_per_neuron,
-            best: (s.best_val, s.best_idx),
-            ..Default::default()
-        };
-        c.left = (0..p.z).map(|l| s.ctr.left(p, l)).collect();
-        let first = s.sub == 0;
-        let par = self.parity.val() as usize;
-        let a_ff = s.a_ff * p.left;
-        let a_up = ((s.a_ff + p.up_offset) % p.act_copies) * p.left;
-        let lpg = p.lanes_per_group;
-        for q in 0..p.groups {
-            let r = s.row * p.groups + q;
-            c.r.push(r);
-            // FF: products, adder tree over the group's lanes, accumulator across clocks.
-            let mut sum = if first { s.bq[q] as i64 } else { s.facc[q] };
-            for l in q * lpg..(q + 1) * lpg {
-                sum += mul(f, s.wq[l], s.amem[a_ff + c.left[l]]) as i64;
-            }
-            c.sum.push(sum);
-            let (a, sp) = activate(p.right_act, &p.table, sat(f, sum));
-            c.a.push(a);
-            c.sp.push(sp);
-            let y = if r == self.label.val().index() {
-                f.one()
-            } else {
-                0
-            };
-            c.out_delta.push(sat(f, a as i64 - y as i64));
-            if c.run_ff && c.last_sub && (r == 0 || a > c.best.0) {
-                c.best = (a, r);
-            }
-            // BP/UP: the right neuron's delta.
-            let d = if p.is_last() {
-                s.omem.get((1 - par) * p.right + r).copied().unwrap_or(0)
-            } else {
-                hidden_delta(
-                    p.right_act,
-                    p.format,
-                    s16(self.rq_sp[q].val()),
-                    sat(f, s32(self.rq_acc[q].val())),
-                )
-            };
-            c.delta.push(d);
-            c.new_b
-                .push(sat(f, s.bq[q] as i64 - round_shift(d as i64, p.shift)));
-        }
-        for l in 0..p.z {
-            let d = c.delta[l / lpg];
-            let w = s.wq[l];
-            c.contrib.push(mul(f, w, d) as i64);
-            let up = round_shift(mul(f, d, s.amem[a_up + c.left[l]]) as i64, p.shift);
-            c.new_w.push(sat(f, w as i64 - up));
-        }
-        c
-    }
-
-    fn commit(&mut self, c: &Comb) {
-        let p = self._p.clone();
-        let k = self.k.val().index();
-        let par = self.parity.val() as usize;
-        let (adv, last) = (self.adv.val(), self.last.val());
-        let h_sel = self.h_sel.val();
-        let h_addr = self.h_addr.val().index();
-        let h_bank = self.h_bank.val().index();
-        let s = &mut *self._s;
-        // Synchronous reads of the weight and bias RAMs (old contents), for the next clock.
-        let mut next = s.ctr;
-        next.step(&p, adv, last);
-        let (mut nsub, mut nrow) = (s.sub, s.row);
-        if last {
-            nsub = 0;
-            nrow = 0;
-        } else if adv {
-            nsub += 1;
-            if nsub == p.clocks_per_neuron {
-                nsub = 0;
-                nrow += 1;
-            }
-        }
-        let (waddr, baddr) = if h_sel {
-            (h_addr, h_addr)
-        } else if adv && !last {
-            (k + 1, nrow)
-        } else {
-            (0, 0)
-        };
-        for l in 0..p.z {
-            s.wq[l] = s.w[l].get(waddr).copied().unwrap_or(0);
-        }
-        for q in 0..p.groups {
-            s.bq[q] = s.b[q].get(baddr).copied().unwrap_or(0);
-        }
-        // Writes.
-        if c.run_bp {
-            for l in 0..p.z {
-                s.w[l][k] = c.new_w[l];
-                if !p.is_first() {
-                    s.dmem[par * p.left + c.left[l]] += c.contrib[l];
-                }
-            }
-            if c.last_sub {
-                for q in 0..p.groups {
-                    s.b[q][s.row] = c.new_b[q];
-                }
-            }
-        }
-        if h_sel && self.h_we.val() {
-            let v = s16(self.h_wdata.val());
-            if self.h_bias.val() {
-                if let Some(x) = s.b.get_mut(h_bank).and_then(|b| b.get_mut(h_addr)) {
-                    *x = v;
-                }
-            } else if let Some(x) = s.w.get_mut(h_bank).and_then(|b| b.get_mut(h_addr)) {
-                *x = v;
-            }
-        }
-        if c.run_ff {
-            for q in 0..p.groups {
-                s.facc[q] = c.sum[q];
-                if p.is_last() && c.last_sub {
-                    s.omem[par * p.right + c.r[q]] = c.out_delta[q];
-                }
-            }
-            s.best_val = c.best.0;
-            s.best_idx = c.best.1;
-        }
-        let a_w = ((s.a_ff + 1) % p.act_copies) * p.left;
-        for q in 0..self.lw_en.len() {
-            if self.lw_en[q].val() {
-                let addr = self.lw_addr[q].val().index();
-                s.amem[a_w + addr] = s16(self.lw_a[q].val());
-                s.smem[s.s_w * p.left + addr] = s16(self.lw_sp[q].val());
-            }
-            if self.lq_clear[q].val() {
-                s.dmem[(1 - par) * p.left + self.lq_addr[q].val().index()] = 0;
-            }
-        }
-        if p.is_first() && self.in_we.val() {
-            let i = self.in_copy.val().index() * p.left + self.in_addr.val().index();
-            if i < s.amem.len() {
-                s.amem[i] = s16(self.in_data.val());
-            }
-        }
-        s.ctr = next;
-        s.sub = nsub;
-        s.row = nrow;
-        if self.restart.val() {
-            self.restart_pointers();
-        } else if last {
-            let s = &mut *self._s;
-            s.a_ff = (s.a_ff + 1) % p.act_copies;
-            if !p.is_first() {
-                s.s_w = (s.s_w + 1) % p.sp_copies;
-            }
-        }
-    }
-
-    fn drive(&mut self, c: &Comb) {
-        let p = &*self._p;
-        let s = &*self._s;
-        let par = self.parity.val() as usize;
-        let bank = self.h_bank.val().index();
-        self.h_rdata.next = b16(if self.h_bias.val() {
-            s.bq.get(bank).copied().unwrap_or(0)
-        } else {
-            s.wq.get(bank).copied().unwrap_or(0)
-        });
-        self.pred.next = b16(c.best.1 as i32);
-        for q in 0..self.rw_en.len() {
-            self.rw_en[q].next = c.run_ff && c.last_sub;
-            self.rw_addr[q].next = b16(c.r[q] as i32);
-            self.rw_a[q].next = b16(c.a[q]);
-            self.rw_sp[q].next = b16(c.sp[q]);
-            self.rq_addr[q].next = b16(c.r[q] as i32);
-            self.rq_clear[q].next = c.run_bp && c.last_sub;
-        }
-        let s_r = ((s.s_w + 1) % p.sp_copies) * p.left;
-        for q in 0..self.lq_addr.len() {
-            let addr = self.lq_addr[q].val().index().min(p.left - 1);
-            self.lq_acc[q].next = b32(s.dmem[(1 - par) * p.left + addr]);
-            self.lq_sp[q].next = b16(s.smem[s_r + addr]);
-        }
-    }
 }
 
 impl Logic for Junction {
     fn update(&mut self) {
-        let c = self.comb();
-        if self.clock.pos_edge() {
-            self.commit(&c);
-            let c = self.comb();
-            self.drive(&c);
+        let (z, g) = (self._p.z, self._p.groups);
+        let (is_first, is_last) = (self._p.is_first(), self._p.is_last());
+        let clock = self.clock.val();
+        // sequencer and interleaver
+        let s = &mut self.seq;
+        s.clock.next = clock;
+        s.adv.next = self.adv.val();
+        s.last.next = self.last.val();
+        s.k.next = self.k.val();
+        s.restart.next = self.restart.val();
+        s.ff_en.next = self.ff_en.val();
+        s.bp_en.next = self.bp_en.val();
+        s.h_sel.next = self.h_sel.val();
+        s.h_addr.next = self.h_addr.val();
+        self.agen.clock.next = clock;
+        self.agen.adv.next = self.adv.val();
+        self.agen.last.next = self.last.val();
+        let (run_ff, run_bp) = (self.seq.run_ff.val(), self.seq.run_bp.val());
+        let (first, last_sub) = (self.seq.first.val(), self.seq.last_sub.val());
+        let row = self.seq.row.val().index();
+        let r: Vec<Bits<16>> = (0..g).map(|q| b16((row * g + q) as i32)).collect();
+        let (h_sel, h_we, h_bias, h_bank) = (
+            self.h_sel.val(),
+            self.h_we.val(),
+            self.h_bias.val(),
+            self.h_bank.val().index(),
+        );
+        let host_w = h_sel && h_we && !h_bias;
+        let host_b = h_sel && h_we && h_bias;
+        // weight and bias memories: one write port per bank, UP's value or the host's
+        self.wmem.clock.next = clock;
+        self.wmem.raddr.next = self.seq.waddr.val();
+        for l in 0..z {
+            self.wmem.we[l].next = run_bp || (host_w && h_bank == l);
+            self.wmem.waddr[l].next = if h_sel {
+                self.h_addr.val()
+            } else {
+                self.k.val()
+            };
+            self.wmem.wdata[l].next = if h_sel {
+                self.h_wdata.val()
+            } else {
+                self.up.new_w[l].val()
+            };
+        }
+        self.bmem.clock.next = clock;
+        self.bmem.raddr.next = self.seq.baddr.val();
+        for q in 0..g {
+            self.bmem.we[q].next = (run_bp && last_sub) || (host_b && h_bank == q);
+            self.bmem.waddr[q].next = if h_sel {
+                self.h_addr.val()
+            } else {
+                self.seq.row.val()
+            };
+            self.bmem.wdata[q].next = if h_sel {
+                self.h_wdata.val()
+            } else {
+                self.up.new_b[q].val()
+            };
+        }
+        // left activations: FF reads copy a_ff, UP copy a_up, at the interleaver's neurons
+        self.amem.clock.next = clock;
+        for l in 0..z {
+            self.amem.rd_copy[l].next = self.seq.a_ff.val();
+            self.amem.rd_addr[l].next = self.agen.left[l].val();
+            self.amem.rd_copy[z + l].next = self.seq.a_up.val();
+            self.amem.rd_addr[z + l].next = self.agen.left[l].val();
+        }
+        if is_first {
+            self.amem.wr_en[0].next = self.in_we.val();
+            self.amem.wr_copy[0].next = self.in_copy.val();
+            self.amem.wr_addr[0].next = self.in_addr.val();
+            self.amem.wr_data[0].next = self.in_data.val();
         } else {
-            self.drive(&c);
+            for q in 0..self.lw_en.len() {
+                self.amem.wr_en[q].next = self.lw_en[q].val();
+                self.amem.wr_copy[q].next = self.seq.a_w.val();
+                self.amem.wr_addr[q].next = self.lw_addr[q].val();
+                self.amem.wr_data[q].next = self.lw_a[q].val();
+                let sm = &mut self.smem[0];
+                sm.clock.next = clock;
+                sm.rd_copy[q].next = self.seq.s_r.val();
+                sm.rd_addr[q].next = self.lq_addr[q].val();
+                sm.wr_en[q].next = self.lw_en[q].val();
+                sm.wr_copy[q].next = self.seq.s_w.val();
+                sm.wr_addr[q].next = self.lw_addr[q].val();
+                sm.wr_data[q].next = self.lw_sp[q].val();
+                self.lq_sp[q].next = sm.rd_data[q].val();
+                let dm = &mut self.dmem[0];
+                dm.clock.next = clock;
+                dm.parity.next = self.parity.val();
+                dm.rd_addr[q].next = self.lq_addr[q].val();
+                dm.rd_clear[q].next = self.lq_clear[q].val();
+                self.lq_acc[q].next = dm.rd_data[q].val();
+            }
+            let dm = &mut self.dmem[0];
+            for l in 0..z {
+                dm.acc_en[l].next = run_bp;
+                dm.acc_addr[l].next = self.agen.left[l].val();
+                dm.acc_add[l].next = self.bp.contrib[l].val();
+            }
+        }
+        // FF
+        let f = &mut self.ff;
+        f.clock.next = clock;
+        f.run.next = run_ff;
+        f.first.next = first;
+        f.last_sub.next = last_sub;
+        f.label.next = self.label.val();
+        for l in 0..z {
+            f.w[l].next = self.wmem.rdata[l].val();
+            f.a[l].next = self.amem.rd_data[l].val();
+        }
+        for q in 0..g {
+            f.bias[q].next = self.bmem.rdata[q].val();
+            f.r[q].next = r[q];
+        }
+        // output deltas (last junction): FF writes buffer `parity`, BP reads the other
+        if is_last {
+            let om = &mut self.omem[0];
+            om.clock.next = clock;
+            for q in 0..g {
+                om.rd_copy[q].next = b16(!self.parity.val() as i32);
+                om.rd_addr[q].next = r[q];
+                om.wr_en[q].next = run_ff && last_sub;
+                om.wr_copy[q].next = b16(self.parity.val() as i32);
+                om.wr_addr[q].next = r[q];
+                om.wr_data[q].next = self.ff.out_delta[q].val();
+                self.bp.acc[q].next = b32(s16(om.rd_data[q].val()) as i64);
+                self.bp.sp[q].next = b16(0);
+            }
+        } else {
+            for q in 0..g {
+                self.bp.acc[q].next = self.rq_acc[q].val();
+                self.bp.sp[q].next = self.rq_sp[q].val();
+            }
+        }
+        // BP and UP share the weight read with FF
+        for l in 0..z {
+            self.bp.w[l].next = self.wmem.rdata[l].val();
+            self.up.w[l].next = self.wmem.rdata[l].val();
+            self.up.a[l].next = self.amem.rd_data[z + l].val();
+        }
+        for q in 0..g {
+            self.up.d[q].next = self.bp.delta[q].val();
+            self.up.bias[q].next = self.bmem.rdata[q].val();
+        }
+        // outputs
+        self.h_rdata.next = if h_bias {
+            self.bmem
+                .rdata
+                .get(h_bank)
+                .map(|x| x.val())
+                .unwrap_or_default()
+        } else {
+            self.wmem
+                .rdata
+                .get(h_bank)
+                .map(|x| x.val())
+                .unwrap_or_default()
+        };
+        self.pred.next = self.ff.pred.val();
+        for q in 0..self.rw_en.len() {
+            self.rw_en[q].next = run_ff && last_sub;
+            self.rw_addr[q].next = r[q];
+            self.rw_a[q].next = self.ff.act[q].val();
+            self.rw_sp[q].next = self.ff.sp[q].val();
+            self.rq_addr[q].next = r[q];
+            self.rq_clear[q].next = run_bp && last_sub;
         }
     }
 
@@ -432,21 +357,314 @@ impl Logic for Junction {
             &mut self.rw_sp,
             &mut self.rq_addr,
         ] {
-            for x in v.iter_mut() {
-                x.connect();
-            }
+            v.iter_mut().for_each(|x| x.connect());
         }
-        for x in self.lq_acc.iter_mut() {
+        self.lq_acc.iter_mut().for_each(|x| x.connect());
+        self.rw_en.iter_mut().for_each(|x| x.connect());
+        self.rq_clear.iter_mut().for_each(|x| x.connect());
+        let s = &mut self.seq;
+        for x in [
+            &mut s.adv,
+            &mut s.last,
+            &mut s.restart,
+            &mut s.ff_en,
+            &mut s.bp_en,
+            &mut s.h_sel,
+        ] {
             x.connect();
         }
-        for v in [&mut self.rw_en, &mut self.rq_clear] {
-            for x in v.iter_mut() {
-                x.connect();
-            }
+        s.clock.connect();
+        s.k.connect();
+        s.h_addr.connect();
+        self.agen.clock.connect();
+        self.agen.adv.connect();
+        self.agen.last.connect();
+        for m in [&mut self.wmem, &mut self.bmem] {
+            m.clock.connect();
+            m.raddr.connect();
+            m.we.iter_mut().for_each(|x| x.connect());
+            m.waddr.iter_mut().for_each(|x| x.connect());
+            m.wdata.iter_mut().for_each(|x| x.connect());
+        }
+        for m in std::iter::once(&mut self.amem)
+            .chain(self.smem.iter_mut())
+            .chain(self.omem.iter_mut())
+        {
+            m.clock.connect();
+            m.rd_copy.iter_mut().for_each(|x| x.connect());
+            m.rd_addr.iter_mut().for_each(|x| x.connect());
+            m.wr_en.iter_mut().for_each(|x| x.connect());
+            m.wr_copy.iter_mut().for_each(|x| x.connect());
+            m.wr_addr.iter_mut().for_each(|x| x.connect());
+            m.wr_data.iter_mut().for_each(|x| x.connect());
+        }
+        for m in self.dmem.iter_mut() {
+            m.clock.connect();
+            m.parity.connect();
+            m.acc_en.iter_mut().for_each(|x| x.connect());
+            m.acc_addr.iter_mut().for_each(|x| x.connect());
+            m.acc_add.iter_mut().for_each(|x| x.connect());
+            m.rd_addr.iter_mut().for_each(|x| x.connect());
+            m.rd_clear.iter_mut().for_each(|x| x.connect());
+        }
+        let f = &mut self.ff;
+        for x in [&mut f.run, &mut f.first, &mut f.last_sub] {
+            x.connect();
+        }
+        f.clock.connect();
+        f.label.connect();
+        for v in [&mut f.w, &mut f.a, &mut f.bias, &mut f.r] {
+            v.iter_mut().for_each(|x| x.connect());
+        }
+        self.bp.w.iter_mut().for_each(|x| x.connect());
+        self.bp.acc.iter_mut().for_each(|x| x.connect());
+        self.bp.sp.iter_mut().for_each(|x| x.connect());
+        for v in [
+            &mut self.up.w,
+            &mut self.up.a,
+            &mut self.up.d,
+            &mut self.up.bias,
+        ] {
+            v.iter_mut().for_each(|x| x.connect());
         }
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(crate::junction_verilog::verilog(self))
+        let p = &self._p;
+        let (z, g) = (p.z, p.groups);
+        let mut v = String::from("always @(*) begin\n");
+        let mut a = |l: String, r: String| {
+            let _ = writeln!(v, "    {l} = {r};");
+        };
+        for s in [
+            "clock", "adv", "last", "k", "restart", "ff_en", "bp_en", "h_sel", "h_addr",
+        ] {
+            a(format!("seq${s}"), s.into());
+        }
+        for s in ["clock", "adv", "last"] {
+            a(format!("agen${s}"), s.into());
+        }
+        a("wmem$clock".into(), "clock".into());
+        a("wmem$raddr".into(), "seq$waddr".into());
+        for l in 0..z {
+            a(
+                format!("wmem$we${l}"),
+                format!("seq$run_bp || (h_sel && h_we && !h_bias && (h_bank == 16'd{l}))"),
+            );
+            a(format!("wmem$waddr${l}"), "h_sel ? h_addr : k".into());
+            a(
+                format!("wmem$wdata${l}"),
+                format!("h_sel ? h_wdata : up$new_w${l}"),
+            );
+        }
+        a("bmem$clock".into(), "clock".into());
+        a("bmem$raddr".into(), "seq$baddr".into());
+        let r = |q: usize| format!("(seq$row * 16'd{g} + 16'd{q})");
+        for q in 0..g {
+            a(format!("bmem$we${q}"), format!("(seq$run_bp && seq$last_sub) || (h_sel && h_we && h_bias && (h_bank == 16'd{q}))"));
+            a(format!("bmem$waddr${q}"), "h_sel ? h_addr : seq$row".into());
+            a(
+                format!("bmem$wdata${q}"),
+                format!("h_sel ? h_wdata : up$new_b${q}"),
+            );
+        }
+        a("amem$clock".into(), "clock".into());
+        for l in 0..z {
+            a(format!("amem$rd_copy${l}"), "seq$a_ff".into());
+            a(format!("amem$rd_addr${l}"), format!("agen$left${l}"));
+            a(format!("amem$rd_copy${}", z + l), "seq$a_up".into());
+            a(format!("amem$rd_addr${}", z + l), format!("agen$left${l}"));
+        }
+        if p.is_first() {
+            for (m, s) in [
+                ("wr_en", "in_we"),
+                ("wr_copy", "in_copy"),
+                ("wr_addr", "in_addr"),
+                ("wr_data", "in_data"),
+            ] {
+                a(format!("amem${m}$0"), s.into());
+            }
+        } else {
+            a("smem$0$clock".into(), "clock".into());
+            a("dmem$0$clock".into(), "clock".into());
+            a("dmem$0$parity".into(), "parity".into());
+            for q in 0..self.lw_en.len() {
+                a(format!("amem$wr_en${q}"), format!("lw_en${q}"));
+                a(format!("amem$wr_copy${q}"), "seq$a_w".into());
+                a(format!("amem$wr_addr${q}"), format!("lw_addr${q}"));
+                a(format!("amem$wr_data${q}"), format!("lw_a${q}"));
+                a(format!("smem$0$rd_copy${q}"), "seq$s_r".into());
+                a(format!("smem$0$rd_addr${q}"), format!("lq_addr${q}"));
+                a(format!("smem$0$wr_en${q}"), format!("lw_en${q}"));
+                a(format!("smem$0$wr_copy${q}"), "seq$s_w".into());
+                a(format!("smem$0$wr_addr${q}"), format!("lw_addr${q}"));
+                a(format!("smem$0$wr_data${q}"), format!("lw_sp${q}"));
+                a(format!("lq_sp${q}"), format!("smem$0$rd_data${q}"));
+                a(format!("dmem$0$rd_addr${q}"), format!("lq_addr${q}"));
+                a(format!("dmem$0$rd_clear${q}"), format!("lq_clear${q}"));
+                a(format!("lq_acc${q}"), format!("dmem$0$rd_data${q}"));
+            }
+            for l in 0..z {
+                a(format!("dmem$0$acc_en${l}"), "seq$run_bp".into());
+                a(format!("dmem$0$acc_addr${l}"), format!("agen$left${l}"));
+                a(format!("dmem$0$acc_add${l}"), format!("bp$contrib${l}"));
+            }
+        }
+        for s in ["clock", "label"] {
+            a(format!("ff${s}"), s.into());
+        }
+        a("ff$run".into(), "seq$run_ff".into());
+        a("ff$first".into(), "seq$first".into());
+        a("ff$last_sub".into(), "seq$last_sub".into());
+        for l in 0..z {
+            a(format!("ff$w${l}"), format!("wmem$rdata${l}"));
+            a(format!("ff$a${l}"), format!("amem$rd_data${l}"));
+            a(format!("bp$w${l}"), format!("wmem$rdata${l}"));
+            a(format!("up$w${l}"), format!("wmem$rdata${l}"));
+            a(format!("up$a${l}"), format!("amem$rd_data${}", z + l));
+        }
+        for q in 0..g {
+            a(format!("ff$bias${q}"), format!("bmem$rdata${q}"));
+            a(format!("ff$r${q}"), r(q));
+            a(format!("up$d${q}"), format!("bp$delta${q}"));
+            a(format!("up$bias${q}"), format!("bmem$rdata${q}"));
+        }
+        if p.is_last() {
+            a("omem$0$clock".into(), "clock".into());
+            for q in 0..g {
+                a(
+                    format!("omem$0$rd_copy${q}"),
+                    "parity ? 16'd0 : 16'd1".into(),
+                );
+                a(format!("omem$0$rd_addr${q}"), r(q));
+                a(
+                    format!("omem$0$wr_en${q}"),
+                    "seq$run_ff && seq$last_sub".into(),
+                );
+                a(
+                    format!("omem$0$wr_copy${q}"),
+                    "parity ? 16'd1 : 16'd0".into(),
+                );
+                a(format!("omem$0$wr_addr${q}"), r(q));
+                a(format!("omem$0$wr_data${q}"), format!("ff$out_delta${q}"));
+                a(
+                    format!("bp$acc${q}"),
+                    format!("{{{{16{{omem$0$rd_data${q}[15]}}}}, omem$0$rd_data${q}}}"),
+                );
+                a(format!("bp$sp${q}"), "16'd0".into());
+            }
+        } else {
+            for q in 0..g {
+                a(format!("bp$acc${q}"), format!("rq_acc${q}"));
+                a(format!("bp$sp${q}"), format!("rq_sp${q}"));
+                a(format!("rw_en${q}"), "seq$run_ff && seq$last_sub".into());
+                a(format!("rw_addr${q}"), r(q));
+                a(format!("rw_a${q}"), format!("ff$act${q}"));
+                a(format!("rw_sp${q}"), format!("ff$sp${q}"));
+                a(format!("rq_addr${q}"), r(q));
+                a(format!("rq_clear${q}"), "seq$run_bp && seq$last_sub".into());
+            }
+        }
+        a("pred".into(), "ff$pred".into());
+        v += "    case (h_bank)\n";
+        for b in 0..z.max(g) {
+            let wv = if b < z {
+                format!("wmem$rdata${b}")
+            } else {
+                "16'd0".into()
+            };
+            let bv = if b < g {
+                format!("bmem$rdata${b}")
+            } else {
+                "16'd0".into()
+            };
+            let _ = writeln!(v, "        16'd{b}: h_rdata = h_bias ? {bv} : {wv};");
+        }
+        v += "        default: h_rdata = 16'd0;\n    endcase\nend\n";
+        Verilog::Custom(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{settle, tick, yosys_check};
+    use edgeflow_core::fixed::activate;
+    use edgeflow_core::{Spec, State};
+
+    fn spec() -> Spec {
+        Spec::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"))
+            .unwrap()
+    }
+
+    #[test]
+    fn one_ff_pass_computes_the_right_layer() {
+        let sp = spec();
+        let p = JunctionParams::new(&sp, 0); // 8 → 8, z = 4 > fi = 2: two neurons per clock
+        let st = State::initial(&sp);
+        let f = p.format;
+        let mut jn = Junction::new(&p, 0);
+        jn.connect_all();
+        // weights through the host port: edge e in bank e mod z, row e / z
+        jn.h_sel.next = true;
+        jn.h_we.next = true;
+        for (e, &w) in st.weights[0].iter().enumerate() {
+            jn.h_bank.next = b16((e % p.z) as i32);
+            jn.h_addr.next = b16((e / p.z) as i32);
+            jn.h_wdata.next = b16(w);
+            tick(&mut jn, |j| &mut j.clock);
+        }
+        jn.h_sel.next = false;
+        jn.h_we.next = false;
+        // one input sample into copy 0
+        let x: Vec<i32> = (0..p.left).map(|i| (i as i32 * 37) % 129 - 20).collect();
+        jn.in_we.next = true;
+        for (i, &v) in x.iter().enumerate() {
+            jn.in_copy.next = b16(0);
+            jn.in_addr.next = b16(i as i32);
+            jn.in_data.next = b16(v);
+            tick(&mut jn, |j| &mut j.clock);
+        }
+        jn.in_we.next = false;
+        jn.restart.next = true;
+        tick(&mut jn, |j| &mut j.clock);
+        jn.restart.next = false;
+        // one block cycle of FF alone
+        let mut got = vec![None; p.right];
+        jn.ff_en.next = true;
+        for k in 0..p.clocks {
+            jn.adv.next = true;
+            jn.k.next = b16(k as i32);
+            jn.last.next = k + 1 == p.clocks;
+            settle(&mut jn);
+            for q in 0..p.groups {
+                if jn.rw_en[q].val() {
+                    got[jn.rw_addr[q].val().index()] =
+                        Some((s16(jn.rw_a[q].val()), s16(jn.rw_sp[q].val())));
+                }
+            }
+            tick(&mut jn, |j| &mut j.clock);
+        }
+        for r in 0..p.right {
+            let mut h = st.biases[0][r] as i64;
+            for e in r * p.fan_in..(r + 1) * p.fan_in {
+                h += f.mul(st.weights[0][e], x[p.pattern.left_of_edge[e] as usize]) as i64;
+            }
+            assert_eq!(
+                got[r],
+                Some(activate(p.right_act, &p.table, f.saturate(h))),
+                "right neuron {r}"
+            );
+        }
+    }
+
+    #[test]
+    fn junction_verilog_is_clean() {
+        let sp = spec();
+        let p = JunctionParams::new(&sp, 1);
+        yosys_check(
+            &Junction::new(&p, JunctionParams::new(&sp, 0).groups),
+            "junction",
+        );
     }
 }

@@ -5,14 +5,30 @@ pub use edgeflow_core as core;
 
 pub mod act_rom;
 pub mod addr_gen;
+pub mod banked_ram;
+pub mod bp_unit;
 pub mod controller;
-mod controller_verilog;
+pub mod copy_memory;
+pub mod delta_memory;
+pub mod ff_output;
+pub mod ff_unit;
 pub mod fixed;
+pub mod host_link;
 pub mod junction;
-mod junction_verilog;
+pub mod lanes;
 pub mod network;
+pub mod neuron_sum;
 pub mod params;
+pub mod sequencer;
 pub mod testing;
+pub mod up_unit;
+
+use rust_hdl::core::prelude::*;
+
+/// `n` default signals (per-lane or per-group ports).
+pub(crate) fn sigs<D: Direction, T: Synth>(n: usize) -> Vec<Signal<D, T>> {
+    (0..n).map(|_| Default::default()).collect()
+}
 
 pub use network::{verilog, Network};
 pub mod board_top;
@@ -28,4 +44,5 @@ pub mod uart_rx;
 pub mod uart_tx;
 pub use rust_hdl;
 pub mod design;
+pub mod network_top;
 pub mod uart_sim_port;

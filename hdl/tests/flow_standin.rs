@@ -99,3 +99,37 @@ fn icebreaker_bitstream_of_the_echo_board_top() {
         p.fmax_mhz, p.utilisation
     );
 }
+
+#[test]
+fn multipliers_beyond_the_dsp_count_go_to_luts() {
+    if !tool_for_test(YOSYS) {
+        return;
+    }
+    // Ten registered 16×16 products for a part with 8 DSPs.
+    let mut v = String::from(
+        "module top(input clock, input [159:0] a, input [159:0] b, output reg [319:0] p);\n",
+    );
+    for i in 0..10 {
+        v += &format!(
+            "always @(posedge clock) p[{}:{}] <= a[{}:{}] * b[{}:{}];\n",
+            32 * i + 31,
+            32 * i,
+            16 * i + 15,
+            16 * i,
+            16 * i + 15,
+            16 * i
+        );
+    }
+    v += "endmodule\n";
+    let dir = scratch("mul-budget");
+    std::fs::write(dir.join("top.v"), v).unwrap();
+    let r =
+        yosys::synthesize(targets::target("ice40-up5k").unwrap(), &dir, "top.v", false).unwrap();
+    assert_eq!((r.multipliers, r.multipliers_in_luts), (10, 2));
+    assert_eq!(r.table.rows[2].used, 8.0, "{}", r.table.to_text());
+    assert!(
+        r.table.rows[0].used > 300.0,
+        "two 16×16 LUT multipliers: {}",
+        r.table.to_text()
+    );
+}

@@ -76,6 +76,10 @@ pub const LINT_WAIVERS: &[(&str, &str)] = &[
     ("VARHIDDEN", "rust-hdl reuses port names as locals in wrapper modules"),
     ("PROCASSINIT", "rust-hdl sets register power-up values in initial blocks"),
     ("MULTIDRIVEN", "none expected; listed so a report names it"),
+    (
+        "UNSIGNED",
+        "generated schedule comparisons against an offset of 0 (`started >= 0`), always true by design",
+    ),
 ];
 
 fn lint_report(dir: &Path, file: &str, extra: &[&str]) -> Result<serde_json::Value> {
@@ -196,28 +200,35 @@ fn suggestion(inner: &Inner, resource: &str) -> String {
         return "use a larger target".into();
     };
     let d = spec.derived();
-    match resource {
-        "DSP" | "LUT" | "FF" => {
-            let j = d
-                .junctions
-                .iter()
-                .max_by_key(|j| j.multipliers_ff + j.multipliers_bp + j.multipliers_up)
-                .unwrap();
-            let m = j.multipliers_ff + j.multipliers_bp + j.multipliers_up;
-            format!(
-                "junction {} uses the most multipliers ({m} of {} with z = {}); try z = {} for it (fewer lanes, {} clocks per pass instead of {})",
-                j.index,
-                d.multipliers,
-                j.z,
-                (j.z / 2).max(1),
-                j.edges / (j.z / 2).max(1),
-                j.clocks
-            )
-        }
-        _ => {
-            let j = d.junctions.iter().max_by_key(|j| j.edges).unwrap();
-            format!("junction {} holds the most weights ({} edges); reduce its fan-out ({}) or the layer sizes", j.index, j.edges, j.fan_out)
-        }
+    let mults = |j: &edgeflow_core::spec::JunctionInfo| {
+        j.multipliers_ff + j.multipliers_bp + j.multipliers_up
+    };
+    let most_edges = d.junctions.iter().max_by_key(|j| j.edges).unwrap();
+    let memory = format!(
+        "junction {} holds the most weights ({} edges): reduce its fan-out ({}) or the layer sizes",
+        most_edges.index, most_edges.edges, most_edges.fan_out
+    );
+    if matches!(resource, "BRAM") {
+        return memory;
+    }
+    // The junction with the most multipliers that still has lanes to give up: the next
+    // smaller z that divides its edge count.
+    let shrinkable = d
+        .junctions
+        .iter()
+        .filter_map(|j| (1..j.z).rev().find(|&z| j.edges % z == 0).map(|z| (j, z)))
+        .max_by_key(|(j, _)| mults(j));
+    match shrinkable {
+        Some((j, z)) => format!(
+            "junction {} uses the most multipliers ({} of {} with z = {}); try z = {z} for it ({} clocks per pass instead of {}); or {memory}",
+            j.index,
+            mults(j),
+            d.multipliers,
+            j.z,
+            j.edges / z,
+            j.clocks
+        ),
+        None => format!("every junction already has z = 1; {memory}"),
     }
 }
 
@@ -258,9 +269,21 @@ pub fn synth_cmd(
             .table
             .rows
             .iter()
-            .map(|x| (format!("{} ({})", x.resource, x.kind), x.percent, x.used, x.available as f64))
+            .map(|x| {
+                (
+                    format!("{} ({})", x.resource, x.kind),
+                    x.percent,
+                    x.used,
+                    x.available as f64,
+                )
+            })
             .collect();
-        let title = format!("{} on {} ({}): resources used", inner.name(), r.table.target, r.table.part);
+        let title = format!(
+            "{} on {} ({}): resources used",
+            inner.name(),
+            r.table.target,
+            r.table.part
+        );
         crate::chart::resource_chart(p, &title, &rows)?;
     }
     if json {

@@ -159,3 +159,186 @@ fn print_text(p: &PlanFile, seconds: f64) {
         }
     }
 }
+
+/// `edgeflow train --plan`: train across the plan's boards, then report each stage's measured
+/// time and the measured bottleneck next to the plan's prediction.
+pub fn train_plan(
+    plan_path: &Path,
+    data: &str,
+    label_column: Option<usize>,
+    epochs: usize,
+    backend: &str,
+    out: Option<&Path>,
+    plot: Option<&Path>,
+    json: bool,
+    verify: bool,
+) -> Result<()> {
+    use crate::multiboard::PipelineBoard;
+    use crate::train::{load_split, run, Trainer};
+    let text = std::fs::read_to_string(plan_path)
+        .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
+    let p = PlanFile::from_json(&text, &plan_path.display().to_string()).map_err(|e| anyhow!(e))?;
+    if epochs == 0 {
+        anyhow::bail!("--epochs must be at least 1");
+    }
+    crate::train::check_plot_path(plot)?;
+    let spec = p.spec.clone();
+    let stages: Vec<(usize, usize)> = p
+        .stages
+        .iter()
+        .map(|s| (s.junctions[0] - 1, s.junctions[1] - 1))
+        .collect();
+    let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
+    let staleness = edgeflow_sim::Schedule::with_links(&link_delay).staleness();
+    if staleness.iter().map(|&s| s as u64).collect::<Vec<_>>() != p.staleness {
+        anyhow::bail!(
+            "plan {}: its staleness {:?} does not follow from its link delays {:?} (expected {:?}); re-run edgeflow plan",
+            plan_path.display(),
+            p.staleness,
+            p.link_delay,
+            staleness
+        );
+    }
+    let (board, timings): (Box<dyn crate::board::Board>, _) = match backend {
+        "reference" => {
+            let b = PipelineBoard::new(&spec, stages.clone(), link_delay.clone());
+            let t = b.timings.clone();
+            (Box::new(b), t)
+        }
+        "opencl" => {
+            let b = crate::multiboard_opencl::OpenClPipeline::new(&spec, &stages, &link_delay)?;
+            let t = b.timings.clone();
+            (Box::new(b), t)
+        }
+        "rtl" => anyhow::bail!(
+            "--plan with --backend rtl needs an RTL stage (a junction range with boundary ports for activations and partial sums), which the RTL backend does not offer yet; use --backend reference or opencl"
+        ),
+        other => anyhow::bail!(
+            "--plan runs on backend reference (one thread per stage) or opencl (stage i on OpenCL device i), not '{other}'"
+        ),
+    };
+    let split = load_split(&spec, data, label_column)?;
+    let (rep, _) = run(Trainer::Board(board), &split, epochs, json)?;
+    let state = rep.state.clone().expect("a board returns its state");
+    let verified = if verify {
+        // The reference model with the plan's staleness, on exactly the streams run() used.
+        let mut r = edgeflow_sim::Reference::with_state(
+            &spec,
+            edgeflow_core::State::initial(&spec),
+            staleness.clone(),
+        )
+        .map_err(|e| anyhow!(e))?;
+        for e in 0..epochs {
+            r.train(
+                &split
+                    .train
+                    .select(&crate::train::epoch_order(split.train.len(), e)),
+            );
+        }
+        if let Some(d) = r.state.first_difference(&state, Some(&r.patterns)) {
+            anyhow::bail!(
+                "--verify: the {} run differs from the reference model with staleness {staleness:?}: {d} (reference sha256 {}, run {})",
+                rep.backend,
+                r.state.sha256(),
+                state.sha256()
+            );
+        }
+        Some(r.state.sha256())
+    } else {
+        None
+    };
+    if let Some(o) = out {
+        crate::model::ModelFile::new(&spec, &staleness, &state).save(o)?;
+    }
+    if let Some(pl) = plot {
+        crate::train::write_curve(pl, &spec.name, &rep)?;
+    }
+    let timings = timings.lock().unwrap().clone();
+    let samples = (epochs * split.train.len()) as f64;
+    let measured: Vec<f64> = timings
+        .iter()
+        .map(|t| t.compute_seconds / samples)
+        .collect();
+    let (mb, _) = measured.iter().enumerate().fold(
+        (0, 0.0),
+        |acc, (i, &x)| if x > acc.1 { (i, x) } else { acc },
+    );
+    let predicted: Vec<u64> = p.stages.iter().map(|s| s.block_cycle_ps).collect();
+    let pb = predicted
+        .iter()
+        .enumerate()
+        .fold(0, |b, (i, &x)| if x > predicted[b] { i } else { b });
+    let last = rep.epochs.last().unwrap();
+    if json {
+        print_json(&serde_json::json!({
+            "spec": spec.name,
+            "backend": rep.backend,
+            "plan": plan_path,
+            "data": split.name,
+            "epochs": epochs,
+            "train_accuracy": last.train_accuracy,
+            "test_accuracy": last.test_accuracy,
+            "samples_per_second": rep.samples_per_second,
+            "predicted_samples_per_second": p.figures.samples_per_second,
+            "staleness": staleness,
+            "link_delay": p.link_delay,
+            "state_sha256": state.sha256(),
+            "reference_sha256": verified,
+            "stages": p.stages.iter().zip(&timings).zip(&measured).map(|((s, t), m)| serde_json::json!({
+                "board": s.board,
+                "junctions": s.junctions,
+                "predicted_block_cycle_ps": s.block_cycle_ps,
+                "measured_seconds_per_sample": m,
+                "measured_wait_seconds": t.wait_seconds,
+            })).collect::<Vec<_>>(),
+            "predicted_bottleneck": p.figures.bottleneck,
+            "predicted_bottleneck_stage": pb + 1,
+            "measured_bottleneck_stage": mb + 1,
+            "history": rep.epochs,
+            "model": out,
+        }));
+    } else {
+        println!(
+            "{} on {} across {} boards ({}): train {:.2}%, test {:.2}% after {epochs} epochs; {:.0} samples/s on this host",
+            spec.name,
+            split.name,
+            p.stages.len(),
+            rep.backend,
+            last.train_accuracy * 100.0,
+            last.test_accuracy * 100.0,
+            rep.samples_per_second
+        );
+        println!(
+            "staleness {staleness:?} from link delays {:?}; state sha256 {}",
+            p.link_delay,
+            state.sha256()
+        );
+        if verified.is_some() {
+            println!("verified: bit-identical to the reference model with the plan's staleness");
+        }
+        println!("stage  board            junctions  predicted block cycle  measured compute/sample  waiting");
+        for (i, ((s, t), m)) in p.stages.iter().zip(&timings).zip(&measured).enumerate() {
+            println!(
+                "{:>5}  {:<15}  {:>4}-{:<4}  {:>21}  {:>20.1} µs  {:>6.3} s",
+                i + 1,
+                s.board,
+                s.junctions[0],
+                s.junctions[1],
+                us(s.block_cycle_ps),
+                m * 1e6,
+                t.wait_seconds
+            );
+        }
+        println!(
+            "bottleneck: predicted stage {} ({}), measured stage {} on this host; predicted {} on the boards",
+            pb + 1,
+            p.figures.bottleneck,
+            mb + 1,
+            rate(p.figures.samples_per_second)
+        );
+        if let Some(o) = out {
+            println!("model written to {}", o.display());
+        }
+    }
+    Ok(())
+}

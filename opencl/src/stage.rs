@@ -571,7 +571,7 @@ impl OpenClStage {
     /// `count` samples (sample-major) in, layer-`j1` activations out.
     pub fn infer(&mut self, a_in: &[i32]) -> Result<Vec<i32>> {
         let (n0, n1) = (self.spec.layers[self.j0], self.spec.layers[self.j1]);
-        if a_in.len() % n0 != 0 {
+        if !a_in.len().is_multiple_of(n0) {
             bail!(
                 "inference input of {} values is not a whole number of {n0}-value samples",
                 a_in.len()

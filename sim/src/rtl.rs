@@ -6,7 +6,7 @@
 //! toggle the clock), without its thread-per-testbench channels, which dominate its cost.
 
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::controller::*;
+use edgeflow_hdl::host_link::*;
 use edgeflow_hdl::network::Network;
 use edgeflow_hdl::params::block_cycle_clocks;
 use edgeflow_hdl::testing::settle;
@@ -75,7 +75,11 @@ impl RtlSim {
         }
         let n = self.net.as_mut();
         n.clock.next = Clock { clk: false };
-        settle(n);
+        // Nothing happens on a falling edge: without a waveform to record, it travels down
+        // the hierarchy together with the next inputs (one settle instead of two).
+        if self.vcd.is_some() {
+            settle(n);
+        }
         self.clocks += 1;
         if let Some(v) = self.vcd.take() {
             let mut v = v;
@@ -437,14 +441,9 @@ mod random_tests {
 
     #[test]
     fn random_specs_are_bit_exact() {
-        let (mut lt, mut gt) = (false, false);
-        for seed in 0..24u64 {
+        // A quick sample; tests/tests/rtl.rs runs 24 specs and asserts their coverage.
+        for seed in 0..8u64 {
             let sp = random_spec(seed);
-            for j in 0..sp.junctions() {
-                let fi = sp.fan_in(j);
-                lt |= sp.z[j] < fi;
-                gt |= sp.z[j] > fi;
-            }
             let data = random_data(&sp, 12, seed);
             let rep = check(&sp, &data, None).unwrap();
             assert!(
@@ -454,27 +453,137 @@ mod random_tests {
                 sp.to_toml()
             );
         }
-        assert!(lt && gt, "the random specs cover z < fi and z > fi");
     }
 }
 
-#[cfg(test)]
-mod digits_tests {
-    use super::*;
-    use edgeflow_core::Dataset;
-
-    #[test]
-    fn digits_64_samples_are_bit_exact() {
-        let sp = Spec::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"),
-        )
-        .unwrap();
-        let ds = Dataset::digits().unwrap();
-        let idx: Vec<usize> = (0..64).collect();
-        let data = ds.encode(&sp, &idx).unwrap();
-        let rep = check(&sp, &data, None).unwrap();
-        println!("{rep:?}");
-        assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
-        assert_eq!(rep.train_steady_clocks_per_sample, 640);
+/// The host-link words of a full check (LOAD, TRAIN, INFER, READ) and how many words the
+/// device answers, so the same stream can drive the model and the generated Verilog.
+pub fn check_stream(spec: &Spec, data: &Encoded) -> (Vec<u16>, usize) {
+    let st = State::initial(spec);
+    let mut w = vec![OP_LOAD];
+    w.extend(st.weights.iter().flatten().map(|&v| v as u16));
+    w.extend(st.biases.iter().flatten().map(|&v| v as u16));
+    w.push(OP_TRAIN);
+    w.push(data.len() as u16);
+    for n in 0..data.len() {
+        w.extend(data.input(n).iter().map(|&v| v as u16));
+        w.push(data.labels[n] as u16);
     }
+    w.push(OP_INFER);
+    w.push(data.len() as u16);
+    for n in 0..data.len() {
+        w.extend(data.input(n).iter().map(|&v| v as u16));
+    }
+    w.push(OP_READ);
+    let values: usize = st.weights.iter().map(|x| x.len()).sum::<usize>()
+        + st.biases.iter().map(|x| x.len()).sum::<usize>();
+    (w, 1 + 3 + data.len() + 3 + values + 1)
+}
+
+/// Run the generated Verilog of `spec` in Icarus Verilog on a host-link word stream and
+/// return the words it answers; `Ok(None)` when iverilog is not installed.
+pub fn iverilog_run(
+    spec: &Spec,
+    words: &[u16],
+    reply: usize,
+    max_clocks: u64,
+) -> Result<Option<Vec<u16>>, String> {
+    use std::process::Command;
+    if Command::new("iverilog").arg("-V").output().is_err() {
+        return Ok(None);
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "edgeflow-iverilog-{}-{}",
+        spec.name,
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let hex: String = words.iter().map(|w| format!("{w:04x}\n")).collect();
+    std::fs::write(dir.join("in.hex"), hex).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("top.v"), edgeflow_hdl::verilog(spec)).map_err(|e| e.to_string())?;
+    let tb = format!(
+        "`timescale 1ns/1ps
+module tb;
+reg clock = 1'b0;
+reg [15:0] in_data;
+reg in_valid;
+wire in_ready;
+wire [15:0] out_data;
+wire out_valid;
+reg out_ready = 1'b1;
+top dut(.clock(clock), .in_data(in_data), .in_valid(in_valid), .in_ready(in_ready), .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready));
+reg [15:0] words [0:{nw1}];
+integer i = 0;
+integer got = 0;
+integer cyc = 0;
+initial $readmemh(\"in.hex\", words);
+always #5 clock = ~clock;
+always @(*) begin
+    in_valid = (i < {nw});
+    in_data = (i < {nw}) ? words[i] : 16'd0;
+end
+always @(posedge clock) begin
+    if (in_valid && in_ready) i = i + 1;
+    if (out_valid && out_ready) begin
+        $display(\"%04x\", out_data);
+        got = got + 1;
+        if (got == {reply}) $finish;
+    end
+    cyc = cyc + 1;
+    if (cyc > {max_clocks}) begin
+        $display(\"TIMEOUT\");
+        $finish;
+    end
+end
+endmodule
+",
+        nw1 = words.len().max(1) - 1,
+        nw = words.len(),
+    );
+    std::fs::write(dir.join("tb.v"), tb).map_err(|e| e.to_string())?;
+    let c = Command::new("iverilog")
+        .current_dir(&dir)
+        .args(["-g2005", "-o", "sim.vvp", "tb.v", "top.v"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !c.status.success() {
+        return Err(format!(
+            "iverilog failed: {}",
+            String::from_utf8_lossy(&c.stderr)
+        ));
+    }
+    let r = Command::new("vvp")
+        .current_dir(&dir)
+        .args(["-n", "sim.vvp"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let out = String::from_utf8_lossy(&r.stdout);
+    let mut got = Vec::new();
+    for line in out.lines() {
+        let t = line.trim();
+        if t == "TIMEOUT" {
+            return Err(format!(
+                "the Verilog stopped answering after {} words",
+                got.len()
+            ));
+        }
+        if t.len() == 4
+            && t.chars()
+                .all(|c| c.is_ascii_hexdigit() || "xXzZ".contains(c))
+        {
+            match u16::from_str_radix(t, 16) {
+                Ok(v) => got.push(v),
+                Err(_) => {
+                    return Err(format!(
+                        "the Verilog answered an undefined word ({t}) after {} words",
+                        got.len()
+                    ))
+                }
+            }
+        }
+    }
+    if std::env::var("EDGEFLOW_KEEP_IVERILOG").is_err() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(Some(got))
 }

@@ -17,10 +17,10 @@ fn two_devices_two_stages_bit_exact() {
     let list = match devices() {
         Ok(l) if !l.is_empty() => l,
         other => {
-            let e = other
-                .err()
-                .map(|e| format!("{e:#}"))
-                .unwrap_or_else(|| "no device".into());
+            let e = other.err().map(|e| format!("{e:#}")).unwrap_or_else(|| {
+                edgeflow_opencl::no_runtime_error("the OpenCL runtime reports no device")
+                    .to_string()
+            });
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("CI=true but no OpenCL device: {e}");
             }

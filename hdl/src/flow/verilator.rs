@@ -174,6 +174,10 @@ pub fn build(dir: &Path, verilog: &str) -> Result<Harness> {
             "-j",
             &jobs,
             "-Wno-fatal",
+            // The harness is rebuilt for every design: a lightly optimized model builds in
+            // about half the time and still runs ~100x faster than rust-hdl's simulator.
+            "-MAKEFLAGS",
+            "OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1",
             "-Wno-lint",
             "-Wno-style",
             "--top-module",
@@ -271,11 +275,22 @@ impl Harness {
             .spawn()
             .with_context(|| format!("cannot start {}", self.exe.display()))?;
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("piped");
+        let mut stdout: ChildStdout = child.stdout.take().expect("piped");
+        let (tx, bytes) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(k) = stdout.read(&mut buf) {
+                if k == 0 || tx.send(buf[..k].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
         Ok(Live {
             child,
             stdin,
-            stdout,
+            bytes,
+            pending: Default::default(),
+            timeout: std::time::Duration::from_secs(120),
         })
     }
 }
@@ -284,7 +299,11 @@ impl Harness {
 pub struct Live {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
+    // Bytes from the harness, read by a thread so `recv` can give up on a silent design.
+    bytes: std::sync::mpsc::Receiver<Vec<u8>>,
+    pending: std::collections::VecDeque<u8>,
+    /// How long `recv` waits for the next byte.
+    pub timeout: std::time::Duration,
 }
 
 impl Live {
@@ -304,10 +323,19 @@ impl Live {
     }
 
     pub fn recv(&mut self, n: usize) -> Result<Vec<u16>> {
-        let mut b = vec![0u8; 2 * n];
-        self.stdout
-            .read_exact(&mut b)
-            .context("the Verilator simulation ended before answering")?;
+        while self.pending.len() < 2 * n {
+            match self.bytes.recv_timeout(self.timeout) {
+                Ok(b) => self.pending.extend(b),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!(
+                    "the Verilator simulation sent no answer for {:.0} s ({} of {} words received)",
+                    self.timeout.as_secs_f64(),
+                    self.pending.len() / 2,
+                    n
+                ),
+                Err(_) => bail!("the Verilator simulation ended before answering"),
+            }
+        }
+        let b: Vec<u8> = self.pending.drain(..2 * n).collect();
         Ok(b.chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect())

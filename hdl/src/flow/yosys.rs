@@ -11,9 +11,18 @@ pub struct SynthResult {
     /// The synthesized netlist (for nextpnr), when asked for.
     pub netlist: Option<PathBuf>,
     pub seconds: f64,
+    /// Multipliers in the design after width reduction.
+    pub multipliers: usize,
+    /// Multipliers built from LUTs because the part has fewer DSPs than the design has
+    /// multipliers (the DSP budget).
+    pub multipliers_in_luts: usize,
 }
 
-/// Synthesize `verilog` (a file in `dir`, top module `top`) for `target`.
+const PREPARE: &str = "hierarchy -top top\nproc\nflatten\nopt -fast\nwreduce\nopt_clean\n";
+
+/// Synthesize `verilog` (a file in `dir`, top module `top`) for `target`. Multipliers beyond
+/// the part's DSP count are built from LUTs (the narrowest ones), so a design with more
+/// multipliers than DSPs still maps when its logic fits; yosys alone would overflow the DSPs.
 pub fn synthesize(
     target: &Target,
     dir: &Path,
@@ -21,7 +30,21 @@ pub fn synthesize(
     netlist: bool,
 ) -> Result<SynthResult> {
     let start = std::time::Instant::now();
-    let mut script = format!("read_verilog -sv {verilog}\n{}", target.synth);
+    let muls = if target.dsps > 0 {
+        list_multipliers(dir, verilog)?
+    } else {
+        vec![]
+    };
+    let excess = muls.len().saturating_sub(target.dsps as usize);
+    let mut script = format!("read_verilog -sv {verilog}\n");
+    if excess > 0 {
+        script += PREPARE;
+        // Narrowest first: they cost the fewest LUTs.
+        for (name, _) in muls.iter().take(excess) {
+            script += &format!("techmap -map +/techmap.v {name}\n");
+        }
+    }
+    script += target.synth;
     if netlist {
         script += " -json top.json";
     }
@@ -36,7 +59,44 @@ pub fn synthesize(
         table: ResourceTable::from_cells(target, &cells),
         netlist: netlist.then(|| dir.join("top.json")),
         seconds: start.elapsed().as_secs_f64(),
+        multipliers: muls.len(),
+        multipliers_in_luts: excess,
     })
+}
+
+/// The design's `$mul` cells after width reduction, narrowest first: (selection, A+B width).
+fn list_multipliers(dir: &Path, verilog: &str) -> Result<Vec<(String, u64)>> {
+    let script = format!("read_verilog -sv {verilog}\n{PREPARE}write_json muls-cells.json\n");
+    std::fs::write(dir.join("muls.ys"), script)?;
+    YOSYS.run(&["-q", "-s", "muls.ys"], dir, &dir.join("yosys-muls.log"))?;
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("muls-cells.json"))?)
+            .context("yosys write_json output is not JSON")?;
+    let mut out = vec![];
+    if let Some(mods) = j.get("modules").and_then(|m| m.as_object()) {
+        for (mname, m) in mods {
+            for (cname, c) in m
+                .get("cells")
+                .and_then(|c| c.as_object())
+                .into_iter()
+                .flatten()
+            {
+                if c.get("type").and_then(|t| t.as_str()) != Some("$mul") {
+                    continue;
+                }
+                let p = |k: &str| {
+                    c.get("parameters")
+                        .and_then(|p| p.get(k))
+                        .and_then(|v| v.as_str())
+                        .and_then(|b| u64::from_str_radix(b, 2).ok())
+                };
+                let w = p("A_WIDTH").unwrap_or(0) + p("B_WIDTH").unwrap_or(0);
+                out.push((format!("{mname}/{cname}"), w));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    Ok(out)
 }
 
 /// Cell counts of the whole design from yosys `stat -json` (the `design` summary when there

@@ -124,8 +124,10 @@ fn expect_ack(got: u16, ack: u16, what: &str) -> Result<()> {
 pub struct HostLinkBoard<L: WordLink> {
     pub link: L,
     pub codec: Codec,
-    /// Clocks the device reported for its last TRAIN / INFER command.
+    /// Clocks the device reported for its last TRAIN / INFER command (32-bit counter).
     pub last_clocks: Option<u64>,
+    last_train_samples: usize,
+    last_train_clocks: Option<u64>,
 }
 
 impl<L: WordLink> HostLinkBoard<L> {
@@ -134,7 +136,16 @@ impl<L: WordLink> HostLinkBoard<L> {
             link,
             codec: Codec { spec: spec.clone() },
             last_clocks: None,
+            last_train_samples: 0,
+            last_train_clocks: None,
         }
+    }
+
+    /// Open with the spec's initial state loaded, as every other backend starts.
+    pub fn with_initial_state(spec: &Spec, link: L) -> Result<Self> {
+        let mut b = Self::new(spec, link);
+        b.load_state(&State::initial(spec))?;
+        Ok(b)
     }
 }
 
@@ -159,20 +170,30 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
             .recv(3)
             .context("waiting for TRAIN's acknowledgement")?;
         expect_ack(a[0], 0xA002, "TRAIN")?;
-        self.last_clocks = Some(a[1] as u64 | (a[2] as u64) << 16);
+        let clocks = a[1] as u64 | (a[2] as u64) << 16;
+        self.last_clocks = Some(clocks);
+        self.last_train_clocks = Some(clocks);
+        self.last_train_samples = data.len();
         Ok(())
     }
     fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
-        let w = self.codec.infer(data)?;
-        self.link.send(&w)?;
-        let n = data.len();
-        let a = self
-            .link
-            .recv(n + 3)
-            .context("waiting for INFER's predictions")?;
-        expect_ack(a[n], 0xA003, "INFER")?;
-        self.last_clocks = Some(a[n + 1] as u64 | (a[n + 2] as u64) << 16);
-        Ok(a[..n].iter().map(|&p| p as usize).collect())
+        let mut out = Vec::with_capacity(data.len());
+        // One INFER command carries at most 65535 samples; inference carries no state over.
+        for start in (0..data.len()).step_by(65535) {
+            let idx: Vec<usize> = (start..data.len().min(start + 65535)).collect();
+            let part = data.select(&idx);
+            let w = self.codec.infer(&part)?;
+            self.link.send(&w)?;
+            let n = part.len();
+            let a = self
+                .link
+                .recv(n + 3)
+                .context("waiting for INFER's predictions")?;
+            expect_ack(a[n], 0xA003, "INFER")?;
+            self.last_clocks = Some(a[n + 1] as u64 | (a[n + 2] as u64) << 16);
+            out.extend(a[..n].iter().map(|&p| p as usize));
+        }
+        Ok(out)
     }
     fn read_state(&mut self) -> Result<State> {
         self.link.send(&[READ_STATE])?;
@@ -183,6 +204,13 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
             .context("waiting for READ_STATE's words")?;
         expect_ack(a[n], 0xA004, "READ_STATE")?;
         Ok(self.codec.parse_state(&a[..n]))
+    }
+    /// Device clocks of the last TRAIN command per sample (pipeline fill and drain included).
+    fn clocks_per_sample(&self) -> Option<f64> {
+        match (self.last_train_clocks, self.last_train_samples) {
+            (Some(c), n) if n > 0 => Some(c as f64 / n as f64),
+            _ => None,
+        }
     }
     fn edge_ops_per_sample(&self) -> u64 {
         let s = &self.codec.spec;

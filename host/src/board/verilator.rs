@@ -61,7 +61,7 @@ pub fn open(spec: &Spec) -> Result<HostLinkBoard<VerilatorLink>> {
     let inner = Inner::Network(spec.clone());
     let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
     let link = open_verilog(&v)?;
-    Ok(HostLinkBoard::new(spec, link))
+    HostLinkBoard::with_initial_state(spec, link)
 }
 
 pub fn open_verilog(v: &str) -> Result<VerilatorLink> {

@@ -1,6 +1,0 @@
-//! Verilog of the controller (see controller.rs).
-use crate::controller::CtrlParams;
-
-pub fn verilog(_p: &CtrlParams) -> String {
-    String::new()
-}

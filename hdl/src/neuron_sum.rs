@@ -1,0 +1,145 @@
+//! Adder tree and multi-clock accumulator of FF: the `z` lane products split into groups of
+//! `min(z, fi)` lanes, one group per right neuron. With `z ≥ fi` each group's adder tree
+//! completes a neuron every clock (`z/fi` per clock); with `z < fi` one group accumulates a
+//! neuron over `fi/z` clocks. The bias starts the sum on the neuron's first clock; the sum is
+//! exact (32 bits) and saturated once, on the way out.
+
+use crate::fixed::{b16, s16, sat};
+use edgeflow_core::fixed::Format;
+use rust_hdl::core::prelude::*;
+use std::fmt::Write;
+
+#[derive(LogicBlock)]
+pub struct NeuronSum {
+    pub clock: Signal<In, Clock>,
+    /// The clock's products count (FF active).
+    pub run: Signal<In, Bit>,
+    /// First clock of the group's neuron: start from the bias.
+    pub first: Signal<In, Bit>,
+    pub p: Vec<Signal<In, Bits<16>>>,
+    pub bias: Vec<Signal<In, Bits<16>>>,
+    /// Saturated pre-activation of each group's neuron (final on its last clock).
+    pub h: Vec<Signal<Out, Bits<16>>>,
+    _lpg: usize,
+    _f: Format,
+    _acc: Vec<i64>,
+}
+
+impl NeuronSum {
+    pub fn new(groups: usize, lanes_per_group: usize, f: Format) -> NeuronSum {
+        NeuronSum {
+            clock: Default::default(),
+            run: Default::default(),
+            first: Default::default(),
+            p: crate::sigs(groups * lanes_per_group),
+            bias: crate::sigs(groups),
+            h: crate::sigs(groups),
+            _lpg: lanes_per_group,
+            _f: f,
+            _acc: vec![0; groups],
+        }
+    }
+
+    fn sums(&self) -> Vec<i64> {
+        let first = self.first.val();
+        (0..self.h.len())
+            .map(|q| {
+                let start = if first {
+                    s16(self.bias[q].val()) as i64
+                } else {
+                    self._acc[q]
+                };
+                start
+                    + (q * self._lpg..(q + 1) * self._lpg)
+                        .map(|l| s16(self.p[l].val()) as i64)
+                        .sum::<i64>()
+            })
+            .collect()
+    }
+}
+
+impl Logic for NeuronSum {
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.run.val() {
+            self._acc = self.sums();
+        }
+        let s = self.sums();
+        for q in 0..self.h.len() {
+            self.h[q].next = b16(sat(self._f, s[q]));
+        }
+    }
+    fn connect(&mut self) {
+        for x in self.h.iter_mut() {
+            x.connect();
+        }
+    }
+    fn hdl(&self) -> Verilog {
+        let g = self.h.len();
+        let mut v = crate::fixed::verilog_functions(self._f, 0);
+        for q in 0..g {
+            let _ = writeln!(v, "reg signed [31:0] acc_{q};\nreg signed [31:0] sum_{q};");
+        }
+        v += "initial begin\n";
+        for q in 0..g {
+            let _ = writeln!(v, "    acc_{q} = 32'sd0;");
+        }
+        v += "end\nalways @(*) begin\n";
+        for q in 0..g {
+            let _ = write!(v, "    sum_{q} = (first ? $signed(bias${q}) : acc_{q})");
+            for l in q * self._lpg..(q + 1) * self._lpg {
+                let _ = write!(v, " + $signed(p${l})");
+            }
+            let _ = writeln!(v, ";\n    h${q} = sat32(sum_{q});");
+        }
+        v += "end\nalways @(posedge clock) begin\n    if (run) begin\n";
+        for q in 0..g {
+            let _ = writeln!(v, "        acc_{q} <= sum_{q};");
+        }
+        v += "    end\nend\n";
+        Verilog::Custom(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{settle, tick, yosys_check};
+
+    #[test]
+    fn adder_tree_and_accumulator_saturate_once() {
+        let f = Format::new(2, 7);
+        // z ≥ fi: two neurons of 2 lanes per clock
+        let mut t = NeuronSum::new(2, 2, f);
+        t.connect_all();
+        t.run.next = true;
+        t.first.next = true;
+        for (l, v) in [300, 300, -5, 7].iter().enumerate() {
+            t.p[l].next = b16(*v);
+        }
+        t.bias[0].next = b16(-200);
+        t.bias[1].next = b16(3);
+        settle(&mut t);
+        assert_eq!((s16(t.h[0].val()), s16(t.h[1].val())), (400, 5));
+        // z < fi: one neuron over 3 clocks; the exact sum only saturates at the end
+        let mut a = NeuronSum::new(1, 2, f);
+        a.connect_all();
+        a.run.next = true;
+        a.bias[0].next = b16(100);
+        let parts = [[500, 500], [-400, -400], [-90, 5]];
+        for (c, pp) in parts.iter().enumerate() {
+            a.first.next = c == 0;
+            a.p[0].next = b16(pp[0]);
+            a.p[1].next = b16(pp[1]);
+            settle(&mut a);
+            if c == 2 {
+                assert_eq!(s16(a.h[0].val()), sat(f, 100 + 1000 - 800 - 85));
+            }
+            tick(&mut a, |a| &mut a.clock);
+        }
+    }
+
+    #[test]
+    fn neuron_sum_verilog_is_clean() {
+        yosys_check(&NeuronSum::new(2, 3, Format::new(2, 7)), "neuron_sum");
+    }
+}

@@ -1,0 +1,507 @@
+//! Training across several boards in a chain, as a plan (`edgeflow plan`) lays it out: one
+//! thread per board runs its stage (a range of junctions) block cycle by block cycle, and
+//! the stages exchange, per sample, the boundary layer's activations forward and its
+//! back-propagated partial sums backward. The schedule is `Schedule::with_links` of the
+//! plan's link delays, so the run is bit-identical to the reference model with the plan's
+//! staleness vector; a stage with a link of `d` block cycles on each side runs up to `d + 1`
+//! block cycles ahead of its neighbours before it has to wait for them.
+//!
+//! The arithmetic is the contract of `edgeflow_core::fixed`, in the order `sim::Reference`
+//! applies it; the tests hold this runner to the reference model bit for bit.
+
+use crate::board::Board;
+use anyhow::{anyhow, bail, Result};
+use edgeflow_core::fixed::{activate, hidden_delta, Activation, ActivationTable, Format};
+use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
+use edgeflow_sim::{Reference, Schedule};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Measured figures of one stage over one training stream.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct StageTiming {
+    /// Time spent computing (FF, BP, UP of the stage's junctions).
+    pub compute_seconds: f64,
+    /// Time spent waiting for a neighbour's activations or partial sums.
+    pub wait_seconds: f64,
+    pub block_cycles: u64,
+}
+
+/// Values of one sample kept by a stage until its last update there.
+struct Slot {
+    a: Vec<Vec<i32>>,
+    sp: Vec<Vec<i32>>,
+    delta: Vec<Vec<i32>>,
+    label: usize,
+}
+
+/// One board's share: junctions `first..=last` (0-based) and their weights.
+struct Stage {
+    first: usize,
+    last: usize,
+    l: usize,
+    format: Format,
+    table: ActivationTable,
+    act: Activation,
+    shift: u32,
+    patterns: Vec<JunctionPattern>,
+    weights: Vec<Vec<i32>>,
+    biases: Vec<Vec<i32>>,
+    layers: Vec<usize>,
+}
+
+struct Ports {
+    from_left: Option<Receiver<Vec<i32>>>,
+    to_left: Option<Sender<Vec<i32>>>,
+    from_right: Option<Receiver<Vec<i32>>>,
+    to_right: Option<Sender<Vec<i32>>>,
+}
+
+fn recv(rx: &Receiver<Vec<i32>>, wait: &mut Duration) -> Vec<i32> {
+    let t0 = Instant::now();
+    let v = rx.recv().expect("a neighbouring stage stopped early");
+    *wait += t0.elapsed();
+    v
+}
+
+impl Stage {
+    fn local(&self, j: usize) -> usize {
+        j - self.first
+    }
+
+    fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
+        let f = self.format;
+        let p = &self.patterns[self.local(j)];
+        let w = &self.weights[self.local(j)];
+        let b = &self.biases[self.local(j)];
+        let act = if j + 1 == self.l {
+            Activation::Sigmoid
+        } else {
+            self.act
+        };
+        for (r, (a, sp)) in a_out.iter_mut().zip(sp_out.iter_mut()).enumerate() {
+            let mut acc = b[r];
+            for e in r * p.fan_in..(r + 1) * p.fan_in {
+                acc += f.mul(w[e], a_in[p.left_of_edge[e] as usize]);
+            }
+            let (av, spv) = activate(act, &self.table, f.saturate(acc as i64));
+            *a = av;
+            *sp = spv;
+        }
+    }
+
+    /// BP (when `sums` is given) and UP of junction `j`; `sums` receives the saturated
+    /// back-propagated sums of the left layer.
+    fn bp_up(&mut self, j: usize, d: &[i32], a_left: &[i32], sums: Option<&mut Vec<i32>>) {
+        let f = self.format;
+        let k = self.local(j);
+        let p = &self.patterns[k];
+        let w = &mut self.weights[k];
+        let mut acc = sums.as_ref().map(|_| vec![0i32; a_left.len()]);
+        for (r, &dr) in d.iter().enumerate() {
+            for e in r * p.fan_in..(r + 1) * p.fan_in {
+                let left = p.left_of_edge[e] as usize;
+                let we = w[e];
+                if let Some(acc) = acc.as_mut() {
+                    acc[left] += f.mul(we, dr);
+                }
+                w[e] = f.saturate(we as i64 - f.eta(f.mul(dr, a_left[left]), self.shift) as i64);
+            }
+        }
+        for (b, &dr) in self.biases[k].iter_mut().zip(d) {
+            *b = f.saturate(*b as i64 - f.eta(dr, self.shift) as i64);
+        }
+        if let (Some(out), Some(acc)) = (sums, acc) {
+            out.clear();
+            out.extend(acc.iter().map(|&s| f.saturate(s as i64)));
+        }
+    }
+
+    /// Run the stage over `data` on the schedule (`ff`, `bp` offsets of every junction).
+    fn run(&mut self, data: &Encoded, sched: &Schedule, ports: Ports) -> StageTiming {
+        let s_count = data.len();
+        let (first, last, l) = (self.first, self.last, self.l);
+        let begin = sched.ff[first];
+        let end = sched.bp[first] + s_count; // exclusive
+        let depth = sched.bp[first] - sched.ff[first] + 1;
+        let mut ring: Vec<Slot> = (0..depth.min(s_count.max(1)))
+            .map(|_| Slot {
+                a: self.layers.iter().map(|&n| vec![0; n]).collect(),
+                sp: self.layers.iter().map(|&n| vec![0; n]).collect(),
+                delta: self.layers.iter().map(|&n| vec![0; n]).collect(),
+                label: 0,
+            })
+            .collect();
+        let depth = ring.len();
+        let f = self.format;
+        let one = f.one();
+        let mut wait = Duration::ZERO;
+        let mut sums = Vec::new();
+        let t_start = Instant::now();
+        for t in begin..end {
+            for j in first..=last {
+                if t >= sched.ff[j] && t - sched.ff[j] < s_count {
+                    let n = t - sched.ff[j];
+                    let slot = &mut ring[n % depth];
+                    if j == first {
+                        if j == 0 {
+                            slot.a[0].copy_from_slice(data.input(n));
+                        } else {
+                            let v = recv(ports.from_left.as_ref().unwrap(), &mut wait);
+                            slot.a[j].copy_from_slice(&v);
+                        }
+                    }
+                    if j == l - 1 {
+                        slot.label = data.labels[n];
+                    }
+                    let (lo, hi) = slot.a.split_at_mut(j + 1);
+                    self.ff(j, &lo[j], &mut hi[0], &mut slot.sp[j + 1]);
+                    if j == l - 1 {
+                        let label = slot.label;
+                        for (k, (d, &a)) in slot.delta[l].iter_mut().zip(&slot.a[l]).enumerate() {
+                            let y = if k == label { one } else { 0 };
+                            *d = f.saturate(a as i64 - y as i64);
+                        }
+                    }
+                    if j == last && j + 1 < l {
+                        ports
+                            .to_right
+                            .as_ref()
+                            .unwrap()
+                            .send(slot.a[j + 1].clone())
+                            .expect("right stage stopped early");
+                    }
+                }
+                if t >= sched.bp[j] && t - sched.bp[j] < s_count {
+                    let n = t - sched.bp[j];
+                    let slot = &mut ring[n % depth];
+                    if j == last && j + 1 < l {
+                        // The right board's partial sums become this layer's deltas here,
+                        // where σ′ was kept.
+                        let v = recv(ports.from_right.as_ref().unwrap(), &mut wait);
+                        for ((d, &s), &sp) in
+                            slot.delta[j + 1].iter_mut().zip(&v).zip(&slot.sp[j + 1])
+                        {
+                            *d = hidden_delta(self.act, f, sp, s);
+                        }
+                    }
+                    let back = j > 0;
+                    let d = std::mem::take(&mut slot.delta[j + 1]);
+                    self.bp_up(j, &d, &slot.a[j], if back { Some(&mut sums) } else { None });
+                    slot.delta[j + 1] = d;
+                    if back {
+                        if j == first {
+                            ports
+                                .to_left
+                                .as_ref()
+                                .unwrap()
+                                .send(sums.clone())
+                                .expect("left stage stopped early");
+                        } else {
+                            for ((d, &s), &sp) in
+                                slot.delta[j].iter_mut().zip(&sums).zip(&slot.sp[j])
+                            {
+                                *d = hidden_delta(self.act, f, sp, s);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let total = t_start.elapsed();
+        StageTiming {
+            compute_seconds: (total - wait).as_secs_f64(),
+            wait_seconds: wait.as_secs_f64(),
+            block_cycles: (end - begin) as u64,
+        }
+    }
+}
+
+/// Train `state` on `data` with the junctions split into `stages` (0-based, inclusive ranges
+/// covering every junction in order) and `link_delay[j]` block cycles between junction `j`
+/// and `j+1`. Returns the new state and each stage's timing.
+pub fn train_pipeline(
+    spec: &Spec,
+    state: &State,
+    stages: &[(usize, usize)],
+    link_delay: &[usize],
+    data: &Encoded,
+) -> Result<(State, Vec<StageTiming>)> {
+    let l = spec.junctions();
+    if link_delay.len() + 1 != l {
+        bail!(
+            "link delays: {} entries for {l} junctions (need {})",
+            link_delay.len(),
+            l - 1
+        );
+    }
+    let mut next = 0;
+    for &(a, b) in stages {
+        if a != next || b < a || b >= l {
+            bail!("stages {stages:?} do not cover junctions 1..{l} in order");
+        }
+        next = b + 1;
+    }
+    if next != l {
+        bail!("stages {stages:?} do not cover all {l} junctions");
+    }
+    state.check_shape(spec).map_err(|e| anyhow!(e))?;
+    let sched = Schedule::with_links(link_delay);
+    let patterns = JunctionPattern::all(spec);
+    let format = spec.format();
+    let mut workers: Vec<(Stage, Ports)> = stages
+        .iter()
+        .map(|&(a, b)| {
+            (
+                Stage {
+                    first: a,
+                    last: b,
+                    l,
+                    format,
+                    table: ActivationTable::sigmoid(format),
+                    act: spec.activation,
+                    shift: spec.learning_rate_shift,
+                    patterns: patterns[a..=b].to_vec(),
+                    weights: state.weights[a..=b].to_vec(),
+                    biases: state.biases[a..=b].to_vec(),
+                    layers: spec.layers.clone(),
+                },
+                Ports {
+                    from_left: None,
+                    to_left: None,
+                    from_right: None,
+                    to_right: None,
+                },
+            )
+        })
+        .collect();
+    for i in 0..workers.len().saturating_sub(1) {
+        let (fwd_tx, fwd_rx) = channel();
+        let (bwd_tx, bwd_rx) = channel();
+        workers[i].1.to_right = Some(fwd_tx);
+        workers[i].1.from_right = Some(bwd_rx);
+        workers[i + 1].1.from_left = Some(fwd_rx);
+        workers[i + 1].1.to_left = Some(bwd_tx);
+    }
+    let results: Vec<(Stage, StageTiming)> = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|(mut st, ports)| {
+                let sched = &sched;
+                s.spawn(move || {
+                    let t = st.run(data, sched, ports);
+                    (st, t)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a stage thread panicked"))
+            .collect()
+    });
+    let mut out = state.clone();
+    let mut timings = Vec::new();
+    for (st, t) in results {
+        for (k, j) in (st.first..=st.last).enumerate() {
+            out.weights[j] = st.weights[k].clone();
+            out.biases[j] = st.biases[k].clone();
+        }
+        timings.push(t);
+    }
+    Ok((out, timings))
+}
+
+/// Several boards joined in a chain, each running its stage on its own thread with the
+/// reference arithmetic: the `reference` backend of `edgeflow train --plan`.
+pub struct PipelineBoard {
+    pub spec: Spec,
+    pub state: State,
+    pub stages: Vec<(usize, usize)>,
+    pub link_delay: Vec<usize>,
+    /// Timings of every training stream so far, per stage (summed); shared so a caller keeps
+    /// a handle after boxing the board.
+    pub timings: Arc<Mutex<Vec<StageTiming>>>,
+    pub samples: u64,
+}
+
+impl PipelineBoard {
+    pub fn new(spec: &Spec, stages: Vec<(usize, usize)>, link_delay: Vec<usize>) -> PipelineBoard {
+        PipelineBoard {
+            spec: spec.clone(),
+            state: State::initial(spec),
+            timings: Arc::new(Mutex::new(vec![StageTiming::default(); stages.len()])),
+            stages,
+            link_delay,
+            samples: 0,
+        }
+    }
+
+    pub fn staleness(&self) -> Vec<usize> {
+        Schedule::with_links(&self.link_delay).staleness()
+    }
+}
+
+impl Board for PipelineBoard {
+    fn name(&self) -> String {
+        format!("reference x{} boards", self.stages.len())
+    }
+    fn load_state(&mut self, state: &State) -> Result<()> {
+        state.check_shape(&self.spec).map_err(|e| anyhow!(e))?;
+        self.state = state.clone();
+        Ok(())
+    }
+    fn train(&mut self, data: &Encoded) -> Result<()> {
+        let (s, t) = train_pipeline(
+            &self.spec,
+            &self.state,
+            &self.stages,
+            &self.link_delay,
+            data,
+        )?;
+        self.state = s;
+        for (acc, t) in self.timings.lock().unwrap().iter_mut().zip(t) {
+            acc.compute_seconds += t.compute_seconds;
+            acc.wait_seconds += t.wait_seconds;
+            acc.block_cycles += t.block_cycles;
+        }
+        self.samples += data.len() as u64;
+        Ok(())
+    }
+    fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
+        let r = Reference::with_state(&self.spec, self.state.clone(), self.staleness())
+            .map_err(|e| anyhow!(e))?;
+        Ok(r.infer(data))
+    }
+    fn read_state(&mut self) -> Result<State> {
+        Ok(self.state.clone())
+    }
+    fn edge_ops_per_sample(&self) -> u64 {
+        (0..self.spec.junctions())
+            .map(|j| {
+                (self.spec.layers[j] * self.spec.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 }
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use edgeflow_core::rng::SplitMix64;
+
+    fn spec(text_layers: &str, fan_out: &str, z: &str, act: &str) -> Spec {
+        let t = format!(
+            "name='p'\nlayers={text_layers}\nfan_out={fan_out}\nz={z}\nactivation='{act}'\nlearning_rate_shift=2\nseed=7\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type2'\ndither=true\nseed=3\n"
+        );
+        Spec::from_toml_str(&t, "p").unwrap()
+    }
+
+    fn data(spec: &Spec, n: usize, seed: u64) -> Encoded {
+        let mut r = SplitMix64::new(seed);
+        let classes = *spec.layers.last().unwrap();
+        Encoded {
+            inputs_per_sample: spec.layers[0],
+            inputs: (0..n * spec.layers[0])
+                .map(|_| r.below(129) as i32)
+                .collect(),
+            labels: (0..n).map(|_| r.below(classes)).collect(),
+        }
+    }
+
+    /// Every split of every junction count into stages, with varied link delays: the pipeline
+    /// equals the reference model with the same staleness, bit for bit.
+    #[test]
+    fn pipeline_equals_reference_with_the_plans_staleness() {
+        let mut r = SplitMix64::new(11);
+        for act in ["sigmoid", "relu"] {
+            let sp = spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", act);
+            let l = sp.junctions();
+            let d = data(&sp, 60, 5);
+            for cuts in 0u32..(1 << (l - 1)) {
+                let mut stages = Vec::new();
+                let mut first = 0;
+                let mut delays = vec![0; l - 1];
+                for j in 0..l {
+                    if j == l - 1 || cuts & (1 << j) != 0 {
+                        stages.push((first, j));
+                        first = j + 1;
+                        if j < l - 1 {
+                            delays[j] = 1 + r.below(3);
+                        }
+                    }
+                }
+                let (got, timing) =
+                    train_pipeline(&sp, &State::initial(&sp), &stages, &delays, &d).unwrap();
+                assert_eq!(timing.len(), stages.len());
+                let s = Schedule::with_links(&delays).staleness();
+                let mut want = Reference::with_state(&sp, State::initial(&sp), s.clone()).unwrap();
+                want.train(&d);
+                assert_eq!(
+                    want.state.first_difference(&got, Some(&want.patterns)),
+                    None,
+                    "{act} stages {stages:?} delays {delays:?} staleness {s:?}"
+                );
+                assert_eq!(want.state.sha256(), got.sha256());
+                assert_ne!(got, State::initial(&sp));
+            }
+        }
+    }
+
+    /// The staleness matters: a pipeline with delays differs from the single-board run, so the
+    /// test above cannot pass by ignoring them.
+    #[test]
+    fn link_delays_change_the_bits() {
+        let sp = spec(
+            "[16, 16, 8, 8, 4]",
+            "[4, 4, 4, 2]",
+            "[4, 4, 4, 2]",
+            "sigmoid",
+        );
+        let d = data(&sp, 60, 5);
+        let (a, _) =
+            train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (2, 3)], &[0, 2, 0], &d).unwrap();
+        let mut single = Reference::new(&sp);
+        single.train(&d);
+        assert_ne!(a.sha256(), single.state.sha256());
+    }
+
+    /// The bundled large spec, planned on four nexys4-ddr boards, trained by the pipeline and
+    /// by the reference model with the plan's staleness: the same bits.
+    #[test]
+    fn mnist_large_plan_is_bit_exact() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/mnist-large.toml");
+        let sp = Spec::load(std::path::Path::new(path)).unwrap();
+        let boards = edgeflow_planner::Board::resolve_list("nexys4-ddrx4").unwrap();
+        let p = edgeflow_planner::report::plan(&sp, path, &boards, false).unwrap();
+        assert!(p.stages.len() >= 2, "mnist-large must not fit one board");
+        let stages: Vec<(usize, usize)> = p
+            .stages
+            .iter()
+            .map(|s| (s.junctions[0] - 1, s.junctions[1] - 1))
+            .collect();
+        let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
+        let d = data(&p.spec, 120, 9);
+        let (got, _) =
+            train_pipeline(&p.spec, &State::initial(&p.spec), &stages, &delays, &d).unwrap();
+        let s: Vec<usize> = p.staleness.iter().map(|&x| x as usize).collect();
+        let mut want = Reference::with_state(&p.spec, State::initial(&p.spec), s).unwrap();
+        want.train(&d);
+        assert_eq!(want.state.first_difference(&got, None), None);
+        assert_eq!(want.state.sha256(), got.sha256());
+    }
+
+    #[test]
+    fn bad_stage_lists_are_rejected() {
+        let sp = spec(
+            "[16, 16, 8, 8, 4]",
+            "[4, 4, 4, 2]",
+            "[4, 4, 4, 2]",
+            "sigmoid",
+        );
+        let d = data(&sp, 4, 5);
+        let e = train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (3, 3)], &[0, 1, 0], &d)
+            .unwrap_err();
+        assert!(e.to_string().contains("do not cover"), "{e}");
+    }
+}

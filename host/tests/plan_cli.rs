@@ -1,0 +1,156 @@
+//! `edgeflow plan` and `edgeflow train --plan` as a user runs them.
+
+mod common;
+
+use common::{edgeflow, fails_with, ok_json};
+use serde_json::Value;
+
+#[test]
+fn mnist_large_fits_no_single_board_but_four() {
+    for b in ["icebreaker", "alchitry-cu", "nexys4-ddr", "opencl-device"] {
+        fails_with(
+            &["plan", "--spec", "specs/mnist-large.toml", "--boards", b],
+            &["mnist-large does not fit", "short"],
+        );
+    }
+    for b in ["nexys4-ddrx4", "opencl-devicex4"] {
+        let v = ok_json(&[
+            "plan",
+            "--spec",
+            "specs/mnist-large.toml",
+            "--boards",
+            b,
+            "--json",
+        ]);
+        let stages = v["stages"].as_array().unwrap();
+        assert!(stages.len() >= 2, "{b}: {v}");
+        // The stages cover every junction once, in order.
+        let mut next = 1;
+        for s in stages {
+            assert_eq!(s["junctions"][0].as_u64(), Some(next));
+            next = s["junctions"][1].as_u64().unwrap() + 1;
+        }
+        assert_eq!(next as usize, v["spec"]["layers"].as_array().unwrap().len());
+        let sps = v["samples_per_second"].as_f64().unwrap();
+        let lb = v["lower_bound"]["samples_per_second"].as_f64().unwrap();
+        assert!(sps > 0.0 && sps <= lb * (1.0 + 1e-9), "{sps} vs bound {lb}");
+        for base in v["baselines"].as_array().unwrap() {
+            if let Some(f) = base["figures"].as_object() {
+                assert!(
+                    f["samples_per_second"].as_f64().unwrap() <= sps * (1.0 + 1e-9),
+                    "baseline beats the plan: {base}"
+                );
+            }
+        }
+        assert!(v["planning_seconds"].as_f64().unwrap() < 1.0);
+    }
+}
+
+#[test]
+fn plan_file_drives_training() {
+    let dir = std::env::temp_dir().join(format!("edgeflow-plan-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("plan.json");
+    let p = plan.to_str().unwrap();
+    let o = edgeflow(&[
+        "plan",
+        "--spec",
+        "specs/digits.toml",
+        "--boards",
+        "icebreakerx2",
+        "-o",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for n in [
+        "predicted",
+        "bottleneck",
+        "lower bound",
+        "equal junction counts",
+        "parameter-balanced",
+    ] {
+        assert!(text.contains(n), "plan output lacks {n}: {text}");
+    }
+    let curve = dir.join("curve.svg");
+    let v = ok_json(&[
+        "train",
+        "--plan",
+        p,
+        "--epochs",
+        "1",
+        "--verify",
+        "--plot",
+        curve.to_str().unwrap(),
+        "--json",
+    ]);
+    // --verify trained the reference model with the plan's staleness on the same samples.
+    assert_eq!(v["reference_sha256"], v["state_sha256"]);
+    assert!(std::fs::read_to_string(&curve).unwrap().starts_with("<svg"));
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(
+        stages.len(),
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&plan).unwrap()).unwrap()["stages"]
+            .as_array()
+            .unwrap()
+            .len()
+    );
+    for s in stages {
+        assert!(s["measured_seconds_per_sample"].as_f64().unwrap() > 0.0);
+        assert!(s["predicted_block_cycle_ps"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(v["state_sha256"].as_str().unwrap().len(), 64);
+    fails_with(
+        &["train", "--plan", p, "--backend", "float"],
+        &["--plan runs on backend reference", "not 'float'"],
+    );
+    fails_with(
+        &["train", "--plan", p, "--epochs", "1", "--plot", "x.pdf"],
+        &["x.pdf", ".svg or .png"],
+    );
+    std::fs::write(dir.join("bad.json"), "{}").unwrap();
+    fails_with(
+        &["train", "--plan", dir.join("bad.json").to_str().unwrap()],
+        &["bad.json"],
+    );
+    // A truncated plan, and one whose stages were edited to leave out a junction.
+    let full = std::fs::read_to_string(&plan).unwrap();
+    let cut = dir.join("cut.json");
+    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
+    fails_with(
+        &["train", "--plan", cut.to_str().unwrap(), "--epochs", "1"],
+        &["cut.json", "truncated", "re-run edgeflow plan"],
+    );
+    let mut edited: Value = serde_json::from_str(&full).unwrap();
+    let last = edited["stages"].as_array().unwrap().len() - 1;
+    edited["stages"][last]["junctions"][1] = 1.into();
+    let gap = dir.join("gap.json");
+    std::fs::write(&gap, edited.to_string()).unwrap();
+    fails_with(
+        &["train", "--plan", gap.to_str().unwrap(), "--epochs", "1"],
+        &["gap.json", "stages"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn plan_errors_name_the_problem() {
+    fails_with(
+        &["plan", "--spec", "specs/tiny.toml", "--boards", "nosuch"],
+        &["unknown board 'nosuch'", "icebreaker"],
+    );
+    fails_with(
+        &["plan", "--spec", "specs/tiny.toml", "--boards", ""],
+        &["--boards is empty"],
+    );
+    fails_with(
+        &[
+            "plan",
+            "--spec",
+            "specs/nosuch.toml",
+            "--boards",
+            "icebreaker",
+        ],
+        &["nosuch.toml", "cannot be read"],
+    );
+}

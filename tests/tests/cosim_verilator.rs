@@ -1,0 +1,125 @@
+//! Verilator co-simulation: the emitted Verilog, compiled with the harness edgeflow
+//! generates, answers a whole host-link session (load, train, infer, read back) with exactly
+//! the words of the rust-hdl simulation (predictions, device clock counts, every weight and
+//! bias), and those words hold the reference model's state and predictions bit for bit.
+
+use edgeflow_core::{Dataset, Encoded, Spec, State};
+use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
+use edgeflow_hdl::flow::verilator;
+use edgeflow_sim::rtl::{check_stream, random_data, random_spec, RtlSim};
+use edgeflow_sim::Reference;
+use std::path::Path;
+
+fn spec(name: &str) -> Spec {
+    Spec::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../specs")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// Where in the session's answer word `i` lies, for failure messages.
+fn region(i: usize, n: usize, state: usize) -> String {
+    match i {
+        0 => "LOAD_STATE ack".into(),
+        1..=3 => "TRAIN ack / clock count".into(),
+        i if i < 4 + n => format!("prediction of sample {}", i - 4),
+        i if i < 7 + n => "INFER ack / clock count".into(),
+        i if i < 7 + n + state => format!("READ_STATE value {}", i - 7 - n),
+        _ => "READ_STATE ack".into(),
+    }
+}
+
+struct Speeds {
+    verilator_clocks_per_s: f64,
+    rust_hdl_clocks_per_s: f64,
+}
+
+fn cosim(spec: &Spec, data: &Encoded, tag: &str) -> Speeds {
+    let (words, reply) = check_stream(spec, data);
+    let mut sim = RtlSim::new(spec, None).unwrap();
+    let want = sim.raw(&words, reply).unwrap();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cosim-{tag}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let h = verilator::build(&dir, &edgeflow_hdl::verilog(spec)).unwrap();
+    let got = h
+        .run_batch(&words, reply, 0, 20 * sim.clocks + 10_000)
+        .unwrap();
+    let n = data.len();
+    let state_words = reply - 8 - n;
+    if let Some(i) = (0..reply).find(|&i| got.words.get(i) != want.get(i)) {
+        panic!(
+            "{tag}: answer word {i} ({}): rust-hdl {:04x?}, Verilator {:04x?}",
+            region(i, n, state_words),
+            want.get(i),
+            got.words.get(i)
+        );
+    }
+    // The words against the reference model: predictions and the complete state.
+    let mut r = Reference::new(spec);
+    r.train(data);
+    let preds: Vec<usize> = got.words[4..4 + n].iter().map(|&w| w as usize).collect();
+    assert_eq!(preds, r.infer(data), "{tag}: predictions");
+    let mut it = got.words[7 + n..7 + n + state_words]
+        .iter()
+        .map(|&w| w as i16 as i32);
+    let l = spec.junctions();
+    let state = State {
+        weights: (0..l)
+            .map(|j| it.by_ref().take(spec.layers[j] * spec.fan_out[j]).collect())
+            .collect(),
+        biases: (0..l)
+            .map(|j| it.by_ref().take(spec.layers[j + 1]).collect())
+            .collect(),
+    };
+    if let Some(d) = r.state.first_difference(&state, Some(&r.patterns)) {
+        panic!("{tag}: Verilator state differs from the reference model: {d}");
+    }
+    assert_eq!(state.sha256(), r.state.sha256());
+    let s = Speeds {
+        verilator_clocks_per_s: got.clocks as f64 / got.seconds.max(1e-9),
+        rust_hdl_clocks_per_s: sim.clocks as f64 / sim.seconds.max(1e-9),
+    };
+    eprintln!(
+        "{tag}: bit-exact, {} answer words, {} clocks (rust-hdl {}); Verilator {:.0} clocks/s, rust-hdl {:.0} clocks/s ({:.0}x), Verilator build {:.1} s",
+        reply, got.clocks, sim.clocks, s.verilator_clocks_per_s, s.rust_hdl_clocks_per_s,
+        s.verilator_clocks_per_s / s.rust_hdl_clocks_per_s, h.build_seconds
+    );
+    s
+}
+
+#[test]
+fn tiny_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let sp = spec("tiny.toml");
+    cosim(&sp, &random_data(&sp, 24, 3), "tiny");
+}
+
+#[test]
+fn digits_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let sp = spec("digits.toml");
+    let ds = Dataset::digits().unwrap();
+    let data = ds.encode(&sp, &(0..32).collect::<Vec<_>>()).unwrap();
+    cosim(&sp, &data, "digits");
+}
+
+#[test]
+fn random_specs_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    for seed in [300u64, 301, 302, 303, 304, 305] {
+        let sp = random_spec(seed);
+        cosim(
+            &sp,
+            &random_data(&sp, 8, seed),
+            &format!("random-{seed}-{}", sp.name),
+        );
+    }
+}
