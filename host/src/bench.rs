@@ -539,7 +539,7 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
             cps.push((
                 c,
                 format!(
-                    "{} simulation (steady state of training, host words one per clock)",
+                    "{}: the clocks it counted per training sample",
                     m.backend
                 ),
             ));

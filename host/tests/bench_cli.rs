@@ -1,0 +1,177 @@
+//! `edgeflow bench` as a user runs it: every backend reported (measured or with the reason it
+//! is not), the board projections the issue asks for, the sweeps, the plots, bad input.
+
+mod common;
+
+use common::{edgeflow, fails_with, ok_json, tmpdir};
+
+#[test]
+fn dey_mnist_reports_backends_baselines_and_the_published_clock() {
+    let d = tmpdir("bench-dey");
+    let png = d.join("bench.png");
+    let v = ok_json(&[
+        "bench",
+        "--spec",
+        "specs/dey-mnist.toml",
+        "--backends",
+        "reference,no-such-backend",
+        "--samples",
+        "40",
+        "--repeat",
+        "1",
+        "--json",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    let b = v["backends"].as_array().unwrap();
+    let names: Vec<&str> = b.iter().map(|m| m["backend"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "reference",
+            "float",
+            "sparse-f32",
+            "dense",
+            "no-such-backend"
+        ],
+        "CPU references first, the baselines always, the unknown one kept"
+    );
+    let r = &b[0];
+    assert_eq!(r["available"], true);
+    assert_eq!(r["bit_exact"], true);
+    assert_eq!(r["samples"], 40);
+    // 4096 edges FF+UP, 1024 edges FF+BP+UP
+    assert_eq!(r["edge_ops_per_sample"], 4096 * 2 + 1024 * 3);
+    assert!(r["train_samples_per_second"].as_f64().unwrap() > 0.0);
+    assert!(r["speedup_vs_float"].as_f64().unwrap() > 0.0);
+    assert!(r["speedup_vs_dense"].as_f64().unwrap() > 0.0);
+    let bad = &b[4];
+    assert_eq!(bad["available"], false);
+    assert!(bad["unavailable_reason"]
+        .as_str()
+        .unwrap()
+        .contains("unknown backend 'no-such-backend'"));
+    // nexys4-ddr at the published 15 MHz: 34 clocks per sample from the spec
+    let p = v["projections"].as_array().unwrap();
+    let published = p
+        .iter()
+        .find(|x| x["board"] == "nexys4-ddr" && x["clock_mhz"] == 15.0)
+        .expect("nexys4-ddr at 15 MHz");
+    assert_eq!(published["clocks_per_sample"], 34.0);
+    assert!((published["samples_per_second"].as_f64().unwrap() - 15e6 / 34.0).abs() < 1e-3);
+    assert!(published["clock_source"]
+        .as_str()
+        .unwrap()
+        .contains("published"));
+    let boards = v["boards"].as_array().unwrap();
+    let nexys = boards.iter().find(|x| x["board"] == "nexys4-ddr").unwrap();
+    assert!(nexys["fmax_note"].as_str().unwrap().contains("--fmax"));
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+}
+
+#[test]
+fn fmax_and_a_place_and_route_report_add_clocks() {
+    let d = tmpdir("bench-fmax");
+    let report = d.join("r.json");
+    std::fs::write(&report, r#"{"board":"icebreaker","fmax_mhz":27.5}"#).unwrap();
+    let out = d.join("b.json");
+    let o = edgeflow(&[
+        "bench",
+        "--spec",
+        "specs/digits.toml",
+        "--backends",
+        "reference",
+        "--board",
+        "nexys4-ddr",
+        "--fmax",
+        "62.5",
+        "--synth-report",
+        report.to_str().unwrap(),
+        "--samples",
+        "20",
+        "--repeat",
+        "1",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("nexys4-ddr") && text.contains("JSON written to"),
+        "--json FILE still prints the table: {text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let p = v["projections"].as_array().unwrap();
+    let has = |b: &str, mhz: f64| p.iter().any(|x| x["board"] == b && x["clock_mhz"] == mhz);
+    assert!(has("nexys4-ddr", 62.5) && has("nexys4-ddr", 15.0) && has("nexys4-ddr", 100.0));
+    assert!(
+        has("icebreaker", 27.5),
+        "the report's board joins with its Fmax"
+    );
+    assert!(
+        !has("nexys4-ddr", 27.5),
+        "a report's Fmax belongs to its board only"
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(written["spec"], "digits");
+}
+
+#[test]
+fn a_sweep_grows_the_edges_and_plots_both_formats() {
+    let d = tmpdir("bench-sweep");
+    let (svg, png) = (d.join("w.svg"), d.join("w.png"));
+    let v = ok_json(&[
+        "bench",
+        "--spec",
+        "specs/dey-mnist.toml",
+        "--sweep",
+        "density",
+        "--backends",
+        "reference",
+        "--samples",
+        "10",
+        "--repeat",
+        "1",
+        "--json",
+        "--plot",
+        svg.to_str().unwrap(),
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    let pts = v["points"].as_array().unwrap();
+    assert!(pts.len() >= 4);
+    let edges: Vec<u64> = pts.iter().map(|p| p["edges"].as_u64().unwrap()).collect();
+    assert!(edges.windows(2).all(|e| e[0] < e[1]), "{edges:?}");
+    assert!(pts.iter().all(|p| p["backends"][0]["bit_exact"] == true));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+}
+
+#[test]
+fn bad_input_is_named() {
+    fails_with(
+        &["bench", "--spec", "specs/digits.toml", "--plot", "x.pdf"],
+        &["x.pdf", ".svg or .png"],
+    );
+    fails_with(
+        &[
+            "bench",
+            "--spec",
+            "specs/digits.toml",
+            "--board",
+            "no-such-board",
+        ],
+        &["unknown board 'no-such-board'", "nexys4-ddr"],
+    );
+    fails_with(
+        &["bench", "--spec", "specs/digits.toml", "--fmax=0"],
+        &["--fmax 0", "positive"],
+    );
+    fails_with(
+        &["bench", "--spec", "specs/digits.toml", "--samples", "0"],
+        &["--samples"],
+    );
+}
