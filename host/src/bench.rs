@@ -538,10 +538,7 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
         if let Some(c) = m.clocks_per_sample {
             cps.push((
                 c,
-                format!(
-                    "{}: the clocks it counted per training sample",
-                    m.backend
-                ),
+                format!("{}: the clocks it counted per training sample", m.backend),
             ));
         }
     }
@@ -844,11 +841,15 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
                     "{} @ {:.0} MHz, {} clk{}",
                     p.board,
                     p.clock_mhz,
-                    p.clocks_per_sample,
-                    if p.clocks_source.starts_with("spec") {
-                        ""
+                    if (p.clocks_per_sample - p.clocks_per_sample.round()).abs() < 0.05 {
+                        format!("{:.0}", p.clocks_per_sample)
                     } else {
-                        " (RTL)"
+                        format!("{:.1}", p.clocks_per_sample)
+                    },
+                    if p.clocks_source.starts_with("spec") {
+                        String::new()
+                    } else {
+                        format!(" ({})", p.clocks_source.split(':').next().unwrap_or(""))
                     }
                 ),
                 p.samples_per_second,
