@@ -112,8 +112,13 @@ impl Spec {
         let spec: Spec = toml::from_str(text).map_err(|e| SpecError {
             source: source.to_string(),
             problems: vec![Problem {
+                // A missing field has the whole file (or table) as its span: its first line
+                // would point at an unrelated comment, so only point at short spans.
                 field: e
                     .span()
+                    .filter(|s| {
+                        !text[s.start.min(text.len())..s.end.min(text.len())].contains('\n')
+                    })
                     .map(|s| {
                         let before = &text[..s.start.min(text.len())];
                         let line = before.matches('\n').count() + 1;
@@ -538,6 +543,10 @@ seed = 5
         assert!(e.contains("type9"), "{e}");
         let e = err(&GOOD.replace("seed = 1\n", "seed = 1\nbogus = 2\n"));
         assert!(e.contains("unknown field `bogus`"), "{e}");
+        // A missing field names the field, not the file's first line.
+        let e = err(&GOOD.replace("learning_rate_shift", "# learning_rate_shift"));
+        assert!(e.contains("missing field `learning_rate_shift`"), "{e}");
+        assert!(!e.contains("line 1 ("), "{e}");
     }
 
     #[test]

@@ -1,31 +1,23 @@
-//! The network controller and host link: decodes the word protocol of hdl/PROTOCOL.md,
-//! loads and reads back weights and biases, streams samples into the first junction's
-//! input copies with their labels (the label delay line is a ring indexed like the input
-//! copies), and runs block cycles: the block-cycle counter `t`, the clock counter `k`
-//! within it, per-junction FF/BP enables from `t` and the stream length, the parity of the
-//! delta buffers, train and infer modes, and the clock count of each command.
+//! The network controller: runs the block cycles of a TRAIN or INFER stream. It keeps the
+//! block-cycle counter `t` (block cycles started) and the clock `k` within the block cycle,
+//! derives each junction's FF and BP/UP enables from `t` and the stream length (FF of
+//! junction `j` on sample `t - j`, BP/UP on sample `t - (2L-1-j)`, BP/UP off in infer mode),
+//! the parity of the delta buffers, and the label delay line: a ring of labels indexed like
+//! the input copies, read for the sample the last junction's FF is on (`t - (L-1)`).
 //!
 //! A block cycle starts as soon as the previous one has ended and its sample is loaded, so
 //! in the steady state a sample takes exactly `T = max(C, 2)` clocks (or the `N_0 + 1`
-//! clocks its words take on the link, when that is longer). Input for sample `m` is accepted
-//! once block cycle `m - 3` is done (its input copy is free again): the host streams up to
-//! two samples ahead of the block cycle in progress.
+//! clocks its words take on the link, when that is longer). The host link (host_link.rs)
+//! takes input for sample `m` once block cycle `m - 3` is done, so the host streams up to
+//! two samples ahead. In infer mode the block cycle that produces a prediction does not end
+//! while the previous prediction still waits in the host link's output register.
 
 use crate::fixed::b16;
 use edgeflow_core::Spec;
 use rust_hdl::core::prelude::*;
+use std::fmt::Write;
 
-pub const OP_LOAD: u16 = 0x0001;
-pub const OP_TRAIN: u16 = 0x0002;
-pub const OP_INFER: u16 = 0x0003;
-pub const OP_READ: u16 = 0x0004;
-pub const ACK_LOAD: u16 = 0xA001;
-pub const ACK_TRAIN: u16 = 0xA002;
-pub const ACK_INFER: u16 = 0xA003;
-pub const ACK_READ: u16 = 0xA004;
-pub const ERROR_WORD: u16 = 0xEEEE;
-
-/// What the controller needs to know about each junction.
+/// What the controller and host link need to know about the network.
 #[derive(Clone, Debug)]
 pub struct CtrlParams {
     pub junctions: usize,
@@ -63,40 +55,19 @@ impl CtrlParams {
     pub fn bp_offset(&self, j: usize) -> usize {
         2 * self.junctions - 1 - j
     }
-}
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Mode {
-    #[default]
-    Idle,
-    Error,
-    Load,
-    Count,
-    Stream,
-    Read,
+    /// Label ring position at block cycle 0: sample `-(L-1)`.
+    fn label_start(&self) -> usize {
+        (-(self.junctions as i64 - 1)).rem_euclid(self.in_copies as i64) as usize
+    }
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct CState {
-    pub mode: Mode,
+    active: bool,
     train: bool,
-    // message queue (one message of up to 3 words at a time)
-    msg: [u16; 3],
-    msg_n: usize,
-    msg_i: usize,
-    cycles: u32,
-    // load / read walk
-    lj: usize,
-    bias: bool,
-    bank: usize,
-    row: usize,
-    read_phase: bool,
-    // stream
     samples: usize,
     started: usize,
-    loaded: usize,
-    widx: usize,
-    in_copy: usize,
     running: bool,
     k: usize,
     ff_en: Vec<bool>,
@@ -104,56 +75,45 @@ pub struct CState {
     parity: bool,
     labels: Vec<u16>,
     lab_ptr: usize,
-    /// Block cycles completed (for throughput measurement).
+    /// Block cycles completed since power-up (for throughput measurement).
     pub block_cycles: u64,
 }
 
 #[derive(LogicBlock)]
 pub struct Controller {
     pub clock: Signal<In, Clock>,
-    pub in_data: Signal<In, Bits<16>>,
-    pub in_valid: Signal<In, Bit>,
-    pub in_ready: Signal<Out, Bit>,
-    pub out_data: Signal<Out, Bits<16>>,
-    pub out_valid: Signal<Out, Bit>,
-    pub out_ready: Signal<In, Bit>,
+    // from the host link
+    pub go: Signal<In, Bit>,
+    pub go_train: Signal<In, Bit>,
+    pub go_samples: Signal<In, Bits<16>>,
+    pub loaded: Signal<In, Bits<32>>,
+    pub lab_we: Signal<In, Bit>,
+    pub lab_copy: Signal<In, Bits<16>>,
+    pub lab_data: Signal<In, Bits<16>>,
+    pub out_busy: Signal<In, Bit>,
+    // to the host link
+    pub started: Signal<Out, Bits<32>>,
+    pub done: Signal<Out, Bit>,
+    pub pred_valid: Signal<Out, Bit>,
     // to every junction
     pub adv: Signal<Out, Bit>,
     pub k: Signal<Out, Bits<16>>,
     pub last: Signal<Out, Bit>,
     pub parity: Signal<Out, Bit>,
-    pub restart: Signal<Out, Bit>,
     pub label: Signal<Out, Bits<16>>,
     pub ff_en: Vec<Signal<Out, Bit>>,
     pub bp_en: Vec<Signal<Out, Bit>>,
-    pub h_sel: Vec<Signal<Out, Bit>>,
-    pub h_bias: Signal<Out, Bit>,
-    pub h_we: Signal<Out, Bit>,
-    pub h_addr: Signal<Out, Bits<16>>,
-    pub h_bank: Signal<Out, Bits<16>>,
-    pub h_wdata: Signal<Out, Bits<16>>,
-    pub h_rdata: Vec<Signal<In, Bits<16>>>,
-    pub in_we: Signal<Out, Bit>,
-    pub in_copy: Signal<Out, Bits<16>>,
-    pub in_addr: Signal<Out, Bits<16>>,
-    pub pred: Signal<In, Bits<16>>,
     _p: Box<CtrlParams>,
     pub _s: Box<CState>,
 }
 
 /// Combinational decisions of one clock.
 struct Now {
-    in_ready: bool,
-    take: bool,
-    out_valid: bool,
     can_start: bool,
     adv: bool,
     last: bool,
     need_out: bool,
-}
-
-fn sigs<D: Direction, T: Synth>(n: usize) -> Vec<Signal<D, T>> {
-    (0..n).map(|_| Default::default()).collect()
+    done: bool,
 }
 
 impl Controller {
@@ -163,35 +123,29 @@ impl Controller {
             ff_en: vec![false; l],
             bp_en: vec![false; l],
             labels: vec![0; p.in_copies],
+            lab_ptr: p.label_start(),
             ..Default::default()
         };
         Controller {
             clock: Default::default(),
-            in_data: Default::default(),
-            in_valid: Default::default(),
-            in_ready: Default::default(),
-            out_data: Default::default(),
-            out_valid: Default::default(),
-            out_ready: Default::default(),
+            go: Default::default(),
+            go_train: Default::default(),
+            go_samples: Default::default(),
+            loaded: Default::default(),
+            lab_we: Default::default(),
+            lab_copy: Default::default(),
+            lab_data: Default::default(),
+            out_busy: Default::default(),
+            started: Default::default(),
+            done: Default::default(),
+            pred_valid: Default::default(),
             adv: Default::default(),
             k: Default::default(),
             last: Default::default(),
             parity: Default::default(),
-            restart: Default::default(),
             label: Default::default(),
-            ff_en: sigs(l),
-            bp_en: sigs(l),
-            h_sel: sigs(l),
-            h_bias: Default::default(),
-            h_we: Default::default(),
-            h_addr: Default::default(),
-            h_bank: Default::default(),
-            h_wdata: Default::default(),
-            h_rdata: sigs(l),
-            in_we: Default::default(),
-            in_copy: Default::default(),
-            in_addr: Default::default(),
-            pred: Default::default(),
+            ff_en: crate::sigs(l),
+            bp_en: crate::sigs(l),
             _p: Box::new(p),
             _s: Box::new(s),
         }
@@ -212,77 +166,26 @@ impl Controller {
         }
     }
 
-    fn sample_words(&self) -> usize {
-        self._p.inputs + self._s.train as usize
-    }
-
     fn now(&self) -> Now {
         let s = &self._s;
-        let p = &self._p;
-        let pending = s.msg_i < s.msg_n;
-        let in_ready = match s.mode {
-            Mode::Idle | Mode::Error => !pending,
-            Mode::Load | Mode::Count => true,
-            Mode::Stream => s.loaded < s.samples && s.loaded <= s.started + 1,
-            Mode::Read => false,
-        };
         let total = self.total_block_cycles();
-        let can_start = s.mode == Mode::Stream
-            && s.started < total
-            && (s.started >= s.samples || s.loaded > s.started);
-        let l = p.junctions;
-        let need_out = !s.train && s.ff_en[l - 1];
-        let at_end = s.k + 1 == p.t;
-        let adv = s.mode == Mode::Stream && s.running && !(at_end && need_out && pending);
+        let loaded = self.loaded.val().to_u32() as usize;
+        let can_start =
+            s.active && s.started < total && (s.started >= s.samples || loaded > s.started);
+        let need_out = !s.train && s.ff_en[self._p.junctions - 1];
+        let at_end = s.k + 1 == self._p.t;
+        let adv = s.active && s.running && !(at_end && need_out && self.out_busy.val());
         Now {
-            in_ready,
-            take: in_ready && self.in_valid.val(),
-            out_valid: pending,
             can_start,
             adv,
             last: adv && at_end,
             need_out,
+            done: s.active && !s.running && s.started == total,
         }
-    }
-
-    fn walk_next(&mut self) -> bool {
-        // Advance the (junction, weights/biases, row, bank) walk; true when it is complete.
-        let p = self._p.clone();
-        let s = &mut *self._s;
-        let (banks, rows) = if s.bias {
-            (&p.b_banks, &p.b_rows)
-        } else {
-            (&p.w_banks, &p.w_rows)
-        };
-        s.bank += 1;
-        if s.bank == banks[s.lj] {
-            s.bank = 0;
-            s.row += 1;
-            if s.row == rows[s.lj] {
-                s.row = 0;
-                s.lj += 1;
-                if s.lj == p.junctions {
-                    s.lj = 0;
-                    if s.bias {
-                        s.bias = false;
-                        return true;
-                    }
-                    s.bias = true;
-                }
-            }
-        }
-        false
-    }
-
-    fn send(&mut self, words: &[u16]) {
-        let s = &mut *self._s;
-        s.msg[..words.len()].copy_from_slice(words);
-        s.msg_n = words.len();
-        s.msg_i = 0;
     }
 
     fn start_block(&mut self) {
-        let p = self._p.clone();
+        let p = &self._p;
         let s = &mut *self._s;
         let t = s.started;
         for j in 0..p.junctions {
@@ -295,155 +198,57 @@ impl Controller {
         s.started += 1;
     }
 
-    fn opcode(&mut self, w: u16) {
-        let s = &mut *self._s;
-        s.cycles = 0;
-        s.lj = 0;
-        s.bias = false;
-        s.bank = 0;
-        s.row = 0;
-        s.read_phase = false;
-        match w {
-            OP_LOAD => s.mode = Mode::Load,
-            OP_TRAIN | OP_INFER => {
-                s.mode = Mode::Count;
-                s.train = w == OP_TRAIN;
-            }
-            OP_READ => s.mode = Mode::Read,
-            _ => {
-                s.mode = Mode::Error;
-                self.send(&[ERROR_WORD]);
-            }
-        }
-    }
-
     fn commit(&mut self, n: &Now) {
-        let p = self._p.clone();
-        let w = self.in_data.val().to_u16();
-        if n.out_valid && self.out_ready.val() {
-            self._s.msg_i += 1;
+        let (copies, lab0) = (self._p.in_copies, self._p.label_start());
+        if self.lab_we.val() {
+            let c = self.lab_copy.val().index();
+            if c < copies {
+                self._s.labels[c] = self.lab_data.val().to_u16();
+            }
         }
-        self._s.cycles = self._s.cycles.wrapping_add(1);
-        match self._s.mode {
-            Mode::Idle => {
-                if n.take {
-                    self.opcode(w);
-                }
-            }
-            Mode::Error => {
-                if n.take && (OP_LOAD..=OP_READ).contains(&w) {
-                    self.opcode(w);
-                }
-            }
-            Mode::Load => {
-                if n.take && self.walk_next() {
-                    self.send(&[ACK_LOAD]);
-                    self._s.mode = Mode::Idle;
-                }
-            }
-            Mode::Count => {
-                if n.take {
-                    let s = &mut *self._s;
-                    s.samples = w as usize;
-                    s.started = 0;
-                    s.loaded = 0;
-                    s.widx = 0;
-                    s.in_copy = 0;
-                    s.running = false;
-                    s.parity = false;
-                    s.lab_ptr = (-(p.junctions as i64 - 1)).rem_euclid(p.in_copies as i64) as usize;
-                    s.mode = Mode::Stream;
-                }
-            }
-            Mode::Stream => {
-                if n.take {
-                    let words = self.sample_words();
-                    let s = &mut *self._s;
-                    if s.widx == p.inputs {
-                        s.labels[s.in_copy] = w;
-                    }
-                    s.widx += 1;
-                    if s.widx == words {
-                        s.widx = 0;
-                        s.loaded += 1;
-                        s.in_copy = (s.in_copy + 1) % p.in_copies;
-                    }
-                }
-                if n.adv {
-                    if n.last {
-                        let pred = self.pred.val().to_u16();
-                        let s = &mut *self._s;
-                        s.parity = !s.parity;
-                        s.lab_ptr = (s.lab_ptr + 1) % p.in_copies;
-                        s.block_cycles += 1;
-                        s.running = false;
-                        if n.need_out {
-                            self.send(&[pred]);
-                        }
-                        if n.can_start {
-                            self.start_block();
-                        }
-                    } else {
-                        self._s.k += 1;
-                    }
-                } else if !self._s.running && n.can_start {
+        if self.go.val() {
+            let s = &mut *self._s;
+            s.active = true;
+            s.train = self.go_train.val();
+            s.samples = self.go_samples.val().index();
+            s.started = 0;
+            s.running = false;
+            s.parity = false;
+            s.lab_ptr = lab0;
+        } else if n.adv {
+            if n.last {
+                let s = &mut *self._s;
+                s.parity = !s.parity;
+                s.lab_ptr = (s.lab_ptr + 1) % copies;
+                s.block_cycles += 1;
+                s.running = false;
+                if n.can_start {
                     self.start_block();
-                } else if !self._s.running
-                    && self._s.started == self.total_block_cycles()
-                    && !n.out_valid
-                {
-                    let s = &mut *self._s;
-                    let ack = if s.train { ACK_TRAIN } else { ACK_INFER };
-                    let c = s.cycles;
-                    s.mode = Mode::Idle;
-                    self.send(&[ack, c as u16, (c >> 16) as u16]);
                 }
+            } else {
+                self._s.k += 1;
             }
-            Mode::Read => {
-                if !self._s.read_phase {
-                    self._s.read_phase = true;
-                } else if !n.out_valid {
-                    let lj = self._s.lj;
-                    let v = self.h_rdata[lj].val().to_u16();
-                    self.send(&[v]);
-                    self._s.read_phase = false;
-                    if self.walk_next() {
-                        self._s.mode = Mode::Idle;
-                        // The acknowledgement follows the last value.
-                        self._s.msg[1] = ACK_READ;
-                        self._s.msg_n = 2;
-                    }
-                }
-            }
+        } else if !self._s.running && n.can_start {
+            self.start_block();
+        } else if n.done && !self.out_busy.val() {
+            self._s.active = false;
         }
     }
 
     fn drive(&mut self, n: &Now) {
-        let p = &*self._p;
         let s = &*self._s;
-        self.in_ready.next = n.in_ready;
-        self.out_valid.next = n.out_valid;
-        self.out_data.next = Bits::<16>::from(if n.out_valid { s.msg[s.msg_i] } else { 0 } as u64);
+        self.started.next = Bits::<32>::from(s.started as u64);
+        self.done.next = n.done;
+        self.pred_valid.next = n.last && n.need_out;
         self.adv.next = n.adv;
         self.k.next = b16(s.k as i32);
         self.last.next = n.last;
         self.parity.next = s.parity;
-        self.restart.next = s.mode == Mode::Count && n.take;
         self.label.next = Bits::<16>::from(s.labels[s.lab_ptr] as u64);
-        for j in 0..p.junctions {
+        for j in 0..self._p.junctions {
             self.ff_en[j].next = s.ff_en[j];
             self.bp_en[j].next = s.bp_en[j];
-            self.h_sel[j].next = s.lj == j && matches!(s.mode, Mode::Load | Mode::Read);
         }
-        self.h_bias.next = s.bias;
-        self.h_we.next = s.mode == Mode::Load && n.take;
-        self.h_addr.next = b16(s.row as i32);
-        self.h_bank.next = b16(s.bank as i32);
-        self.h_wdata.next = self.in_data.val();
-        let loading = s.mode == Mode::Stream && s.widx < p.inputs;
-        self.in_we.next = loading && n.take;
-        self.in_copy.next = b16(s.in_copy as i32);
-        self.in_addr.next = b16(s.widx as i32);
     }
 }
 
@@ -460,31 +265,183 @@ impl Logic for Controller {
     }
 
     fn connect(&mut self) {
-        self.in_ready.connect();
-        self.out_data.connect();
-        self.out_valid.connect();
-        self.adv.connect();
-        self.k.connect();
-        self.last.connect();
-        self.parity.connect();
-        self.restart.connect();
-        self.label.connect();
-        for v in [&mut self.ff_en, &mut self.bp_en, &mut self.h_sel] {
-            for x in v.iter_mut() {
-                x.connect();
-            }
+        for x in [
+            &mut self.done,
+            &mut self.pred_valid,
+            &mut self.adv,
+            &mut self.last,
+            &mut self.parity,
+        ] {
+            x.connect();
         }
-        self.h_bias.connect();
-        self.h_we.connect();
-        self.h_addr.connect();
-        self.h_bank.connect();
-        self.h_wdata.connect();
-        self.in_we.connect();
-        self.in_copy.connect();
-        self.in_addr.connect();
+        self.started.connect();
+        self.k.connect();
+        self.label.connect();
+        self.ff_en.iter_mut().for_each(|x| x.connect());
+        self.bp_en.iter_mut().for_each(|x| x.connect());
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(crate::controller_verilog::verilog(&self._p))
+        Verilog::Custom(verilog(&self._p))
+    }
+}
+
+fn verilog(p: &CtrlParams) -> String {
+    let l = p.junctions;
+    let k0 = p.in_copies;
+    let lab0 = p.label_start();
+    let mut v = format!(
+        "
+reg active;
+reg train;
+reg [31:0] samples;
+reg [31:0] started_r;
+reg running;
+reg [15:0] kk;
+reg [{lm}:0] ffe;
+reg [{lm}:0] bpe;
+reg parity_r;
+reg [15:0] labels [0:{km}];
+reg [15:0] lab_ptr;
+integer i;
+initial begin
+    active = 1'b0; train = 1'b0; samples = 32'd0; started_r = 32'd0; running = 1'b0; kk = 16'd0;
+    ffe = {l}'d0; bpe = {l}'d0; parity_r = 1'b0; lab_ptr = 16'd{lab0};
+    for (i = 0; i < {k0}; i = i + 1) labels[i] = 16'd0;
+end
+reg [31:0] total;
+reg can_start;
+reg need_out;
+reg at_end;
+reg adv_c;
+reg last_c;
+reg done_c;
+always @(*) begin
+    if (samples == 32'd0) total = 32'd0;
+    else if (train) total = samples + 32'd{tt};
+    else total = samples + 32'd{ti};
+    can_start = active && (started_r < total) && ((started_r >= samples) || (loaded > started_r));
+    need_out = !train && ffe[{lm}];
+    at_end = (kk == 16'd{te});
+    adv_c = active && running && !(at_end && need_out && out_busy);
+    last_c = adv_c && at_end;
+    done_c = active && !running && (started_r == total);
+    started = started_r;
+    done = done_c;
+    pred_valid = last_c && need_out;
+    adv = adv_c;
+    k = kk;
+    last = last_c;
+    parity = parity_r;
+    label = labels[lab_ptr];
+",
+        lm = l - 1,
+        km = k0 - 1,
+        tt = 2 * l - 1,
+        ti = l - 1,
+        te = p.t - 1,
+    );
+    for j in 0..l {
+        let _ = writeln!(v, "    ff_en${j} = ffe[{j}];\n    bp_en${j} = bpe[{j}];");
+    }
+    v += "end\n";
+    let mut start = String::from("begin\n");
+    for j in 0..l {
+        let b = p.bp_offset(j);
+        let _ = writeln!(
+            start,
+            "            ffe[{j}] <= (started_r >= 32'd{j}) && (started_r - 32'd{j} < samples);\n            bpe[{j}] <= train && (started_r >= 32'd{b}) && (started_r - 32'd{b} < samples);"
+        );
+    }
+    start +=
+        "            running <= 1'b1; kk <= 16'd0; started_r <= started_r + 32'd1;\n        end";
+    let _ = writeln!(
+        v,
+        "
+always @(posedge clock) begin
+    if (lab_we && (lab_copy < 16'd{k0})) labels[lab_copy] <= lab_data;
+    if (go) begin
+        active <= 1'b1; train <= go_train; samples <= {{16'd0, go_samples}};
+        started_r <= 32'd0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= 16'd{lab0};
+    end else if (adv_c) begin
+        if (last_c) begin
+            parity_r <= !parity_r;
+            lab_ptr <= (lab_ptr + 16'd1 == 16'd{k0}) ? 16'd0 : lab_ptr + 16'd1;
+            running <= 1'b0;
+            if (can_start) {start}
+        end else kk <= kk + 16'd1;
+    end else if (!running && can_start) {start}
+    else if (done_c && !out_busy) active <= 1'b0;
+end"
+    );
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{settle, tick, yosys_check};
+
+    fn params() -> CtrlParams {
+        CtrlParams::new(
+            &Spec::load(
+                &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn block_cycles_enables_and_label_delay() {
+        // tiny: L = 2, T = 8. Train 3 samples, all loaded up front: 3 + 3 block cycles.
+        let p = params();
+        let mut c = Controller::new(p.clone());
+        c.connect_all();
+        for (n, lab) in [3u16, 1, 2].iter().enumerate() {
+            c.lab_we.next = true;
+            c.lab_copy.next = b16(n as i32);
+            c.lab_data.next = Bits::<16>::from(*lab as u64);
+            tick(&mut c, |c| &mut c.clock);
+        }
+        c.lab_we.next = false;
+        c.loaded.next = Bits::<32>::from(3u64);
+        c.go.next = true;
+        c.go_train.next = true;
+        c.go_samples.next = b16(3);
+        tick(&mut c, |c| &mut c.clock);
+        c.go.next = false;
+        let mut cycles = vec![];
+        for _ in 0..80 {
+            settle(&mut c);
+            if c.adv.val() && c.k.val().index() == 0 {
+                let ff: Vec<bool> = c.ff_en.iter().map(|x| x.val()).collect();
+                let bp: Vec<bool> = c.bp_en.iter().map(|x| x.val()).collect();
+                cycles.push((ff, bp, c.label.val().to_u16(), c.parity.val()));
+            }
+            if c.done.val() {
+                break;
+            }
+            tick(&mut c, |c| &mut c.clock);
+        }
+        assert_eq!(cycles.len(), 3 + 3);
+        // FF_j on t - j, BP_j on t - (3 - j); the last junction's FF sees label of sample t - 1
+        let want_ff = |t: usize, j: usize| t >= j && t - j < 3;
+        let want_bp = |t: usize, j: usize| t >= 3 - j && t - (3 - j) < 3;
+        for (t, (ff, bp, label, parity)) in cycles.iter().enumerate() {
+            for j in 0..2 {
+                assert_eq!(ff[j], want_ff(t, j), "t={t} j={j}");
+                assert_eq!(bp[j], want_bp(t, j), "t={t} j={j}");
+            }
+            if (1..=3).contains(&t) {
+                assert_eq!(*label, [3, 1, 2][t - 1]);
+            }
+            assert_eq!(*parity, t % 2 == 1);
+        }
+        assert!(c.done.val());
+    }
+
+    #[test]
+    fn controller_verilog_is_clean() {
+        yosys_check(&Controller::new(params()), "controller");
     }
 }

@@ -67,7 +67,8 @@ pub fn board_top_verilog(
             generate_verilog(&t)
         }
         Inner::Network(spec) => {
-            let mut t = NetworkBoardTop::new(Network::new(spec), source.clone(), cpb, b.led_active_low);
+            let mut t =
+                NetworkBoardTop::new(Network::new(spec), source.clone(), cpb, b.led_active_low);
             t.connect_all();
             generate_verilog_unchecked(&t)
         }

@@ -584,3 +584,87 @@ impl Logic for Junction {
         Verilog::Custom(v)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{settle, tick, yosys_check};
+    use edgeflow_core::fixed::activate;
+    use edgeflow_core::{Spec, State};
+
+    fn spec() -> Spec {
+        Spec::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"))
+            .unwrap()
+    }
+
+    #[test]
+    fn one_ff_pass_computes_the_right_layer() {
+        let sp = spec();
+        let p = JunctionParams::new(&sp, 0); // 8 → 8, z = 4 > fi = 2: two neurons per clock
+        let st = State::initial(&sp);
+        let f = p.format;
+        let mut jn = Junction::new(&p, 0);
+        jn.connect_all();
+        // weights through the host port: edge e in bank e mod z, row e / z
+        jn.h_sel.next = true;
+        jn.h_we.next = true;
+        for (e, &w) in st.weights[0].iter().enumerate() {
+            jn.h_bank.next = b16((e % p.z) as i32);
+            jn.h_addr.next = b16((e / p.z) as i32);
+            jn.h_wdata.next = b16(w);
+            tick(&mut jn, |j| &mut j.clock);
+        }
+        jn.h_sel.next = false;
+        jn.h_we.next = false;
+        // one input sample into copy 0
+        let x: Vec<i32> = (0..p.left).map(|i| (i as i32 * 37) % 129 - 20).collect();
+        jn.in_we.next = true;
+        for (i, &v) in x.iter().enumerate() {
+            jn.in_copy.next = b16(0);
+            jn.in_addr.next = b16(i as i32);
+            jn.in_data.next = b16(v);
+            tick(&mut jn, |j| &mut j.clock);
+        }
+        jn.in_we.next = false;
+        jn.restart.next = true;
+        tick(&mut jn, |j| &mut j.clock);
+        jn.restart.next = false;
+        // one block cycle of FF alone
+        let mut got = vec![None; p.right];
+        jn.ff_en.next = true;
+        for k in 0..p.clocks {
+            jn.adv.next = true;
+            jn.k.next = b16(k as i32);
+            jn.last.next = k + 1 == p.clocks;
+            settle(&mut jn);
+            for q in 0..p.groups {
+                if jn.rw_en[q].val() {
+                    got[jn.rw_addr[q].val().index()] =
+                        Some((s16(jn.rw_a[q].val()), s16(jn.rw_sp[q].val())));
+                }
+            }
+            tick(&mut jn, |j| &mut j.clock);
+        }
+        for r in 0..p.right {
+            let mut h = st.biases[0][r] as i64;
+            for e in r * p.fan_in..(r + 1) * p.fan_in {
+                h += f.mul(st.weights[0][e], x[p.pattern.left_of_edge[e] as usize]) as i64;
+            }
+            assert_eq!(
+                got[r],
+                Some(activate(p.right_act, &p.table, f.saturate(h))),
+                "right neuron {r}"
+            );
+        }
+    }
+
+    #[test]
+    fn junction_verilog_is_clean() {
+        let sp = spec();
+        let p = JunctionParams::new(&sp, 1);
+        yosys_check(
+            &Junction::new(&p, JunctionParams::new(&sp, 0).groups),
+            "junction",
+        );
+    }
+}

@@ -1,9 +1,10 @@
-//! The network top: the controller/host link and one junction per pair of layers, built from
+//! The network top: the host link, the controller and one junction per pair of layers, built from
 //! a spec at run time (`Vec<Junction>`, per-instance tables and constants). Ports are the
 //! host link of hdl/PROTOCOL.md: `clock`, `in_data`, `in_valid`, `in_ready`, `out_data`,
 //! `out_valid`, `out_ready`.
 
 use crate::controller::{Controller, CtrlParams};
+use crate::host_link::HostLink;
 use crate::junction::Junction;
 use crate::params::JunctionParams;
 use edgeflow_core::Spec;
@@ -18,6 +19,7 @@ pub struct Network {
     pub out_data: Signal<Out, Bits<16>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
+    pub link: HostLink,
     pub ctrl: Controller,
     pub junctions: Vec<Junction>,
 }
@@ -40,6 +42,7 @@ impl Network {
             out_data: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
+            link: HostLink::new(CtrlParams::new(spec)),
             ctrl: Controller::new(CtrlParams::new(spec)),
             junctions,
         }
@@ -48,39 +51,53 @@ impl Network {
 
 impl Logic for Network {
     fn update(&mut self) {
+        let clock = self.clock.val();
+        let h = &mut self.link;
+        h.clock.next = clock;
+        h.in_data.next = self.in_data.val();
+        h.in_valid.next = self.in_valid.val();
+        h.out_ready.next = self.out_ready.val();
+        self.in_ready.next = h.in_ready.val();
+        self.out_data.next = h.out_data.val();
+        self.out_valid.next = h.out_valid.val();
         let c = &mut self.ctrl;
-        c.clock.next = self.clock.val();
-        c.in_data.next = self.in_data.val();
-        c.in_valid.next = self.in_valid.val();
-        c.out_ready.next = self.out_ready.val();
-        self.in_ready.next = c.in_ready.val();
-        self.out_data.next = c.out_data.val();
-        self.out_valid.next = c.out_valid.val();
+        c.clock.next = clock;
+        c.go.next = h.go.val();
+        c.go_train.next = h.go_train.val();
+        c.go_samples.next = h.go_samples.val();
+        c.loaded.next = h.loaded.val();
+        c.lab_we.next = h.lab_we.val();
+        c.lab_copy.next = h.lab_copy.val();
+        c.lab_data.next = h.h_wdata.val();
+        c.out_busy.next = h.out_busy.val();
+        h.started.next = c.started.val();
+        h.done.next = c.done.val();
+        h.pred_valid.next = c.pred_valid.val();
         let l = self.junctions.len();
         for j in 0..l {
-            let c = &mut self.ctrl;
+            let (c, h) = (&self.ctrl, &mut self.link);
             let (lo, hi) = self.junctions.split_at_mut(j);
             let x = &mut hi[0];
-            x.clock.next = self.clock.val();
+            x.clock.next = clock;
             x.adv.next = c.adv.val();
             x.k.next = c.k.val();
             x.last.next = c.last.val();
             x.ff_en.next = c.ff_en[j].val();
             x.bp_en.next = c.bp_en[j].val();
             x.parity.next = c.parity.val();
-            x.restart.next = c.restart.val();
+            x.restart.next = h.go.val();
             x.label.next = c.label.val();
-            x.h_sel.next = c.h_sel[j].val();
-            x.h_bias.next = c.h_bias.val();
-            x.h_we.next = c.h_we.val();
-            x.h_addr.next = c.h_addr.val();
-            x.h_bank.next = c.h_bank.val();
-            x.h_wdata.next = c.h_wdata.val();
-            c.h_rdata[j].next = x.h_rdata.val();
-            x.in_we.next = j == 0 && c.in_we.val();
-            x.in_copy.next = c.in_copy.val();
-            x.in_addr.next = c.in_addr.val();
-            x.in_data.next = c.h_wdata.val();
+            x.h_sel.next = h.h_sel[j].val();
+            x.h_bias.next = h.h_bias.val();
+            x.h_we.next = h.h_we.val();
+            x.h_addr.next = h.h_addr.val();
+            x.h_bank.next = h.h_bank.val();
+            x.h_wdata.next = h.h_wdata.val();
+            h.h_rdata[j].next = x.h_rdata.val();
+            x.in_we.next = j == 0 && h.in_we.val();
+            x.in_copy.next = h.in_copy.val();
+            x.in_addr.next = h.in_addr.val();
+            x.in_data.next = h.h_wdata.val();
             if j > 0 {
                 let prev = &mut lo[j - 1];
                 for q in 0..x.lw_en.len() {
@@ -95,22 +112,36 @@ impl Logic for Network {
                 }
             }
         }
-        self.ctrl.pred.next = self.junctions[l - 1].pred.val();
+        self.link.pred.next = self.junctions[l - 1].pred.val();
     }
 
     fn connect(&mut self) {
         self.in_ready.connect();
         self.out_data.connect();
         self.out_valid.connect();
-        let c = &mut self.ctrl;
-        c.clock.connect();
-        c.in_data.connect();
-        c.in_valid.connect();
-        c.out_ready.connect();
-        c.pred.connect();
-        for x in c.h_rdata.iter_mut() {
+        let h = &mut self.link;
+        for x in [
+            &mut h.in_valid,
+            &mut h.out_ready,
+            &mut h.done,
+            &mut h.pred_valid,
+        ] {
             x.connect();
         }
+        h.clock.connect();
+        h.in_data.connect();
+        h.pred.connect();
+        h.started.connect();
+        h.h_rdata.iter_mut().for_each(|x| x.connect());
+        let c = &mut self.ctrl;
+        for x in [&mut c.go, &mut c.go_train, &mut c.lab_we, &mut c.out_busy] {
+            x.connect();
+        }
+        c.clock.connect();
+        c.go_samples.connect();
+        c.loaded.connect();
+        c.lab_copy.connect();
+        c.lab_data.connect();
         for x in self.junctions.iter_mut() {
             x.clock.connect();
             x.adv.connect();
@@ -157,34 +188,47 @@ impl Logic for Network {
         let mut v = String::from("always @(*) begin\n");
         let mut a = |l: String, r: String| v.push_str(&format!("    {l} = {r};\n"));
         for s in ["clock", "in_data", "in_valid", "out_ready"] {
-            a(format!("ctrl${s}"), s.to_string());
+            a(format!("link${s}"), s.to_string());
         }
         for s in ["in_ready", "out_data", "out_valid"] {
-            a(s.to_string(), format!("ctrl${s}"));
+            a(s.to_string(), format!("link${s}"));
+        }
+        a("ctrl$clock".into(), "clock".into());
+        for s in [
+            "go",
+            "go_train",
+            "go_samples",
+            "loaded",
+            "lab_we",
+            "lab_copy",
+            "out_busy",
+        ] {
+            a(format!("ctrl${s}"), format!("link${s}"));
+        }
+        a("ctrl$lab_data".into(), "link$h_wdata".into());
+        for s in ["started", "done", "pred_valid"] {
+            a(format!("link${s}"), format!("ctrl${s}"));
         }
         let l = self.junctions.len();
         for j in 0..l {
             let x = format!("junctions${j}");
             a(format!("{x}$clock"), "clock".into());
-            for s in [
-                "adv", "k", "last", "parity", "restart", "label", "h_bias", "h_we", "h_addr",
-                "h_bank", "h_wdata", "in_copy", "in_addr",
-            ] {
+            for s in ["adv", "k", "last", "parity", "label"] {
                 a(format!("{x}${s}"), format!("ctrl${s}"));
+            }
+            a(format!("{x}$restart"), "link$go".into());
+            for s in [
+                "h_bias", "h_we", "h_addr", "h_bank", "h_wdata", "in_copy", "in_addr",
+            ] {
+                a(format!("{x}${s}"), format!("link${s}"));
             }
             a(format!("{x}$ff_en"), format!("ctrl$ff_en${j}"));
             a(format!("{x}$bp_en"), format!("ctrl$bp_en${j}"));
-            a(format!("{x}$h_sel"), format!("ctrl$h_sel${j}"));
-            a(format!("ctrl$h_rdata${j}"), format!("{x}$h_rdata"));
-            a(
-                format!("{x}$in_we"),
-                if j == 0 {
-                    "ctrl$in_we".into()
-                } else {
-                    "1'b0".into()
-                },
-            );
-            a(format!("{x}$in_data"), "ctrl$h_wdata".into());
+            a(format!("{x}$h_sel"), format!("link$h_sel${j}"));
+            a(format!("link$h_rdata${j}"), format!("{x}$h_rdata"));
+            let we = if j == 0 { "link$in_we" } else { "1'b0" };
+            a(format!("{x}$in_we"), we.into());
+            a(format!("{x}$in_data"), "link$h_wdata".into());
             if j > 0 {
                 let pv = format!("junctions${}", j - 1);
                 for q in 0..self.junctions[j].lw_en.len() {
@@ -203,7 +247,7 @@ impl Logic for Network {
                 }
             }
         }
-        a("ctrl$pred".into(), format!("junctions${}$pred", l - 1));
+        a("link$pred".into(), format!("junctions${}$pred", l - 1));
         v.push_str("end\n");
         Verilog::Custom(v)
     }
@@ -221,13 +265,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiny_network_verilog_is_clean() {
-        let spec = Spec::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
-        )
-        .unwrap();
+    fn bundled_networks_verilog_is_clean() {
+        for name in ["tiny", "digits"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../specs/{name}.toml"));
+            let spec = Spec::load(&path).unwrap();
+            let mut n = Network::new(&spec);
+            n.connect_all();
+            crate::testing::yosys_check(&n, &format!("network_{name}"));
+        }
+    }
+
+    #[test]
+    fn relu_type1_network_verilog_is_clean() {
+        let t = "name='r'\nlayers=[12,6,8,4]\nfan_out=[2,4,1]\nz=[4,1,8]\nactivation='relu'\nlearning_rate_shift=3\n[fixed]\nwidth=12\nint_bits=3\nfrac_bits=8\n[pattern]\nkind='type1'\ndither=true\nseed=5\n";
+        let spec = Spec::from_toml_str(t, "r").unwrap();
         let mut n = Network::new(&spec);
         n.connect_all();
-        crate::testing::yosys_check(&n, "network_tiny");
+        crate::testing::yosys_check(&n, "network_relu_type1");
     }
 }

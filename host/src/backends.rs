@@ -32,7 +32,9 @@ pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
                 )
             })?;
             let link = crate::board::serial::open(&port, baud)?;
-            Ok(Box::new(crate::board::hostlink::HostLinkBoard::with_initial_state(spec, link)?))
+            Ok(Box::new(
+                crate::board::hostlink::HostLinkBoard::with_initial_state(spec, link)?,
+            ))
         }
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }

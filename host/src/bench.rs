@@ -19,7 +19,7 @@ use crate::train::{epoch_order, load_split};
 use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::{DenseReference, FloatReference, Reference};
+use edgeflow_sim::{DenseReference, FloatReference, Reference, SparseF32};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::json;
@@ -27,6 +27,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The backends `edgeflow bench` tries when `--backends` is not given.
+/// The CPU baselines every run measures: the float reference (f64) and a fast `f32` version
+/// of the same sparse network, and the dense network of the same layer sizes.
+pub const FLOAT_BASELINES: [&str; 3] = ["float", "sparse-f32", "dense"];
 pub const DEFAULT_BACKENDS: &str = "reference,float,dense,opencl,rtl,verilator";
 /// A sweep builds many networks, some large: the simulations would take hours.
 pub const SWEEP_BACKENDS: &str = "reference,float,dense,opencl";
@@ -87,6 +90,7 @@ fn thread_cpu_seconds() -> Option<f64> {
 enum Runner {
     Board(Box<dyn Board>),
     Float(FloatReference),
+    Sparse(SparseF32),
     Dense(DenseReference),
 }
 
@@ -96,6 +100,10 @@ impl Runner {
             Runner::Board(b) => b.load_state(&State::initial(spec)),
             Runner::Float(f) => {
                 *f = FloatReference::new(spec);
+                Ok(())
+            }
+            Runner::Sparse(x) => {
+                *x = SparseF32::new(spec);
                 Ok(())
             }
             Runner::Dense(d) => {
@@ -111,6 +119,10 @@ impl Runner {
                 f.train(d);
                 Ok(())
             }
+            Runner::Sparse(x) => {
+                x.train(d);
+                Ok(())
+            }
             Runner::Dense(x) => {
                 x.train(d);
                 Ok(())
@@ -121,13 +133,14 @@ impl Runner {
         match self {
             Runner::Board(b) => b.infer(d),
             Runner::Float(f) => Ok(f.infer(d)),
+            Runner::Sparse(x) => Ok(x.infer(d)),
             Runner::Dense(x) => Ok(x.infer(d)),
         }
     }
     fn edge_ops_per_sample(&self, spec: &Spec) -> u64 {
         match self {
             Runner::Board(b) => b.edge_ops_per_sample(),
-            Runner::Float(_) => sparse_edge_ops(spec),
+            Runner::Float(_) | Runner::Sparse(_) => sparse_edge_ops(spec),
             Runner::Dense(d) => d.edge_ops_per_sample(),
         }
     }
@@ -149,6 +162,7 @@ pub fn sparse_edge_ops(spec: &Spec) -> u64 {
 fn open(spec: &Spec, name: &str) -> Result<Runner> {
     Ok(match name {
         "float" => Runner::Float(FloatReference::new(spec)),
+        "sparse-f32" => Runner::Sparse(SparseF32::new(spec)),
         "dense" => Runner::Dense(DenseReference::new(spec)),
         other => Runner::Board(open_board(spec, other)?),
     })
@@ -189,7 +203,7 @@ impl Measured {
     fn unavailable(backend: &str, reason: String) -> Measured {
         Measured {
             backend: backend.into(),
-            kind: if backend == "float" || backend == "dense" {
+            kind: if FLOAT_BASELINES.contains(&backend) {
                 "float"
             } else {
                 "bit-exact"
@@ -299,8 +313,9 @@ fn measure_runner(ctx: &mut Ctx, name: &str, r: &mut Runner, pb: &ProgressBar) -
         }
         if run == 0 {
             if let Runner::Board(b) = r {
-                sha = Some(b.read_state()?.sha256());
+                // before read_state, which is a command of its own
                 clocks = b.clocks_per_sample();
+                sha = Some(b.read_state()?.sha256());
             }
         }
     }
@@ -369,6 +384,8 @@ pub struct BoardClocks {
     pub name: String,
     pub part: String,
     pub clocks: Vec<(f64, String)>,
+    /// Why there is no place-and-route Fmax for this board, and how to get one.
+    pub fmax_note: Option<String>,
 }
 
 /// Where board files live: `boards/` here, or next to the workspace.
@@ -446,12 +463,13 @@ pub fn board_clocks(name: &str) -> Result<BoardClocks> {
         name: name.into(),
         part,
         clocks,
+        fmax_note: None,
     })
 }
 
-/// The Fmax a synthesis / place-and-route report gives, in MHz: the first number under a key
-/// containing `fmax` (e.g. `fmax_mhz`) anywhere in the JSON.
-pub fn fmax_from_report(path: &Path) -> Result<f64> {
+/// The Fmax a place-and-route report gives, in MHz, and the board it names (if any), as in
+/// `edgeflow bitstream --json` output: the first number under a key containing `fmax`.
+pub fn fmax_from_report(path: &Path) -> Result<(f64, Option<String>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading synthesis report {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
@@ -476,8 +494,13 @@ pub fn fmax_from_report(path: &Path) -> Result<f64> {
             _ => None,
         }
     }
+    let board = v.get("board").and_then(|b| {
+        b.as_str()
+            .map(String::from)
+            .or_else(|| b.get("name").and_then(|n| n.as_str()).map(String::from))
+    });
     match find(&v) {
-        Some(f) if f > 0.0 => Ok(f),
+        Some(f) if f > 0.0 => Ok((f, board)),
         _ => bail!("synthesis report {} has no positive number under a key containing 'fmax' (e.g. \"fmax_mhz\")", path.display()),
     }
 }
@@ -488,6 +511,16 @@ pub fn fmax_from_report(path: &Path) -> Result<f64> {
 pub fn rate(m: &Measured) -> f64 {
     m.train_samples_per_second_cpu
         .unwrap_or(m.train_samples_per_second)
+}
+
+/// The faster of the two float implementations of the same sparse network: the baseline a
+/// speed-up over "the float reference" is honest against.
+fn fastest_sparse_float(measured: &[Measured]) -> Option<Measured> {
+    measured
+        .iter()
+        .filter(|m| m.available && (m.backend == "float" || m.backend == "sparse-f32"))
+        .max_by(|a, b| rate(a).partial_cmp(&rate(b)).unwrap())
+        .cloned()
 }
 
 fn speedup(r: f64, base: Option<&Measured>) -> Option<f64> {
@@ -527,7 +560,7 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
                     clocks_source: csrc.clone(),
                     samples_per_second: rate,
                     edge_ops_per_second: rate * ops,
-                    speedup_vs_float: speedup(rate, find("float")),
+                    speedup_vs_float: speedup(rate, fastest_sparse_float(measured).as_ref()),
                     speedup_vs_dense: speedup(rate, find("dense")),
                     speedup_vs_reference: speedup(rate, find("reference")),
                 });
@@ -535,6 +568,18 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
         }
     }
     out
+}
+
+fn boards_json(boards: &[BoardClocks]) -> serde_json::Value {
+    json!(boards
+        .iter()
+        .map(|b| json!({
+            "board": b.name,
+            "part": b.part,
+            "clocks_mhz": b.clocks.iter().map(|c| json!({"mhz": c.0, "source": c.1})).collect::<Vec<_>>(),
+            "fmax_note": b.fmax_note,
+        }))
+        .collect::<Vec<_>>())
 }
 
 /// The machine the numbers come from.
@@ -612,11 +657,19 @@ fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
             v.push(b.to_string());
         }
     }
-    for base in ["float", "dense"] {
+    for base in FLOAT_BASELINES {
         if !v.iter().any(|x| x == base) {
             v.push(base.into());
         }
     }
+    // the CPU references first, then the accelerators in the order asked for
+    let order = |b: &String| {
+        ["reference", "float", "sparse-f32", "dense"]
+            .iter()
+            .position(|x| x == b)
+            .unwrap_or(4)
+    };
+    v.sort_by_key(order);
     v
 }
 
@@ -634,23 +687,41 @@ fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
             names.insert(0, "nexys4-ddr".into());
         }
     }
-    let report_fmax = a
+    let report = a
         .synth_report
         .as_deref()
         .map(fmax_from_report)
         .transpose()?;
+    if let Some((_, Some(b))) = &report {
+        if !names.contains(b) {
+            names.push(b.clone());
+        }
+    }
+    for &f in &a.fmax {
+        if !(f > 0.0 && f.is_finite()) {
+            bail!("--fmax {f}: must be a positive clock in MHz");
+        }
+    }
     let mut out = Vec::new();
     for n in names {
         let mut b = board_clocks(&n)?;
         for &f in &a.fmax {
-            if !(f > 0.0 && f.is_finite()) {
-                bail!("--fmax {f}: must be a positive clock in MHz");
-            }
             b.clocks.push((f, "--fmax".into()));
         }
-        if let (Some(f), Some(p)) = (report_fmax, &a.synth_report) {
-            b.clocks
-                .push((f, format!("synthesis report {}", p.display())));
+        let mut placed = !a.fmax.is_empty();
+        if let (Some((f, rb)), Some(p)) = (&report, &a.synth_report) {
+            if rb.as_deref().is_none_or(|rb| rb == n) {
+                b.clocks
+                    .push((*f, format!("place-and-route Fmax, {}", p.display())));
+                placed = true;
+            }
+        }
+        if !placed {
+            b.fmax_note = Some(if b.part.to_ascii_lowercase().starts_with("ice40") {
+                format!("no Fmax given: `edgeflow bitstream --spec SPEC --board {n} -o DIR --json > r.json` reports nextpnr's; pass it with --synth-report r.json")
+            } else {
+                format!("no Fmax given: the open flow has no timing for {} (yosys synthesizes, Vivado places and routes: `edgeflow vivado --board {n}` exports the project); pass Vivado's Fmax with --fmax MHZ", b.part)
+            });
         }
         out.push(b);
     }
@@ -705,8 +776,10 @@ fn fmt_x(x: Option<f64>) -> String {
     x.map(|v| {
         if v >= 100.0 {
             format!("{v:.0}x")
-        } else {
+        } else if v >= 0.01 {
             format!("{v:.2}x")
+        } else {
+            format!("{v:.1e}x")
         }
     })
     .unwrap_or_else(|| "-".into())
@@ -729,7 +802,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         .map(|b| measure(&mut ctx, b, &pb))
         .collect();
     pb.finish_and_clear();
-    let float = measured.iter().find(|m| m.backend == "float").cloned();
+    let float = fastest_sparse_float(&measured);
     let dense = measured.iter().find(|m| m.backend == "dense").cloned();
     for m in measured.iter_mut().filter(|m| m.available) {
         m.speedup_vs_float = speedup(rate(m), float.as_ref());
@@ -751,9 +824,10 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         "machine": mach,
         "backends": measured,
         "projections": proj,
+        "boards": boards_json(boards),
         "notes": [
             "samples/s: best of `repeat` runs, wall clock; *_cpu: the same run timed by the CPU time of the working thread (CPU backends only)",
-            "speedup_vs_float / speedup_vs_dense: training samples/s over the float reference on the same sparse network / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
+            "speedup_vs_float / speedup_vs_dense: training samples/s over the faster float implementation of the same sparse network (float f64 or sparse-f32) / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
             "projections: one training (or inference) sample per block cycle at the given clock; they do not check that the design fits the board",
         ],
     });
@@ -762,11 +836,21 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         let mut bars: Vec<(String, f64, usize)> = measured
             .iter()
             .filter(|m| m.available)
-            .map(|m| (m.backend.clone(), m.train_samples_per_second, 0))
+            .map(|m| (m.backend.clone(), rate(m), 0))
             .collect();
         for p in &proj {
             bars.push((
-                format!("{} @ {:.0} MHz", p.board, p.clock_mhz),
+                format!(
+                    "{} @ {:.0} MHz, {} clk{}",
+                    p.board,
+                    p.clock_mhz,
+                    p.clocks_per_sample,
+                    if p.clocks_source.starts_with("spec") {
+                        ""
+                    } else {
+                        " (RTL)"
+                    }
+                ),
                 p.samples_per_second,
                 1,
             ));
@@ -781,7 +865,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
                 ylabel: "training samples/s",
                 bars: &bars,
                 group_names: &[
-                    "measured on this machine",
+                    "measured here (CPU backends: thread CPU time)",
                     "board, one sample per block cycle (estimate)",
                 ],
                 log_y: true,
@@ -852,6 +936,11 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
             p.clock_source,
             p.clocks_source
         );
+    }
+    for b in boards {
+        if let Some(n) = &b.fmax_note {
+            println!("  {}: {n}", b.name);
+        }
     }
     for p in &a.plot {
         println!("plot written to {}", p.display());
@@ -1238,7 +1327,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("r.json");
         std::fs::write(&p, r#"{"target":"xc7a100t","timing":{"fmax_mhz":87.5}}"#).unwrap();
-        assert_eq!(fmax_from_report(&p).unwrap(), 87.5);
+        assert_eq!(fmax_from_report(&p).unwrap(), (87.5, None));
+        std::fs::write(&p, r#"{"board":"icebreaker","fmax_mhz":31.2}"#).unwrap();
+        assert_eq!(
+            fmax_from_report(&p).unwrap(),
+            (31.2, Some("icebreaker".into()))
+        );
         std::fs::write(&p, r#"{"luts":3}"#).unwrap();
         assert!(fmax_from_report(&p)
             .unwrap_err()
@@ -1274,7 +1368,7 @@ mod tests {
         assert!(!n.available && n.unavailable_reason.unwrap().contains("no-such-backend"));
         assert_eq!(
             backend_list(&Some(vec!["reference,opencl".into()]), false),
-            vec!["reference", "opencl", "float", "dense"]
+            vec!["reference", "float", "sparse-f32", "dense", "opencl"]
         );
     }
 }

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
-const COLORS: [RGBColor; 8] = [
+const COLORS: [RGBColor; 10] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x2c, 0xa0, 0x2c),
@@ -18,6 +18,8 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(0x8c, 0x56, 0x4b),
     RGBColor(0xe3, 0x77, 0xc2),
     RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x7f, 0x7f, 0x7f),
 ];
 
 const SIZE: (u32, u32) = (900, 540);
@@ -144,11 +146,26 @@ where
         c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
         log,
     );
-    let mut b = ChartBuilder::on(root);
+    // the legend gets its own column on the right, so it never hides a line
+    let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - 240);
+    let mut b = ChartBuilder::on(&plot_area);
     b.caption(c.title, ("sans-serif", 20))
         .margin(14)
         .x_label_area_size(48)
         .y_label_area_size(80);
+    for (i, s) in c.series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let y = 60 + 22 * i as i32;
+        legend_area
+            .draw(&PathElement::new(
+                vec![(4, y), (28, y)],
+                color.stroke_width(3),
+            ))
+            .map_err(err)?;
+        legend_area
+            .draw(&Text::new(s.name.clone(), (34, y - 7), ("sans-serif", 13)))
+            .map_err(err)?;
+    }
     macro_rules! body {
         ($chart:expr) => {{
             let mut chart = $chart;
@@ -175,23 +192,11 @@ where
                     .collect();
                 chart
                     .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                    .map_err(err)?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-                    });
+                    .map_err(err)?;
                 chart
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(err)?;
         }};
     }
     if log {
@@ -201,6 +206,90 @@ where
     } else {
         body!(b.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?);
     }
+    Ok(())
+}
+
+/// Resource utilisation: one horizontal bar per resource, percent of the part, with the
+/// 100 % line; a bar past it is a resource the design overflows.
+pub fn resource_chart(path: &Path, title: &str, rows: &[(String, f64, f64, f64)]) -> Result<()> {
+    render(
+        path,
+        |r| draw_resources(r, title, rows),
+        |r| draw_resources(r, title, rows),
+    )
+}
+
+fn draw_resources<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    rows: &[(String, f64, f64, f64)],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let n = rows.len().max(1);
+    let top = rows
+        .iter()
+        .map(|r| if r.1.is_finite() { r.1 } else { 100.0 })
+        .fold(100.0, f64::max)
+        * 1.25;
+    let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0.0..top, -0.6..(n as f64 - 0.4))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("% of the part used")
+        .x_label_formatter(&|v| si(*v))
+        .y_labels(n)
+        .y_label_formatter(&|v: &f64| {
+            let i = (n as f64 - 1.0 - v).round();
+            if (n as f64 - 1.0 - v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(err)?;
+    for (i, (_, pct, used, avail)) in rows.iter().enumerate() {
+        let y = (n - 1 - i) as f64;
+        let shown = if pct.is_finite() { *pct } else { top };
+        let color = if *pct > 100.0 { COLORS[1] } else { COLORS[0] };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y - 0.35), (shown, y + 0.35)],
+                color.filled(),
+            )))
+            .map_err(err)?;
+        let text = if pct.is_finite() {
+            format!(" {:.1}%  ({} of {})", pct, si(*used), si(*avail))
+        } else {
+            format!(" {} used, none available", si(*used))
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                text,
+                (shown, y + 0.1),
+                ("sans-serif", 13),
+            )))
+            .map_err(err)?;
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(100.0, -0.6), (100.0, n as f64 - 0.4)],
+            BLACK.stroke_width(2),
+        )))
+        .map_err(err)?;
     Ok(())
 }
 
@@ -219,11 +308,28 @@ where
         x1 += (x1 - x0) * 0.15;
     }
     let labels: Vec<String> = c.bars.iter().map(|b| b.0.clone()).collect();
-    let mut b = ChartBuilder::on(root);
+    // the legend gets its own strip under the chart, so it never hides a bar
+    let (chart_area, legend_area) = root.split_vertically(SIZE.1 - 36);
+    let mut x = 270;
+    for (g, name) in c.group_names.iter().enumerate() {
+        let color = COLORS[g % COLORS.len()];
+        legend_area
+            .draw(&Rectangle::new([(x, 10), (x + 14, 24)], color.filled()))
+            .map_err(err)?;
+        legend_area
+            .draw(&Text::new(
+                name.to_string(),
+                (x + 20, 10),
+                ("sans-serif", 13),
+            ))
+            .map_err(err)?;
+        x += 30 + 7 * name.len() as i32;
+    }
+    let mut b = ChartBuilder::on(&chart_area);
     b.caption(c.title, ("sans-serif", 20))
         .margin(14)
         .x_label_area_size(48)
-        .y_label_area_size(190);
+        .y_label_area_size(270);
     // bar i sits at y = n - 1 - i, so the first bar is on top
     let y_of = move |i: usize| (n - 1 - i) as f64;
     macro_rules! body {
@@ -251,7 +357,7 @@ where
                 .axis_desc_style(("sans-serif", 15))
                 .draw()
                 .map_err(err)?;
-            for (g, name) in c.group_names.iter().enumerate() {
+            for g in 0..c.group_names.len() {
                 let color = COLORS[g % COLORS.len()];
                 let bars: Vec<(f64, f64)> = c
                     .bars
@@ -264,25 +370,13 @@ where
                     .draw_series(bars.iter().map(|&(y, v)| {
                         Rectangle::new([($base, y - 0.35), (v, y + 0.35)], color.filled())
                     }))
-                    .map_err(err)?
-                    .label(*name)
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
-                    });
+                    .map_err(err)?;
                 chart
                     .draw_series(bars.iter().map(|&(y, v)| {
                         Text::new(format!(" {}", si(v)), (v, y + 0.15), ("sans-serif", 13))
                     }))
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(err)?;
         }};
     }
     let yr = -0.6..(n as f64 - 0.4);
@@ -359,6 +453,11 @@ mod tests {
             log_y: true,
         };
         bar_chart(&dir.join("b.png"), &b).unwrap();
+        let rows = [
+            ("LUT (LUT4)".to_string(), 40.0, 2112.0, 5280.0),
+            ("DSP (SB_MAC16)".to_string(), 125.0, 10.0, 8.0),
+        ];
+        resource_chart(&dir.join("r.svg"), "r", &rows).unwrap();
         let e = line_chart(&dir.join("l.pdf"), &c).unwrap_err().to_string();
         assert!(e.contains("must end in .svg or .png"), "{e}");
         assert!(

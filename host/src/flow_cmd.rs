@@ -200,7 +200,9 @@ fn suggestion(inner: &Inner, resource: &str) -> String {
         return "use a larger target".into();
     };
     let d = spec.derived();
-    let mults = |j: &edgeflow_core::spec::JunctionInfo| j.multipliers_ff + j.multipliers_bp + j.multipliers_up;
+    let mults = |j: &edgeflow_core::spec::JunctionInfo| {
+        j.multipliers_ff + j.multipliers_bp + j.multipliers_up
+    };
     let most_edges = d.junctions.iter().max_by_key(|j| j.edges).unwrap();
     let memory = format!(
         "junction {} holds the most weights ({} edges): reduce its fan-out ({}) or the layer sizes",
@@ -251,6 +253,7 @@ pub fn synth_cmd(
     standin: Option<&str>,
     tname: &str,
     json: bool,
+    plot: &[PathBuf],
 ) -> Result<()> {
     let inner = inner(spec, standin)?;
     let t = target(tname).map_err(|e| anyhow!(e))?;
@@ -261,6 +264,28 @@ pub fn synth_cmd(
     let r = yosys::synthesize(t, dir.path(), "top.v", false);
     pb.finish_and_clear();
     let r = r?;
+    for p in plot {
+        let rows: Vec<(String, f64, f64, f64)> = r
+            .table
+            .rows
+            .iter()
+            .map(|x| {
+                (
+                    format!("{} ({})", x.resource, x.kind),
+                    x.percent,
+                    x.used,
+                    x.available as f64,
+                )
+            })
+            .collect();
+        let title = format!(
+            "{} on {} ({}): resources used",
+            inner.name(),
+            r.table.target,
+            r.table.part
+        );
+        crate::chart::resource_chart(p, &title, &rows)?;
+    }
     if json {
         print_json(
             &json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,

@@ -58,12 +58,15 @@ enum Cmd {
         cmd: SpecCmd,
     },
     /// Dump a junction's connection pattern: every edge's left neuron, lane, bank and row.
+    ///
+    /// Example: edgeflow pattern specs/tiny.toml --junction 2 --json
     Pattern {
         /// Spec file (TOML).
         spec: PathBuf,
         /// Junction number, 1 to L.
         #[arg(long, default_value_t = 1)]
         junction: usize,
+        /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -75,7 +78,8 @@ enum Cmd {
         #[arg(long, required_unless_present = "plan")]
         spec: Option<PathBuf>,
         /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
-        /// spec comes from the plan. Backends: reference (one thread per board), opencl, rtl.
+        /// spec comes from the plan. Backends: reference (one thread per board) or opencl
+        /// (stage i on OpenCL device i).
         #[arg(long, conflicts_with = "spec")]
         plan: Option<PathBuf>,
         /// With --plan: also train the reference model with the plan's staleness on the same
@@ -88,9 +92,13 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
         #[arg(long, default_value_t = 30)]
         epochs: usize,
-        /// Where training runs: reference (bit-exact model) or float (f64 SGD, for accuracy comparison).
+        /// Where training runs: reference (the bit-exact model), float (f64 SGD on the same
+        /// sparse network, for accuracy comparison), opencl[:DEVICE] (see `edgeflow devices`),
+        /// rtl (rust-hdl simulation), verilator (the emitted Verilog) or
+        /// serial:/dev/ttyUSBn[@BAUD] (a board). All but float give the reference's bits.
         #[arg(long, default_value = "reference")]
         backend: String,
         /// Save the trained model (spec, format, complete state) to this file.
@@ -104,16 +112,24 @@ enum Cmd {
         json: bool,
     },
     /// Evaluate a saved model on the train/test split of a data set.
+    ///
+    /// Example: edgeflow eval --model digits.model --backend opencl:0 --json
     Eval {
+        /// Model file written by `edgeflow train --out` (it carries its spec).
         #[arg(long)]
         model: PathBuf,
-        /// Where inference runs: reference or opencl[:DEVICE].
+        /// Where inference runs: reference, opencl[:DEVICE], rtl, verilator or
+        /// serial:/dev/ttyUSBn[@BAUD].
         #[arg(long, default_value = "reference")]
         backend: String,
+        /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file; split
+        /// into train and test exactly as `train` split it.
         #[arg(long, default_value = "digits")]
         data: String,
+        /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -133,6 +149,7 @@ enum Cmd {
         /// Let the planner choose the order of the boards too.
         #[arg(long)]
         permute: bool,
+        /// Print the plan as one JSON object (the plan file's content plus the planning time).
         #[arg(long)]
         json: bool,
         /// Write the plan (JSON) here, for `edgeflow train --plan`.
@@ -140,16 +157,26 @@ enum Cmd {
         out: Option<PathBuf>,
     },
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
+    ///
+    /// Runs the reference model; the accuracy goes to standard error.
+    /// Example: edgeflow infer --model digits.model -o predictions.csv
     Infer {
+        /// Model file written by `edgeflow train --out` (it carries its spec).
         #[arg(long)]
         model: PathBuf,
+        /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file; every
+        /// sample, in file order.
         #[arg(long, default_value = "digits")]
         data: String,
+        /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
-        /// Write the predictions here instead of standard output.
+        /// Write the predictions (CSV) here instead of standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
+        /// Print one JSON object: sample count, accuracy, and the predictions unless -o is given.
+        #[arg(long)]
+        json: bool,
     },
     /// Simulate the RTL network (rust-hdl) against the reference model: load the spec's
     /// initial weights, train N samples, infer them, read everything back and compare.
@@ -182,7 +209,10 @@ enum Cmd {
     /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
     Bench(BenchCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
+    ///
+    /// The index shown is what `--backend opencl:N` and `kernels build --device N` take.
     Devices {
+        /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -224,6 +254,9 @@ enum Cmd {
         standin: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Resource-utilisation chart (% of the part per resource), SVG or PNG by extension.
+        #[arg(long)]
+        plot: Vec<PathBuf>,
     },
     /// Build an iCE40 bitstream for a board: yosys, nextpnr-ice40 (timing), icepack.
     ///
@@ -292,8 +325,10 @@ enum KernelsCmd {
         /// Device index or name (see `edgeflow devices`); default the first.
         #[arg(long)]
         device: Option<String>,
+        /// Where to write the program binary.
         #[arg(short, long)]
         out: PathBuf,
+        /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -347,8 +382,12 @@ struct BenchCli {
 enum SpecCmd {
     /// Validate a spec and print its derived values: fan-in, |W|, clocks per junction, block
     /// cycle, density, staleness and multipliers.
+    ///
+    /// Every broken rule is listed with the field and a fix. Example: edgeflow spec check specs/dey-mnist.toml
     Check {
+        /// Spec file (TOML); specs/ holds tiny, digits, dey-mnist and mnist-large.
         spec: PathBuf,
+        /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -400,7 +439,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             plot,
             json,
         }) => {
-            let _ = (spec, plot);
+            let _ = spec;
             plan_cmd::train_plan(
                 &plan,
                 &data,
@@ -408,6 +447,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 epochs,
                 &backend,
                 out.as_deref(),
+                plot.as_deref(),
                 json,
                 verify,
             )
@@ -452,7 +492,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             data,
             label_column,
             out,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref()),
+            json,
+        }) => train::infer_cmd(&model, &data, label_column, out.as_deref(), json),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
         Some(Cmd::Kernels {
             cmd: KernelsCmd::Build { device, out, json },
@@ -491,7 +532,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             target,
             standin,
             json,
-        }) => flow_cmd::synth_cmd(spec.as_deref(), standin.as_deref(), &target, json),
+            plot,
+        }) => flow_cmd::synth_cmd(spec.as_deref(), standin.as_deref(), &target, json, &plot),
         Some(Cmd::Bitstream {
             spec,
             board,

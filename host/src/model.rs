@@ -75,6 +75,12 @@ impl ModelFile {
                 spec.format()
             );
         }
+        edgeflow_sim::check_staleness(&m.staleness, spec.junctions()).map_err(|e| {
+            anyhow::anyhow!(
+                "model {}: field \"staleness\": {e}; the file was edited or is damaged: train again with --out",
+                path.display()
+            )
+        })?;
         m.state
             .check_shape(&spec)
             .map_err(|e| anyhow::anyhow!("model {}: shape mismatch: {e}", path.display()))?;
@@ -134,6 +140,12 @@ mod tests {
             e.contains("shape mismatch") && e.contains("junction 1"),
             "{e}"
         );
+
+        let mut v: serde_json::Value = serde_json::from_slice(&full).unwrap();
+        v["staleness"] = serde_json::json!([1]);
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        let e = ModelFile::load(&p).err().unwrap().to_string();
+        assert!(e.contains("m.json") && e.contains("\"staleness\""), "{e}");
 
         let mut v: serde_json::Value = serde_json::from_slice(&full).unwrap();
         v["state"]["biases"][0][0] = 5.into();

@@ -169,6 +169,7 @@ pub fn train_plan(
     epochs: usize,
     backend: &str,
     out: Option<&Path>,
+    plot: Option<&Path>,
     json: bool,
     verify: bool,
 ) -> Result<()> {
@@ -180,6 +181,7 @@ pub fn train_plan(
     if epochs == 0 {
         anyhow::bail!("--epochs must be at least 1");
     }
+    crate::train::check_plot_path(plot)?;
     let spec = p.spec.clone();
     let stages: Vec<(usize, usize)> = p
         .stages
@@ -211,7 +213,9 @@ pub fn train_plan(
         "rtl" => anyhow::bail!(
             "--plan with --backend rtl needs an RTL stage (a junction range with boundary ports for activations and partial sums), which the RTL backend does not offer yet; use --backend reference or opencl"
         ),
-        other => anyhow::bail!("--plan runs on backends reference, opencl or rtl, not '{other}'"),
+        other => anyhow::bail!(
+            "--plan runs on backend reference (one thread per stage) or opencl (stage i on OpenCL device i), not '{other}'"
+        ),
     };
     let split = load_split(&spec, data, label_column)?;
     let (rep, _) = run(Trainer::Board(board), &split, epochs, json)?;
@@ -245,6 +249,9 @@ pub fn train_plan(
     };
     if let Some(o) = out {
         crate::model::ModelFile::new(&spec, &staleness, &state).save(o)?;
+    }
+    if let Some(pl) = plot {
+        crate::train::write_curve(pl, &spec.name, &rep)?;
     }
     let timings = timings.lock().unwrap().clone();
     let samples = (epochs * split.train.len()) as f64;

@@ -174,11 +174,28 @@ pub struct TrainArgs {
     pub json: bool,
 }
 
+/// Refuse a chart name that is neither SVG nor PNG before any training time is spent.
+pub fn check_plot_path(path: Option<&Path>) -> Result<()> {
+    let Some(p) = path else { return Ok(()) };
+    let ext = p
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("svg") | Some("png") => Ok(()),
+        _ => bail!(
+            "--plot {}: the chart is written as SVG or PNG, chosen by the extension; name it .svg or .png",
+            p.display()
+        ),
+    }
+}
+
 pub fn train_cmd(a: TrainArgs) -> Result<()> {
     let spec = Spec::load(&a.spec)?;
     if a.epochs == 0 {
         bail!("--epochs must be at least 1");
     }
+    check_plot_path(a.plot.as_deref())?;
     if a.out.is_some() && a.backend == "float" {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
@@ -230,7 +247,7 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     Ok(())
 }
 
-fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
+pub fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
     let xs: Vec<f64> = rep.epochs.iter().map(|e| e.epoch as f64).collect();
     let title = format!("{name}: accuracy per epoch ({})", rep.backend);
     let series = [
@@ -279,6 +296,9 @@ pub fn eval_cmd(
     let split = load_split(&spec, data, label_column)?;
     let mut b: Box<dyn Board> = match backend {
         "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
+        "float" => bail!(
+            "--backend float: a saved model is fixed point and runs on reference, opencl[:DEVICE], rtl, verilator or serial:PORT; the float reference has no saved models (compare it with `edgeflow train --backend float`)"
+        ),
         other => crate::backends::open_board(&spec, other)?,
     };
     b.load_state(&m.state)?;
@@ -315,6 +335,7 @@ pub fn infer_cmd(
     data: &str,
     label_column: Option<usize>,
     out: Option<&Path>,
+    json: bool,
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let d = Dataset::load(data, label_column)?;
@@ -327,17 +348,28 @@ pub fn infer_cmd(
     for (i, p) in pred.iter().enumerate() {
         text.push_str(&format!("{i},{p},{}\n", enc.labels[i]));
     }
+    let acc = accuracy(&pred, &enc.labels);
     match out {
         Some(p) => {
             write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?
         }
-        None => print!("{text}"),
+        None if !json => print!("{text}"),
+        None => {}
     }
-    eprintln!(
-        "accuracy {:.2}% over {} samples",
-        accuracy(&pred, &enc.labels) * 100.0,
-        enc.len()
-    );
+    if json {
+        // Without -o the predictions come inline, so the JSON alone is the whole answer.
+        print_json(&json!({
+            "spec": spec.name,
+            "data": d.name,
+            "samples": enc.len(),
+            "accuracy": acc,
+            "state_sha256": m.state_sha256,
+            "out": out,
+            "predictions": if out.is_none() { json!(pred) } else { serde_json::Value::Null },
+        }));
+    } else {
+        eprintln!("accuracy {:.2}% over {} samples", acc * 100.0, enc.len());
+    }
     Ok(())
 }
 

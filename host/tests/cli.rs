@@ -1,50 +1,8 @@
 //! The `edgeflow` binary as a user runs it: spec checks, training, model files, errors.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn edgeflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_edgeflow"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("edgeflow runs")
-}
-
-fn ok_json(args: &[&str]) -> Value {
-    let o = edgeflow(args);
-    assert!(
-        o.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: not JSON ({e}): {}",
-            String::from_utf8_lossy(&o.stdout)
-        )
-    })
-}
-
-fn fails_with(args: &[&str], needles: &[&str]) {
-    let o = edgeflow(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    let err = String::from_utf8_lossy(&o.stderr);
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}: {err}");
-    }
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("edgeflow-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{edgeflow, fails_with, ok_json, root, tmpdir};
 
 #[test]
 fn dey_mnist_spec_check_matches_the_published_design() {
@@ -207,8 +165,74 @@ fn digits_reaches_the_accuracy_targets_deterministically() {
 
     let o = edgeflow(&["infer", "--model", model.to_str().unwrap()]);
     assert!(o.status.success());
-    let lines = String::from_utf8_lossy(&o.stdout).lines().count();
-    assert_eq!(lines, 1798, "header + one line per digit");
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(csv.lines().count(), 1798, "header + one line per digit");
+    // infer predicts every sample, eval the two halves of the split: the correct counts agree.
+    let correct = csv
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            c[1] == c[2]
+        })
+        .count();
+    let (ntr, nte) = (
+        a["train_samples"].as_u64().unwrap() as f64,
+        a["test_samples"].as_u64().unwrap() as f64,
+    );
+    let from_eval =
+        e["train_accuracy"].as_f64().unwrap() * ntr + e["test_accuracy"].as_f64().unwrap() * nte;
+    assert_eq!(correct, from_eval.round() as usize);
+    let j = ok_json(&["infer", "--model", model.to_str().unwrap(), "--json"]);
+    assert_eq!(j["samples"], 1797);
+    assert_eq!(j["accuracy"].as_f64().unwrap(), correct as f64 / 1797.0);
+    let preds = j["predictions"].as_array().unwrap();
+    for (p, line) in preds.iter().zip(csv.lines().skip(1)) {
+        assert_eq!(p.to_string(), line.split(',').nth(1).unwrap());
+    }
+
+    // a fixed-point model has no float backend
+    fails_with(
+        &[
+            "eval",
+            "--model",
+            model.to_str().unwrap(),
+            "--backend",
+            "float",
+        ],
+        &["--backend float", "reference"],
+    );
+    // a model whose staleness was edited is refused with the file and the field named
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&model).unwrap()).unwrap();
+    v["staleness"] = serde_json::json!([1, 1]);
+    let stale = d.join("stale.model");
+    std::fs::write(&stale, v.to_string()).unwrap();
+    fails_with(
+        &["eval", "--model", stale.to_str().unwrap()],
+        &["stale.model", "\"staleness\"", "must exceed"],
+    );
+
+    // a save that fails (the name is taken by a directory) says so and leaves no temporary file
+    let taken = d.join("taken");
+    std::fs::create_dir_all(&taken).unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--epochs",
+            "1",
+            "--out",
+            taken.to_str().unwrap(),
+        ],
+        &["taken"],
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 
     // a truncated model is a clear error, and nothing is half-written by a failed save
     let full = std::fs::read(&model).unwrap();
@@ -241,4 +265,76 @@ fn data_that_does_not_fit_the_spec_is_a_clear_error() {
         &["train", "--spec", "specs/digits.toml", "--backend", "nope"],
         &["unknown backend 'nope'"],
     );
+}
+
+/// Bad values on the command line and in data files: each a clean failure that names the
+/// option or file, before any training time is spent.
+#[test]
+fn bad_arguments_and_data_are_clear_errors() {
+    let d = tmpdir("args");
+    fails_with(
+        &["train", "--spec", "specs/digits.toml", "--epochs", "0"],
+        &["--epochs must be at least 1"],
+    );
+    fails_with(
+        &["train", "--spec", "specs/digits.toml", "--epochs", "-1"],
+        &["-1"],
+    );
+    fails_with(
+        &["train", "--spec", "specs/digits.toml", "--plot", "c.pdf"],
+        &["c.pdf", ".svg or .png"],
+    );
+    fails_with(
+        &["pattern", "specs/tiny.toml", "--junction", "0"],
+        &["--junction 0", "junctions 1 to 2"],
+    );
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--backend",
+            "opencl:99",
+            "--epochs",
+            "1",
+        ],
+        &["OpenCL"],
+    );
+    let header = d.join("header.csv");
+    std::fs::write(&header, "a,b,label\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            header.to_str().unwrap(),
+        ],
+        &["header.csv", "no samples"],
+    );
+    let neg = d.join("neg.csv");
+    std::fs::write(&neg, "1,2,0\n-1,2,1\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            neg.to_str().unwrap(),
+        ],
+        &["neg.csv", "negative"],
+    );
+    let spec = d.join("nolr.toml");
+    std::fs::write(
+        &spec,
+        std::fs::read_to_string(root().join("specs/tiny.toml"))
+            .unwrap()
+            .replace("learning_rate_shift = 2", ""),
+    )
+    .unwrap();
+    fails_with(
+        &["spec", "check", spec.to_str().unwrap()],
+        &["nolr.toml", "missing field `learning_rate_shift`"],
+    );
+    std::fs::remove_dir_all(&d).ok();
 }

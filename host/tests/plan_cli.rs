@@ -1,44 +1,9 @@
 //! `edgeflow plan` and `edgeflow train --plan` as a user runs them.
 
+mod common;
+
+use common::{edgeflow, fails_with, ok_json};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn edgeflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_edgeflow"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("edgeflow runs")
-}
-
-fn ok_json(args: &[&str]) -> Value {
-    let o = edgeflow(args);
-    assert!(
-        o.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: not JSON ({e}): {}",
-            String::from_utf8_lossy(&o.stdout)
-        )
-    })
-}
-
-fn fails_with(args: &[&str], needles: &[&str]) {
-    let o = edgeflow(args);
-    assert!(!o.status.success(), "{args:?} should fail");
-    let err = String::from_utf8_lossy(&o.stderr);
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}: {err}");
-    }
-}
 
 #[test]
 fn mnist_large_fits_no_single_board_but_four() {
@@ -107,7 +72,21 @@ fn plan_file_drives_training() {
     ] {
         assert!(text.contains(n), "plan output lacks {n}: {text}");
     }
-    let v = ok_json(&["train", "--plan", p, "--epochs", "1", "--json"]);
+    let curve = dir.join("curve.svg");
+    let v = ok_json(&[
+        "train",
+        "--plan",
+        p,
+        "--epochs",
+        "1",
+        "--verify",
+        "--plot",
+        curve.to_str().unwrap(),
+        "--json",
+    ]);
+    // --verify trained the reference model with the plan's staleness on the same samples.
+    assert_eq!(v["reference_sha256"], v["state_sha256"]);
+    assert!(std::fs::read_to_string(&curve).unwrap().starts_with("<svg"));
     let stages = v["stages"].as_array().unwrap();
     assert_eq!(
         stages.len(),
@@ -123,12 +102,33 @@ fn plan_file_drives_training() {
     assert_eq!(v["state_sha256"].as_str().unwrap().len(), 64);
     fails_with(
         &["train", "--plan", p, "--backend", "float"],
-        &["--plan runs on backends"],
+        &["--plan runs on backend reference", "not 'float'"],
+    );
+    fails_with(
+        &["train", "--plan", p, "--epochs", "1", "--plot", "x.pdf"],
+        &["x.pdf", ".svg or .png"],
     );
     std::fs::write(dir.join("bad.json"), "{}").unwrap();
     fails_with(
         &["train", "--plan", dir.join("bad.json").to_str().unwrap()],
         &["bad.json"],
+    );
+    // A truncated plan, and one whose stages were edited to leave out a junction.
+    let full = std::fs::read_to_string(&plan).unwrap();
+    let cut = dir.join("cut.json");
+    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
+    fails_with(
+        &["train", "--plan", cut.to_str().unwrap(), "--epochs", "1"],
+        &["cut.json", "truncated", "re-run edgeflow plan"],
+    );
+    let mut edited: Value = serde_json::from_str(&full).unwrap();
+    let last = edited["stages"].as_array().unwrap().len() - 1;
+    edited["stages"][last]["junctions"][1] = 1.into();
+    let gap = dir.join("gap.json");
+    std::fs::write(&gap, edited.to_string()).unwrap();
+    fails_with(
+        &["train", "--plan", gap.to_str().unwrap(), "--epochs", "1"],
+        &["gap.json", "stages"],
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,21 +2,12 @@
 //! boards), as its plan lays it out, against the reference model with the plan's staleness:
 //! `train --plan … --verify` trains both on the same samples and fails on any differing bit.
 
+mod common;
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn edgeflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_edgeflow"))
-        .args(args)
-        .current_dir(root())
-        .env("POCL_DEVICES", "pthread pthread pthread pthread")
-        .output()
-        .expect("edgeflow runs")
+fn edgeflow(args: &[&str]) -> std::process::Output {
+    common::edgeflow_env(args, &[("POCL_DEVICES", "pthread pthread pthread pthread")])
 }
 
 #[test]

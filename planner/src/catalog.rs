@@ -49,10 +49,18 @@ pub fn built_in_names() -> Vec<&'static str> {
     BUILT_IN.iter().map(|(n, _)| *n).collect()
 }
 
+/// The most boards one `--boards` list may name: more than any real chain, and it keeps
+/// `NAMExK` from allocating without bound.
+pub const MAX_BOARDS: usize = 1024;
+
 impl Board {
     pub fn from_toml_str(text: &str, source: &str) -> Result<Board, String> {
-        let b: Board = toml::from_str(text)
-            .map_err(|e| format!("board file {source}: {}", e.message().trim()))?;
+        let b: Board = toml::from_str(text).map_err(|e| {
+            format!(
+                "board file {source}: {}; see boards/nexys4-ddr.toml for a complete board file",
+                e.message().trim()
+            )
+        })?;
         b.validate(source)?;
         Ok(b)
     }
@@ -62,14 +70,21 @@ impl Board {
         if self.name.trim().is_empty() {
             bad.push("name: must not be empty".to_string());
         }
-        for (field, v) in [("clock_mhz", self.clock_mhz), ("link_mbps", self.link_mbps)] {
-            if !(v.is_finite() && v > 0.0) {
-                bad.push(format!("{field}: = {v} must be a positive number"));
+        // Times are whole picoseconds in a u64; these ranges keep every block cycle and link
+        // time of a valid spec far from overflow, and cover any real board.
+        for (field, v, lo, hi) in [
+            ("clock_mhz", self.clock_mhz, 0.001, 100_000.0),
+            ("link_mbps", self.link_mbps, 0.001, 1e9),
+        ] {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                bad.push(format!(
+                    "{field}: = {v:?} must be a number from {lo} to {hi}"
+                ));
             }
         }
-        if !(self.link_latency_us.is_finite() && self.link_latency_us >= 0.0) {
+        if !(self.link_latency_us.is_finite() && (0.0..=1e6).contains(&self.link_latency_us)) {
             bad.push(format!(
-                "link_latency_us: = {} must be zero or positive",
+                "link_latency_us: = {:?} must be from 0 to 1000000 (one second)",
                 self.link_latency_us
             ));
         }
@@ -152,13 +167,21 @@ impl Board {
                 }
                 _ => (item, 1),
             };
-            if count == 0 {
-                return Err(format!("--boards item '{item}': a count of 0 boards"));
+            if count == 0 || count > MAX_BOARDS {
+                return Err(format!(
+                    "--boards item '{item}': a count of {count} boards; NAMExK repeats a board K times, 1 ≤ K ≤ {MAX_BOARDS}"
+                ));
             }
             let b = Board::resolve(name)?;
             for _ in 0..count {
                 out.push(b.clone());
             }
+        }
+        if out.len() > MAX_BOARDS {
+            return Err(format!(
+                "--boards lists {} boards; at most {MAX_BOARDS} are planned",
+                out.len()
+            ));
         }
         if out.is_empty() {
             return Err(
@@ -202,5 +225,28 @@ mod tests {
         assert!(e.contains("x.toml") && e.contains("clock_mhz"), "{e}");
         let e = Board::from_toml_str("name = 'a'", "y.toml").unwrap_err();
         assert!(e.contains("y.toml") && e.contains("missing field"), "{e}");
+    }
+
+    /// Clocks and link figures so small or large that times in picoseconds would overflow
+    /// are refused, not planned into a block cycle of u64::MAX.
+    #[test]
+    fn out_of_range_clock_and_link_are_refused() {
+        let base = include_str!("../../boards/icebreaker.toml");
+        for (from, to, field) in [
+            ("clock_mhz = 12.0", "clock_mhz = 1e-300", "clock_mhz"),
+            ("clock_mhz = 12.0", "clock_mhz = 1e12", "clock_mhz"),
+            ("link_mbps = 96.0", "link_mbps = 1e-9", "link_mbps"),
+            (
+                "link_latency_us = 2.0",
+                "link_latency_us = 1e300",
+                "link_latency_us",
+            ),
+        ] {
+            assert!(base.contains(from));
+            let e = Board::from_toml_str(&base.replace(from, to), "x.toml").unwrap_err();
+            assert!(e.contains("x.toml") && e.contains(field), "{to}: {e}");
+        }
+        let e = Board::resolve_list("icebreakerx100000000000").unwrap_err();
+        assert!(e.contains("1 ≤ K ≤ 1024"), "{e}");
     }
 }

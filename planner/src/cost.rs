@@ -45,7 +45,7 @@
 use crate::catalog::Board;
 use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
 use edgeflow_core::{Activation, Spec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const LOGIC_PER_JUNCTION: u64 = 200;
 pub const LOGIC_PER_LANE_BIT: u64 = 9;
@@ -263,7 +263,7 @@ impl LinkCost {
 }
 
 /// How much of each resource a board uses: need against capacity, DSPs first.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub dsp: u64,
     pub dsp_available: u64,

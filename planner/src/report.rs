@@ -14,34 +14,8 @@ use serde::{Deserialize, Serialize};
 
 pub const PLAN_FORMAT: &str = "edgeflow-plan-v1";
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Utilisation {
-    pub dsp: u64,
-    pub dsp_available: u64,
-    pub lut_multipliers: u64,
-    pub logic: u64,
-    pub logic_available: u64,
-    pub ram_bits: u64,
-    pub ram_bits_available: u64,
-    pub ram_blocks: u64,
-    pub ram_blocks_available: u64,
-}
-
-impl From<&Usage> for Utilisation {
-    fn from(u: &Usage) -> Self {
-        Utilisation {
-            dsp: u.dsp,
-            dsp_available: u.dsp_available,
-            lut_multipliers: u.lut_multipliers,
-            logic: u.logic,
-            logic_available: u.logic_available,
-            ram_bits: u.ram_bits,
-            ram_bits_available: u.ram_bits_available,
-            ram_blocks: u.ram_blocks,
-            ram_blocks_available: u.ram_blocks_available,
-        }
-    }
-}
+/// A stage's resource use as the plan file records it: the cost model's figures.
+pub type Utilisation = Usage;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StageReport {
@@ -415,7 +389,7 @@ pub fn plan(
                 z: sol.z[st.first..=st.last].to_vec(),
                 block_cycle_clocks: clocks,
                 block_cycle_ps: ev.stage_time[i],
-                utilisation: (&ev.usage[i]).into(),
+                utilisation: ev.usage[i].clone(),
             }
         })
         .collect();
@@ -474,8 +448,14 @@ pub fn plan(
 
 impl PlanFile {
     pub fn from_json(text: &str, source: &str) -> Result<PlanFile, String> {
-        let p: PlanFile =
-            serde_json::from_str(text).map_err(|e| format!("plan file {source}: {e}"))?;
+        let p: PlanFile = serde_json::from_str(text).map_err(|e| {
+            let hint = if e.is_eof() {
+                "the file is truncated"
+            } else {
+                "the file is not a plan or was edited"
+            };
+            format!("plan file {source}: {e}; {hint}: re-run edgeflow plan -o {source}")
+        })?;
         if p.format != PLAN_FORMAT {
             return Err(format!(
                 "plan file {source}: format '{}' is not {PLAN_FORMAT}; re-run edgeflow plan",
@@ -490,7 +470,61 @@ impl PlanFile {
                 l - 1
             ));
         }
+        p.check_stages()
+            .map_err(|e| format!("plan file {source}: {e}; re-run edgeflow plan"))?;
         Ok(p)
+    }
+
+    /// The stages must be what `plan` writes: contiguous junction ranges covering 1..L in
+    /// order, each on an offered board, with the spec's `z`, and link delays only between
+    /// stages (a junction boundary inside one board has no link).
+    fn check_stages(&self) -> Result<(), String> {
+        let l = self.spec.junctions();
+        if self.stages.is_empty() {
+            return Err("stages is empty; a plan needs at least one stage".into());
+        }
+        let mut next = 1;
+        for (i, s) in self.stages.iter().enumerate() {
+            let [a, b] = s.junctions;
+            if a != next || b < a || b > l {
+                return Err(format!(
+                    "stages[{i}].junctions = [{a}, {b}]: stages must cover junctions 1 to {l} in order without gaps, so this stage must start at junction {next}"
+                ));
+            }
+            if s.board_index >= self.boards.len() {
+                return Err(format!(
+                    "stages[{i}].board_index = {}: the plan offers only {} boards",
+                    s.board_index,
+                    self.boards.len()
+                ));
+            }
+            let want: Vec<u64> = self.spec.z[a - 1..b].iter().map(|&z| z as u64).collect();
+            if s.z != want {
+                return Err(format!(
+                    "stages[{i}].z = {:?} differs from the spec's z {want:?} for junctions {a}-{b}",
+                    s.z
+                ));
+            }
+            for j in a..b {
+                if self.link_delay[j - 1] != 0 {
+                    return Err(format!(
+                        "link_delay[{}] = {}: junctions {j} and {} share board stage {}, so there is no link between them and the delay must be 0",
+                        j - 1,
+                        self.link_delay[j - 1],
+                        j + 1,
+                        i + 1
+                    ));
+                }
+            }
+            next = b + 1;
+        }
+        if next != l + 1 {
+            return Err(format!(
+                "the stages end at junction {} but the spec has {l} junctions",
+                next - 1
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -498,17 +532,13 @@ impl PlanFile {
 mod tests {
     use super::*;
 
+    fn mnist_large() -> Spec {
+        Spec::from_toml_str(include_str!("../../specs/mnist-large.toml"), "mnist-large").unwrap()
+    }
+
     #[test]
     fn permute_over_too_many_distinct_boards_is_a_clear_error() {
-        let spec = Spec::from_toml_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/mnist-large.toml"
-            ))
-            .unwrap(),
-            "mnist-large",
-        )
-        .unwrap();
+        let spec = mnist_large();
         let boards = crate::instances::mixed_boards(24);
         let e = plan(&spec, "x", &boards, true).unwrap_err();
         assert!(
@@ -521,15 +551,7 @@ mod tests {
 
     #[test]
     fn permute_never_loses_to_the_chain_order() {
-        let spec = Spec::from_toml_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/mnist-large.toml"
-            ))
-            .unwrap(),
-            "mnist-large",
-        )
-        .unwrap();
+        let spec = mnist_large();
         let boards = Board::resolve_list(
             "icebreaker,nexys4-ddr,alchitry-cu,opencl-device,nexys4-ddr,opencl-device",
         )
@@ -537,6 +559,51 @@ mod tests {
         let chain = plan(&spec, "x", &boards, false).unwrap();
         let any = plan(&spec, "x", &boards, true).unwrap();
         assert!(any.figures.period_ps <= chain.figures.period_ps);
+    }
+
+    /// A plan file that was truncated or edited by hand is refused with the field at fault,
+    /// never trained with junctions missing or stages overlapping.
+    #[test]
+    fn damaged_plan_files_are_refused() {
+        let spec = mnist_large();
+        let boards = Board::resolve_list("nexys4-ddrx4").unwrap();
+        let good = plan(&spec, "x", &boards, false).unwrap();
+        assert!(good.stages.len() >= 2);
+        let text = serde_json::to_string(&good).unwrap();
+        assert!(PlanFile::from_json(&text, "p.json").is_ok());
+
+        let e = PlanFile::from_json(&text[..text.len() / 2], "p.json").unwrap_err();
+        assert!(e.contains("p.json") && e.contains("truncated"), "{e}");
+
+        let edit = |f: &dyn Fn(&mut PlanFile)| {
+            let mut p = good.clone();
+            f(&mut p);
+            PlanFile::from_json(&serde_json::to_string(&p).unwrap(), "p.json").unwrap_err()
+        };
+        let e = edit(&|p| p.stages[0].junctions[0] = 0);
+        assert!(e.contains("stages[0].junctions = [0,"), "{e}");
+        let e = edit(&|p| {
+            p.stages.pop();
+        });
+        assert!(e.contains("the stages end at junction"), "{e}");
+        let e = edit(&|p| p.stages.clear());
+        assert!(e.contains("stages is empty"), "{e}");
+        let e = edit(&|p| p.stages[1].board_index = 4);
+        assert!(e.contains("stages[1].board_index = 4"), "{e}");
+        let e = edit(&|p| p.stages[0].z[0] += 1);
+        assert!(e.contains("stages[0].z"), "{e}");
+        // Two stages merged into one while the link delay between them stays.
+        let e = edit(&|p| {
+            let last = p.stages[1].junctions[1];
+            let mut z = p.stages[0].z.clone();
+            z.extend(p.stages[1].z.clone());
+            p.stages[0].junctions[1] = last;
+            p.stages[0].z = z;
+            p.stages.remove(1);
+            let j = p.stages[0].junctions[0];
+            p.link_delay[j - 1] = p.link_delay[j - 1].max(1);
+        });
+        assert!(e.contains("link_delay[") && e.contains("must be 0"), "{e}");
     }
 
     #[test]

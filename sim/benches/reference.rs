@@ -3,13 +3,64 @@
 //! Throughput is in edge operations (one FF, BP or UP on one edge), so `Melem/s` reads as
 //! millions of edge-ops per second.
 //!
+//! Time is the CPU time of the benchmarking thread (`CLOCK_THREAD_CPUTIME_ID`), so other load
+//! on a shared machine does not count; `EDGEFLOW_WALL=1` measures wall-clock time instead.
+//!
 //! Run: `cargo bench -p edgeflow-sim --bench reference` (add a filter, e.g. `-- dey-mnist`).
 
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{black_box, criterion_main, BenchmarkId, Criterion, Throughput};
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, PatternKind, Spec};
 use edgeflow_sim::Reference;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// CPU time of the calling thread, or wall-clock time with `EDGEFLOW_WALL=1`.
+struct ThreadTime {
+    wall: bool,
+}
+
+fn now(wall: bool) -> Duration {
+    if wall {
+        return std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+impl Measurement for ThreadTime {
+    type Intermediate = Duration;
+    type Value = Duration;
+    fn start(&self) -> Duration {
+        now(self.wall)
+    }
+    fn end(&self, i: Duration) -> Duration {
+        now(self.wall).saturating_sub(i)
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        static W: WallTime = WallTime;
+        W.formatter()
+    }
+}
+
+type C = Criterion<ThreadTime>;
 
 fn spec(name: &str) -> Spec {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -25,7 +76,7 @@ fn digits(spec: &Spec, n: usize) -> Encoded {
     d.encode(spec, &idx).expect("digits fit every bundled spec")
 }
 
-fn passes(c: &mut Criterion) {
+fn passes(c: &mut C) {
     for name in ["digits", "dey-mnist"] {
         let sp = spec(name);
         let data = digits(&sp, 1);
@@ -68,7 +119,7 @@ fn passes(c: &mut Criterion) {
     }
 }
 
-fn streams(c: &mut Criterion) {
+fn streams(c: &mut C) {
     for name in ["digits", "dey-mnist"] {
         let sp = spec(name);
         let n = 512;
@@ -92,7 +143,7 @@ fn streams(c: &mut Criterion) {
     }
 }
 
-fn patterns(c: &mut Criterion) {
+fn patterns(c: &mut C) {
     let mut g = c.benchmark_group("pattern");
     g.measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
@@ -114,5 +165,14 @@ fn patterns(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, passes, streams, patterns);
+fn benches() {
+    let wall = std::env::var("EDGEFLOW_WALL").is_ok_and(|v| v == "1");
+    let mut c = Criterion::default()
+        .with_measurement(ThreadTime { wall })
+        .configure_from_args();
+    passes(&mut c);
+    streams(&mut c);
+    patterns(&mut c);
+}
+
 criterion_main!(benches);

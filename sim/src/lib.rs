@@ -5,7 +5,9 @@ pub mod dense;
 pub mod float;
 pub mod reference;
 pub mod rtl;
+pub mod sparse;
 
 pub use dense::DenseReference;
 pub use float::FloatReference;
 pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};
+pub use sparse::SparseF32;

@@ -6,7 +6,7 @@
 //! toggle the clock), without its thread-per-testbench channels, which dominate its cost.
 
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::controller::*;
+use edgeflow_hdl::host_link::*;
 use edgeflow_hdl::network::Network;
 use edgeflow_hdl::params::block_cycle_clocks;
 use edgeflow_hdl::testing::settle;
@@ -75,7 +75,11 @@ impl RtlSim {
         }
         let n = self.net.as_mut();
         n.clock.next = Clock { clk: false };
-        settle(n);
+        // Nothing happens on a falling edge: without a waveform to record, it travels down
+        // the hierarchy together with the next inputs (one settle instead of two).
+        if self.vcd.is_some() {
+            settle(n);
+        }
         self.clocks += 1;
         if let Some(v) = self.vcd.take() {
             let mut v = v;
@@ -437,14 +441,9 @@ mod random_tests {
 
     #[test]
     fn random_specs_are_bit_exact() {
-        let (mut lt, mut gt) = (false, false);
-        for seed in 0..24u64 {
+        // A quick sample; tests/tests/rtl.rs runs 24 specs and asserts their coverage.
+        for seed in 0..8u64 {
             let sp = random_spec(seed);
-            for j in 0..sp.junctions() {
-                let fi = sp.fan_in(j);
-                lt |= sp.z[j] < fi;
-                gt |= sp.z[j] > fi;
-            }
             let data = random_data(&sp, 12, seed);
             let rep = check(&sp, &data, None).unwrap();
             assert!(
@@ -454,28 +453,6 @@ mod random_tests {
                 sp.to_toml()
             );
         }
-        assert!(lt && gt, "the random specs cover z < fi and z > fi");
-    }
-}
-
-#[cfg(test)]
-mod digits_tests {
-    use super::*;
-    use edgeflow_core::Dataset;
-
-    #[test]
-    fn digits_64_samples_are_bit_exact() {
-        let sp = Spec::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"),
-        )
-        .unwrap();
-        let ds = Dataset::digits().unwrap();
-        let idx: Vec<usize> = (0..64).collect();
-        let data = ds.encode(&sp, &idx).unwrap();
-        let rep = check(&sp, &data, None).unwrap();
-        println!("{rep:?}");
-        assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
-        assert_eq!(rep.train_steady_clocks_per_sample, 640);
     }
 }
 

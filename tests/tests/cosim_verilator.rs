@@ -11,7 +11,12 @@ use edgeflow_sim::Reference;
 use std::path::Path;
 
 fn spec(name: &str) -> Spec {
-    Spec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs").join(name)).unwrap()
+    Spec::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../specs")
+            .join(name),
+    )
+    .unwrap()
 }
 
 /// Where in the session's answer word `i` lies, for failure messages.
@@ -43,7 +48,9 @@ fn cosim(spec: &Spec, data: &Encoded, tag: &str) -> Speeds {
     } else {
         verilator::build(&dir, &edgeflow_hdl::verilog(spec)).unwrap()
     };
-    let got = h.run_batch(&words, reply, 0, 20 * sim.clocks + 10_000).unwrap();
+    let got = h
+        .run_batch(&words, reply, 0, 20 * sim.clocks + 10_000)
+        .unwrap();
     let n = data.len();
     let state_words = reply - 8 - n;
     if let Some(i) = (0..reply).find(|&i| got.words.get(i) != want.get(i)) {
@@ -59,11 +66,17 @@ fn cosim(spec: &Spec, data: &Encoded, tag: &str) -> Speeds {
     r.train(data);
     let preds: Vec<usize> = got.words[4..4 + n].iter().map(|&w| w as usize).collect();
     assert_eq!(preds, r.infer(data), "{tag}: predictions");
-    let mut it = got.words[7 + n..7 + n + state_words].iter().map(|&w| w as i16 as i32);
+    let mut it = got.words[7 + n..7 + n + state_words]
+        .iter()
+        .map(|&w| w as i16 as i32);
     let l = spec.junctions();
     let state = State {
-        weights: (0..l).map(|j| it.by_ref().take(spec.layers[j] * spec.fan_out[j]).collect()).collect(),
-        biases: (0..l).map(|j| it.by_ref().take(spec.layers[j + 1]).collect()).collect(),
+        weights: (0..l)
+            .map(|j| it.by_ref().take(spec.layers[j] * spec.fan_out[j]).collect())
+            .collect(),
+        biases: (0..l)
+            .map(|j| it.by_ref().take(spec.layers[j + 1]).collect())
+            .collect(),
     };
     if let Some(d) = r.state.first_difference(&state, Some(&r.patterns)) {
         panic!("{tag}: Verilator state differs from the reference model: {d}");
@@ -107,7 +120,11 @@ fn random_specs(seeds: &[u64]) {
     }
     for &seed in seeds {
         let sp = random_spec(seed);
-        cosim(&sp, &random_data(&sp, 8, seed), &format!("random-{seed}-{}", sp.name));
+        cosim(
+            &sp,
+            &random_data(&sp, 8, seed),
+            &format!("random-{seed}-{}", sp.name),
+        );
     }
 }
 

@@ -64,6 +64,16 @@ fn twenty_four_random_specs_bit_exact() {
             rep.first_difference.unwrap(),
             sp.to_toml()
         );
+        // One block cycle of T = max(C, 2) clocks per sample, unless the sample's words on the
+        // 16-bit host link (N_0 inputs, plus the label when training) take longer.
+        let t = rep.block_cycle_clocks as u64;
+        let n0 = sp.layers[0] as u64;
+        assert_eq!(
+            rep.train_steady_clocks_per_sample,
+            t.max(n0 + 1),
+            "seed {seed}"
+        );
+        assert_eq!(rep.infer_steady_clocks_per_sample, t.max(n0), "seed {seed}");
     }
     assert_eq!(kinds.len(), 3);
     assert!(lt && gt && relu && sig && dither && plain);

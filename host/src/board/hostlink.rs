@@ -156,13 +156,19 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
     fn load_state(&mut self, state: &State) -> Result<()> {
         let w = self.codec.load_state(state)?;
         self.link.send(&w)?;
-        let a = self.link.recv(1).context("waiting for LOAD_STATE's acknowledgement")?;
+        let a = self
+            .link
+            .recv(1)
+            .context("waiting for LOAD_STATE's acknowledgement")?;
         expect_ack(a[0], 0xA001, "LOAD_STATE")
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
         let w = self.codec.train(data)?;
         self.link.send(&w)?;
-        let a = self.link.recv(3).context("waiting for TRAIN's acknowledgement")?;
+        let a = self
+            .link
+            .recv(3)
+            .context("waiting for TRAIN's acknowledgement")?;
         expect_ack(a[0], 0xA002, "TRAIN")?;
         let clocks = a[1] as u64 | (a[2] as u64) << 16;
         self.last_clocks = Some(clocks);
@@ -179,7 +185,10 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
             let w = self.codec.infer(&part)?;
             self.link.send(&w)?;
             let n = part.len();
-            let a = self.link.recv(n + 3).context("waiting for INFER's predictions")?;
+            let a = self
+                .link
+                .recv(n + 3)
+                .context("waiting for INFER's predictions")?;
             expect_ack(a[n], 0xA003, "INFER")?;
             self.last_clocks = Some(a[n + 1] as u64 | (a[n + 2] as u64) << 16);
             out.extend(a[..n].iter().map(|&p| p as usize));
@@ -189,7 +198,10 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
     fn read_state(&mut self) -> Result<State> {
         self.link.send(&[READ_STATE])?;
         let n = self.codec.state_words();
-        let a = self.link.recv(n + 1).context("waiting for READ_STATE's words")?;
+        let a = self
+            .link
+            .recv(n + 1)
+            .context("waiting for READ_STATE's words")?;
         expect_ack(a[n], 0xA004, "READ_STATE")?;
         Ok(self.codec.parse_state(&a[..n]))
     }

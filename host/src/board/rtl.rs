@@ -49,7 +49,11 @@ impl Board for RtlBoard {
     /// The steady-state block cycle of the last stream command, as the simulation counted it.
     fn clocks_per_sample(&self) -> Option<f64> {
         let e = &self.sim.block_ends;
-        e.windows(2).skip(1).map(|w| w[1] - w[0]).max().map(|c| c as f64)
+        e.windows(2)
+            .skip(1)
+            .map(|w| w[1] - w[0])
+            .max()
+            .map(|c| c as f64)
     }
     fn edge_ops_per_sample(&self) -> u64 {
         (0..self.sim.spec.junctions())

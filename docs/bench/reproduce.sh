@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerates every number and plot of the README's "Results" section (docs/bench/).
+# Usage: docs/bench/reproduce.sh   (from anywhere; takes a few minutes)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=docs/bench
+cargo build --release -p edgeflow
+ef=target/release/edgeflow
+# every backend against the CPU baselines, with board projections
+for s in dey-mnist digits; do
+  $ef bench --spec specs/$s.toml --json $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
+done
+# cost per training sample as the network grows
+for w in width density z; do
+  $ef bench --spec specs/dey-mnist.toml --sweep $w --samples 1000 \
+    --json $out/sweep-$w.json --plot $out/sweep-$w.svg --plot $out/sweep-$w.png | tee $out/sweep-$w.txt
+done
+# training curve
+for ext in svg png; do
+  $ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.$ext
+done
+# reference-model micro-benchmarks (criterion, thread CPU time): FF/UP/BP passes, streams,
+# pattern generator (SKIP_CRITERION=1 leaves them out)
+[[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-sim --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt

@@ -1,0 +1,631 @@
+//! The host link: decodes the word protocol of hdl/PROTOCOL.md (valid/ready, 16-bit words),
+//! walks every weight and bias in LOAD_STATE order to load and read them back, streams the
+//! words of TRAIN/INFER samples into the first junction's input copies (and the labels into
+//! the controller's label ring), queues the answers (acknowledgements, predictions, clock
+//! counts, read-back values) and counts each command's clocks. The block cycles themselves
+//! are the controller's (controller.rs).
+
+use crate::controller::CtrlParams;
+use crate::fixed::b16;
+use rust_hdl::core::prelude::*;
+use std::fmt::Write;
+
+pub const OP_LOAD: u16 = 0x0001;
+pub const OP_TRAIN: u16 = 0x0002;
+pub const OP_INFER: u16 = 0x0003;
+pub const OP_READ: u16 = 0x0004;
+pub const ACK_LOAD: u16 = 0xA001;
+pub const ACK_TRAIN: u16 = 0xA002;
+pub const ACK_INFER: u16 = 0xA003;
+pub const ACK_READ: u16 = 0xA004;
+pub const ERROR_WORD: u16 = 0xEEEE;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Mode {
+    #[default]
+    Idle,
+    Error,
+    Load,
+    Count,
+    Stream,
+    Read,
+}
+
+#[derive(Clone, Debug, Default)]
+struct LState {
+    mode: Mode,
+    train: bool,
+    msg: [u16; 3],
+    msg_n: usize,
+    msg_i: usize,
+    cycles: u32,
+    lj: usize,
+    bias: bool,
+    bank: usize,
+    row: usize,
+    read_phase: bool,
+    samples: usize,
+    loaded: usize,
+    widx: usize,
+    in_copy: usize,
+}
+
+#[derive(LogicBlock)]
+pub struct HostLink {
+    pub clock: Signal<In, Clock>,
+    pub in_data: Signal<In, Bits<16>>,
+    pub in_valid: Signal<In, Bit>,
+    pub in_ready: Signal<Out, Bit>,
+    pub out_data: Signal<Out, Bits<16>>,
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    // to the controller
+    /// A TRAIN/INFER stream starts (its sample count was just taken).
+    pub go: Signal<Out, Bit>,
+    pub go_train: Signal<Out, Bit>,
+    pub go_samples: Signal<Out, Bits<16>>,
+    pub loaded: Signal<Out, Bits<32>>,
+    pub lab_we: Signal<Out, Bit>,
+    pub lab_copy: Signal<Out, Bits<16>>,
+    pub out_busy: Signal<Out, Bit>,
+    // from the controller
+    pub started: Signal<In, Bits<32>>,
+    pub done: Signal<In, Bit>,
+    pub pred_valid: Signal<In, Bit>,
+    pub pred: Signal<In, Bits<16>>,
+    // to the junctions: weights and biases, input words
+    pub h_sel: Vec<Signal<Out, Bit>>,
+    pub h_bias: Signal<Out, Bit>,
+    pub h_we: Signal<Out, Bit>,
+    pub h_addr: Signal<Out, Bits<16>>,
+    pub h_bank: Signal<Out, Bits<16>>,
+    pub h_wdata: Signal<Out, Bits<16>>,
+    pub h_rdata: Vec<Signal<In, Bits<16>>>,
+    pub in_we: Signal<Out, Bit>,
+    pub in_copy: Signal<Out, Bits<16>>,
+    pub in_addr: Signal<Out, Bits<16>>,
+    _p: Box<CtrlParams>,
+    _s: Box<LState>,
+}
+
+struct Now {
+    pending: bool,
+    in_ready: bool,
+    take: bool,
+}
+
+impl HostLink {
+    pub fn new(p: CtrlParams) -> HostLink {
+        let l = p.junctions;
+        HostLink {
+            clock: Default::default(),
+            in_data: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            out_data: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            go: Default::default(),
+            go_train: Default::default(),
+            go_samples: Default::default(),
+            loaded: Default::default(),
+            lab_we: Default::default(),
+            lab_copy: Default::default(),
+            out_busy: Default::default(),
+            started: Default::default(),
+            done: Default::default(),
+            pred_valid: Default::default(),
+            pred: Default::default(),
+            h_sel: crate::sigs(l),
+            h_bias: Default::default(),
+            h_we: Default::default(),
+            h_addr: Default::default(),
+            h_bank: Default::default(),
+            h_wdata: Default::default(),
+            h_rdata: crate::sigs(l),
+            in_we: Default::default(),
+            in_copy: Default::default(),
+            in_addr: Default::default(),
+            _p: Box::new(p),
+            _s: Box::default(),
+        }
+    }
+
+    fn now(&self) -> Now {
+        let s = &self._s;
+        let pending = s.msg_i < s.msg_n;
+        let started = self.started.val().to_u32() as usize;
+        let in_ready = match s.mode {
+            Mode::Idle | Mode::Error => !pending,
+            Mode::Load | Mode::Count => true,
+            Mode::Stream => s.loaded < s.samples && s.loaded <= started + 1,
+            Mode::Read => false,
+        };
+        Now {
+            pending,
+            in_ready,
+            take: in_ready && self.in_valid.val(),
+        }
+    }
+
+    /// Advance the (junction, weights/biases, row, bank) walk; true when it is complete.
+    fn walk_next(&mut self) -> bool {
+        let p = &self._p;
+        let s = &mut *self._s;
+        let (banks, rows) = if s.bias {
+            (&p.b_banks, &p.b_rows)
+        } else {
+            (&p.w_banks, &p.w_rows)
+        };
+        s.bank += 1;
+        if s.bank == banks[s.lj] {
+            s.bank = 0;
+            s.row += 1;
+            if s.row == rows[s.lj] {
+                s.row = 0;
+                s.lj += 1;
+                if s.lj == p.junctions {
+                    s.lj = 0;
+                    if s.bias {
+                        s.bias = false;
+                        return true;
+                    }
+                    s.bias = true;
+                }
+            }
+        }
+        false
+    }
+
+    fn send(&mut self, words: &[u16]) {
+        let s = &mut *self._s;
+        s.msg[..words.len()].copy_from_slice(words);
+        s.msg_n = words.len();
+        s.msg_i = 0;
+    }
+
+    fn opcode(&mut self, w: u16) {
+        let s = &mut *self._s;
+        s.cycles = 0;
+        s.lj = 0;
+        s.bias = false;
+        s.bank = 0;
+        s.row = 0;
+        s.read_phase = false;
+        match w {
+            OP_LOAD => s.mode = Mode::Load,
+            OP_TRAIN | OP_INFER => {
+                s.mode = Mode::Count;
+                s.train = w == OP_TRAIN;
+            }
+            OP_READ => s.mode = Mode::Read,
+            _ => {
+                s.mode = Mode::Error;
+                self.send(&[ERROR_WORD]);
+            }
+        }
+    }
+
+    fn commit(&mut self, n: &Now) {
+        let (inputs, copies) = (self._p.inputs, self._p.in_copies);
+        let w = self.in_data.val().to_u16();
+        if n.pending && self.out_ready.val() {
+            self._s.msg_i += 1;
+        }
+        self._s.cycles = self._s.cycles.wrapping_add(1);
+        match self._s.mode {
+            Mode::Idle => {
+                if n.take {
+                    self.opcode(w);
+                }
+            }
+            Mode::Error => {
+                if n.take && (OP_LOAD..=OP_READ).contains(&w) {
+                    self.opcode(w);
+                }
+            }
+            Mode::Load => {
+                if n.take && self.walk_next() {
+                    self.send(&[ACK_LOAD]);
+                    self._s.mode = Mode::Idle;
+                }
+            }
+            Mode::Count => {
+                if n.take {
+                    let s = &mut *self._s;
+                    s.samples = w as usize;
+                    s.loaded = 0;
+                    s.widx = 0;
+                    s.in_copy = 0;
+                    s.mode = Mode::Stream;
+                }
+            }
+            Mode::Stream => {
+                if n.take {
+                    let s = &mut *self._s;
+                    s.widx += 1;
+                    if s.widx == inputs + s.train as usize {
+                        s.widx = 0;
+                        s.loaded += 1;
+                        s.in_copy = (s.in_copy + 1) % copies;
+                    }
+                }
+                if self.pred_valid.val() {
+                    let pred = self.pred.val().to_u16();
+                    self.send(&[pred]);
+                } else if self.done.val() && !n.pending {
+                    let s = &mut *self._s;
+                    let ack = if s.train { ACK_TRAIN } else { ACK_INFER };
+                    let c = s.cycles;
+                    s.mode = Mode::Idle;
+                    self.send(&[ack, c as u16, (c >> 16) as u16]);
+                }
+            }
+            Mode::Read => {
+                if !self._s.read_phase {
+                    self._s.read_phase = true;
+                } else if !n.pending {
+                    let v = self.h_rdata[self._s.lj].val().to_u16();
+                    self.send(&[v]);
+                    self._s.read_phase = false;
+                    if self.walk_next() {
+                        self._s.mode = Mode::Idle;
+                        // the acknowledgement follows the last value
+                        self._s.msg[1] = ACK_READ;
+                        self._s.msg_n = 2;
+                    }
+                }
+            }
+        }
+    }
+
+    fn drive(&mut self, n: &Now) {
+        let p = &*self._p;
+        let s = &*self._s;
+        self.in_ready.next = n.in_ready;
+        self.out_valid.next = n.pending;
+        self.out_busy.next = n.pending;
+        self.out_data.next = Bits::<16>::from(if n.pending { s.msg[s.msg_i] } else { 0 } as u64);
+        let go = s.mode == Mode::Count && n.take;
+        self.go.next = go;
+        self.go_train.next = s.train;
+        self.go_samples.next = self.in_data.val();
+        self.loaded.next = Bits::<32>::from(s.loaded as u64);
+        let streaming = s.mode == Mode::Stream && n.take;
+        self.lab_we.next = streaming && s.widx == p.inputs;
+        self.lab_copy.next = b16(s.in_copy as i32);
+        for j in 0..p.junctions {
+            self.h_sel[j].next = s.lj == j && matches!(s.mode, Mode::Load | Mode::Read);
+        }
+        self.h_bias.next = s.bias;
+        self.h_we.next = s.mode == Mode::Load && n.take;
+        self.h_addr.next = b16(s.row as i32);
+        self.h_bank.next = b16(s.bank as i32);
+        self.h_wdata.next = self.in_data.val();
+        self.in_we.next = streaming && s.widx < p.inputs;
+        self.in_copy.next = b16(s.in_copy as i32);
+        self.in_addr.next = b16(s.widx as i32);
+    }
+}
+
+impl Logic for HostLink {
+    fn update(&mut self) {
+        let n = self.now();
+        if self.clock.pos_edge() {
+            self.commit(&n);
+            let n = self.now();
+            self.drive(&n);
+        } else {
+            self.drive(&n);
+        }
+    }
+
+    fn connect(&mut self) {
+        for x in [
+            &mut self.in_ready,
+            &mut self.out_valid,
+            &mut self.go,
+            &mut self.go_train,
+            &mut self.lab_we,
+            &mut self.out_busy,
+            &mut self.h_bias,
+            &mut self.h_we,
+            &mut self.in_we,
+        ] {
+            x.connect();
+        }
+        for x in [
+            &mut self.out_data,
+            &mut self.go_samples,
+            &mut self.lab_copy,
+            &mut self.h_addr,
+            &mut self.h_bank,
+            &mut self.h_wdata,
+            &mut self.in_copy,
+            &mut self.in_addr,
+        ] {
+            x.connect();
+        }
+        self.loaded.connect();
+        self.h_sel.iter_mut().for_each(|x| x.connect());
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(verilog(&self._p))
+    }
+}
+
+fn verilog(p: &CtrlParams) -> String {
+    let l = p.junctions;
+    let k0 = p.in_copies;
+    let mut v = String::from(
+        "
+localparam M_IDLE = 3'd0, M_ERR = 3'd1, M_LOAD = 3'd2, M_COUNT = 3'd3, M_STREAM = 3'd4, M_READ = 3'd5;
+reg [2:0] mode;
+reg train;
+reg [15:0] msg0;
+reg [15:0] msg1;
+reg [15:0] msg2;
+reg [1:0] msg_n;
+reg [1:0] msg_i;
+reg [31:0] cycles;
+reg [15:0] lj;
+reg bias;
+reg [15:0] bank;
+reg [15:0] row;
+reg read_phase;
+reg [31:0] samples;
+reg [31:0] loaded_r;
+reg [15:0] widx;
+reg [15:0] in_copy_r;
+initial begin
+    mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
+    cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
+    samples = 32'd0; loaded_r = 32'd0; widx = 16'd0; in_copy_r = 16'd0;
+end
+reg pending;
+reg in_ready_c;
+reg take;
+reg [15:0] banks;
+reg [15:0] rows;
+reg [15:0] nb;
+reg [15:0] nr;
+reg [15:0] nl;
+reg nbias;
+reg wdone;
+reg [15:0] rdata;
+reg [31:0] cyc1;
+always @(*) begin
+    pending = (msg_i < msg_n);
+    case (mode)
+        M_IDLE, M_ERR: in_ready_c = !pending;
+        M_LOAD, M_COUNT: in_ready_c = 1'b1;
+        M_STREAM: in_ready_c = (loaded_r < samples) && (loaded_r <= started + 32'd1);
+        default: in_ready_c = 1'b0;
+    endcase
+    take = in_ready_c && in_valid;
+    case (lj)
+",
+    );
+    for j in 0..l {
+        let _ = writeln!(
+            v,
+            "        16'd{j}: begin banks = bias ? 16'd{} : 16'd{}; rows = bias ? 16'd{} : 16'd{}; rdata = h_rdata${j}; end",
+            p.b_banks[j], p.w_banks[j], p.b_rows[j], p.w_rows[j]
+        );
+    }
+    let _ = writeln!(
+        v,
+        "        default: begin banks = 16'd1; rows = 16'd1; rdata = 16'd0; end
+    endcase
+    nb = bank + 16'd1; nr = row; nl = lj; nbias = bias; wdone = 1'b0;
+    if (nb == banks) begin
+        nb = 16'd0;
+        nr = row + 16'd1;
+        if (nr == rows) begin
+            nr = 16'd0;
+            nl = lj + 16'd1;
+            if (nl == 16'd{l}) begin
+                nl = 16'd0;
+                if (bias) begin
+                    nbias = 1'b0;
+                    wdone = 1'b1;
+                end else nbias = 1'b1;
+            end
+        end
+    end
+    cyc1 = cycles + 32'd1;
+    in_ready = in_ready_c;
+    out_valid = pending;
+    out_busy = pending;
+    case (msg_i)
+        2'd0: out_data = pending ? msg0 : 16'd0;
+        2'd1: out_data = pending ? msg1 : 16'd0;
+        default: out_data = pending ? msg2 : 16'd0;
+    endcase
+    go = (mode == M_COUNT) && take;
+    go_train = train;
+    go_samples = in_data;
+    loaded = loaded_r;
+    lab_we = (mode == M_STREAM) && take && (widx == 16'd{inputs});
+    lab_copy = in_copy_r;",
+        inputs = p.inputs
+    );
+    for j in 0..l {
+        let _ = writeln!(
+            v,
+            "    h_sel${j} = (lj == 16'd{j}) && ((mode == M_LOAD) || (mode == M_READ));"
+        );
+    }
+    let _ = writeln!(
+        v,
+        "    h_bias = bias;
+    h_we = (mode == M_LOAD) && take;
+    h_addr = row;
+    h_bank = bank;
+    h_wdata = in_data;
+    in_we = (mode == M_STREAM) && take && (widx < 16'd{inputs});
+    in_copy = in_copy_r;
+    in_addr = widx;
+end",
+        inputs = p.inputs
+    );
+    let opcode = format!(
+        "begin
+                cycles <= 32'd0; lj <= 16'd0; bias <= 1'b0; bank <= 16'd0; row <= 16'd0; read_phase <= 1'b0;
+                case (in_data)
+                    16'd{OP_LOAD}: mode <= M_LOAD;
+                    16'd{OP_TRAIN}: begin mode <= M_COUNT; train <= 1'b1; end
+                    16'd{OP_INFER}: begin mode <= M_COUNT; train <= 1'b0; end
+                    16'd{OP_READ}: mode <= M_READ;
+                    default: begin mode <= M_ERR; msg0 <= 16'h{ERROR_WORD:04x}; msg_n <= 2'd1; msg_i <= 2'd0; end
+                endcase
+            end"
+    );
+    let _ = writeln!(
+        v,
+        "
+always @(posedge clock) begin
+    if (pending && out_ready) msg_i <= msg_i + 2'd1;
+    cycles <= cycles + 32'd1;
+    case (mode)
+        M_IDLE: if (take) {opcode}
+        M_ERR: if (take && (in_data >= 16'd{OP_LOAD}) && (in_data <= 16'd{OP_READ})) {opcode}
+        M_LOAD: if (take) begin
+            bank <= nb; row <= nr; lj <= nl; bias <= nbias;
+            if (wdone) begin
+                msg0 <= 16'h{ACK_LOAD:04x}; msg_n <= 2'd1; msg_i <= 2'd0;
+                mode <= M_IDLE;
+            end
+        end
+        M_COUNT: if (take) begin
+            samples <= {{16'd0, in_data}}; loaded_r <= 32'd0; widx <= 16'd0; in_copy_r <= 16'd0;
+            mode <= M_STREAM;
+        end
+        M_STREAM: begin
+            if (take) begin
+                if (widx + 16'd1 == (16'd{inputs} + (train ? 16'd1 : 16'd0))) begin
+                    widx <= 16'd0;
+                    loaded_r <= loaded_r + 32'd1;
+                    in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
+                end else widx <= widx + 16'd1;
+            end
+            if (pred_valid) begin
+                msg0 <= pred; msg_n <= 2'd1; msg_i <= 2'd0;
+            end else if (done && !pending) begin
+                msg0 <= train ? 16'h{ACK_TRAIN:04x} : 16'h{ACK_INFER:04x};
+                msg1 <= cyc1[15:0];
+                msg2 <= cyc1[31:16];
+                msg_n <= 2'd3; msg_i <= 2'd0;
+                mode <= M_IDLE;
+            end
+        end
+        M_READ: begin
+            if (!read_phase) read_phase <= 1'b1;
+            else if (!pending) begin
+                msg0 <= rdata; msg_n <= 2'd1; msg_i <= 2'd0;
+                read_phase <= 1'b0;
+                bank <= nb; row <= nr; lj <= nl; bias <= nbias;
+                if (wdone) begin
+                    mode <= M_IDLE;
+                    msg1 <= 16'h{ACK_READ:04x}; msg_n <= 2'd2;
+                end
+            end
+        end
+        default: mode <= M_IDLE;
+    endcase
+end",
+        inputs = p.inputs
+    );
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{settle, tick, yosys_check};
+    use edgeflow_core::Spec;
+
+    fn params() -> CtrlParams {
+        CtrlParams::new(
+            &Spec::load(
+                &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
+            )
+            .unwrap(),
+        )
+    }
+
+    /// Drive words into the link alone; collect what it answers and the junction writes.
+    fn run(
+        h: &mut HostLink,
+        words: &[u16],
+        clocks: usize,
+    ) -> (Vec<u16>, Vec<(usize, bool, usize, usize, u16)>) {
+        let (mut out, mut writes, mut i) = (vec![], vec![], 0);
+        h.out_ready.next = true;
+        for _ in 0..clocks {
+            h.in_valid.next = i < words.len();
+            h.in_data.next = Bits::<16>::from(*words.get(i).unwrap_or(&0) as u64);
+            settle(h);
+            if h.out_valid.val() {
+                out.push(h.out_data.val().to_u16());
+            }
+            if h.h_we.val() {
+                let j = h.h_sel.iter().position(|s| s.val()).unwrap();
+                writes.push((
+                    j,
+                    h.h_bias.val(),
+                    h.h_bank.val().index(),
+                    h.h_addr.val().index(),
+                    h.h_wdata.val().to_u16(),
+                ));
+            }
+            if h.in_valid.val() && h.in_ready.val() {
+                i += 1;
+            }
+            tick(h, |h| &mut h.clock);
+        }
+        (out, writes)
+    }
+
+    #[test]
+    fn load_walks_every_weight_and_bias_in_edge_order() {
+        let p = params();
+        let mut h = HostLink::new(p.clone());
+        h.connect_all();
+        let n: usize = (0..p.junctions)
+            .map(|j| p.w_banks[j] * p.w_rows[j] + p.b_banks[j] * p.b_rows[j])
+            .sum();
+        let mut words = vec![OP_LOAD];
+        words.extend((0..n).map(|v| v as u16 + 100));
+        let (out, writes) = run(&mut h, &words, n + 5);
+        assert_eq!(out, vec![ACK_LOAD]);
+        assert_eq!(writes.len(), n);
+        // junction 1 weights: edge e in bank e mod z, row e / z
+        for e in 0..16 {
+            assert_eq!(writes[e], (0, false, e % 4, e / 4, 100 + e as u16));
+        }
+        // tiny: weights 16 + 16, then biases of junction 1 (8, 2 per clock) and 2 (4)
+        assert_eq!(writes[32], (0, true, 0, 0, 132));
+        assert_eq!(writes[33], (0, true, 1, 0, 133));
+        assert_eq!(writes[40], (1, true, 0, 0, 140));
+    }
+
+    #[test]
+    fn unknown_opcodes_answer_eeee_and_junk_is_ignored() {
+        let mut h = HostLink::new(params());
+        h.connect_all();
+        let (out, writes) = run(&mut h, &[0x0009, 0x1234, 0x0000, OP_LOAD, 7], 10);
+        assert_eq!(out, vec![ERROR_WORD]);
+        assert_eq!(
+            writes.len(),
+            1,
+            "LOAD after the junk runs and takes its first word"
+        );
+    }
+
+    #[test]
+    fn host_link_verilog_is_clean() {
+        yosys_check(&HostLink::new(params()), "host_link");
+    }
+}

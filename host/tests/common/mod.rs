@@ -1,0 +1,60 @@
+//! What every CLI test needs: the built `edgeflow` binary run from the workspace root, and
+//! checks that it succeeded with JSON or failed with a message naming what went wrong.
+#![allow(dead_code)] // each test crate uses its own subset
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Run `edgeflow ARGS` with extra environment variables.
+pub fn edgeflow_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_edgeflow"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .output()
+        .expect("edgeflow runs")
+}
+
+pub fn edgeflow(args: &[&str]) -> Output {
+    edgeflow_env(args, &[])
+}
+
+pub fn ok_json(args: &[&str]) -> Value {
+    let o = edgeflow(args);
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+/// The command fails cleanly (exit 1 or 2, no panic) and its error contains every needle.
+pub fn fails_with(args: &[&str], needles: &[&str]) {
+    let o = edgeflow(args);
+    assert!(!o.status.success(), "{args:?} should fail");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    // 1: edgeflow's own errors, 2: clap's usage errors; a panic exits with 101.
+    assert!(matches!(o.status.code(), Some(1 | 2)), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}: {err}");
+    }
+}
+
+/// A fresh directory for one test's files.
+pub fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("edgeflow-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
