@@ -4,7 +4,7 @@
 use edgeflow_hdl::boards::{board, pcf};
 use edgeflow_hdl::echo_standin::EchoStandIn;
 use edgeflow_hdl::echo_top::EchoBoardTop;
-use edgeflow_hdl::flow::tools::{tool_for_test, NEXTPNR_ICE40, VERILATOR, YOSYS};
+use edgeflow_hdl::flow::tools::{tool_for_test, ICEPACK, NEXTPNR_ICE40, VERILATOR, YOSYS};
 use edgeflow_hdl::flow::{nextpnr, targets, verilator, yosys};
 use edgeflow_hdl::host_stream::run_words;
 
@@ -76,7 +76,7 @@ fn standin_synthesizes_on_every_target() {
 
 #[test]
 fn icebreaker_bitstream_of_the_echo_board_top() {
-    if !tool_for_test(YOSYS) || !tool_for_test(NEXTPNR_ICE40) {
+    if !tool_for_test(YOSYS) || !tool_for_test(NEXTPNR_ICE40) || !tool_for_test(ICEPACK) {
         return;
     }
     let b = board("icebreaker").unwrap();

@@ -12,6 +12,7 @@ mod opencl_cmd;
 mod plan_cmd;
 mod plot;
 mod sim_cmd;
+mod sim_verilator;
 mod spec_cmd;
 mod train;
 mod util;
@@ -195,6 +196,10 @@ enum Cmd {
         /// Write every signal's waveform to this VCD file.
         #[arg(long)]
         vcd: Option<PathBuf>,
+        /// `rust-hdl` (the blocks' simulation models) or `verilator` (the emitted Verilog,
+        /// compiled with a generated harness; far faster).
+        #[arg(long, default_value = "rust-hdl")]
+        engine: String,
         #[arg(long)]
         json: bool,
     },
@@ -498,8 +503,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             samples,
             data,
             vcd,
+            engine,
             json,
-        }) => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+        }) => match engine.as_str() {
+            "verilator" => sim_verilator::sim_cmd(&spec, samples, data.as_deref(), vcd.is_some(), json),
+            "rust-hdl" => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+            other => anyhow::bail!("unknown --engine '{other}'; use rust-hdl or verilator"),
+        },
         Some(Cmd::Verilog {
             spec,
             board,

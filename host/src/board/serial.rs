@@ -181,3 +181,54 @@ mod tests {
         assert!(e.contains("no answer"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod network_tests {
+    use super::*;
+    use crate::board::hostlink::HostLinkBoard;
+    use crate::board::Board;
+    use edgeflow_core::{Spec, State};
+    use edgeflow_hdl::ice40_pll::ClockSource;
+    use edgeflow_hdl::network::Network;
+    use edgeflow_hdl::network_top::NetworkBoardTop;
+    use edgeflow_hdl::uart_sim_port::SimUartPort;
+    use edgeflow_sim::rtl::random_data;
+    use edgeflow_sim::Reference;
+
+    /// The real-board path without a board: the serial transport speaks to the rust-hdl
+    /// simulation of the board top (power-on hold, UART receiver and transmitter, word
+    /// bridge, network), byte by byte on the simulated RX/TX pins.
+    #[test]
+    fn serial_transport_trains_the_simulated_board_top_like_the_reference() {
+        let spec = Spec::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/tiny.toml"
+        )))
+        .unwrap();
+        let cpb = 4;
+        let top = NetworkBoardTop::new(Network::new(&spec), ClockSource::Direct, cpb, true);
+        let port = SimUartPort::new(Box::new(top), cpb as usize);
+        let link = ByteStreamLink {
+            stream: port,
+            name: "sim-uart:tiny".into(),
+            timeout: Duration::from_secs(60),
+        };
+        let mut board = HostLinkBoard::with_initial_state(&spec, link).unwrap();
+        let data = random_data(&spec, 6, 11);
+        board.train(&data).unwrap();
+        let preds = board.infer(&data).unwrap();
+        let got = board.read_state().unwrap();
+        let mut r = Reference::new(&spec);
+        r.train(&data);
+        if let Some(d) = r.state.first_difference(&got, Some(&r.patterns)) {
+            panic!("state over the simulated UART differs from the reference: {d}");
+        }
+        assert_eq!(got.sha256(), r.state.sha256());
+        assert_eq!(preds, r.infer(&data));
+        assert_ne!(
+            got.sha256(),
+            State::initial(&spec).sha256(),
+            "training changed nothing"
+        );
+    }
+}
