@@ -441,11 +441,9 @@ seed = 5
 
     #[test]
     fn z_and_fan_in_must_nest() {
-        // junction 1 fan-in 8; z = 16 divides 32 and 8 divides 16 → fine; z = 4 fine;
-        // junction 2: fan_out 2 → fan-in 4, z = 8 fine; make fan-in 8 with z = ... use layers
+        // 48 left, 16 right, fan-out 4 → fan-in 12; z = 16 divides 48
         let e = err(&GOOD
             .replace("layers = [32, 16, 8]", "layers = [48, 16, 8]")
-            .replace("fan_out = [4, 4]", "fan_out = [4, 4]")
             .replace("z = [8, 4]", "z = [16, 4]"));
         // fan-in 12, z 16: neither divides the other
         assert!(e.contains("junction 1: z[0]"), "{e}");
