@@ -26,6 +26,14 @@ pub struct Split {
 pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Result<Split> {
     let d = Dataset::load(data, label_column)?;
     let (tr, te) = d.split(DATA_SEED);
+    // An empty half would report 0% accuracy as if it had been measured.
+    if tr.is_empty() || te.is_empty() {
+        bail!(
+            "data {data}: {} samples leave the {} set empty after the 80/20 split within each class; give some class at least 3 samples",
+            d.len(),
+            if tr.is_empty() { "training" } else { "test" }
+        );
+    }
     Ok(Split {
         train: d.encode(spec, &tr)?,
         test: d.encode(spec, &te)?,

@@ -180,8 +180,8 @@ fn digits_reaches_the_accuracy_targets_deterministically() {
         a["train_samples"].as_u64().unwrap() as f64,
         a["test_samples"].as_u64().unwrap() as f64,
     );
-    let from_eval = e["train_accuracy"].as_f64().unwrap() * ntr
-        + e["test_accuracy"].as_f64().unwrap() * nte;
+    let from_eval =
+        e["train_accuracy"].as_f64().unwrap() * ntr + e["test_accuracy"].as_f64().unwrap() * nte;
     assert_eq!(correct, from_eval.round() as usize);
     let j = ok_json(&["infer", "--model", model.to_str().unwrap(), "--json"]);
     assert_eq!(j["samples"], 1797);
@@ -193,7 +193,13 @@ fn digits_reaches_the_accuracy_targets_deterministically() {
 
     // a fixed-point model has no float backend
     fails_with(
-        &["eval", "--model", model.to_str().unwrap(), "--backend", "float"],
+        &[
+            "eval",
+            "--model",
+            model.to_str().unwrap(),
+            "--backend",
+            "float",
+        ],
         &["--backend float", "reference"],
     );
     // a model whose staleness was edited is refused with the file and the field named
@@ -297,13 +303,49 @@ fn bad_arguments_and_data_are_clear_errors() {
     let header = d.join("header.csv");
     std::fs::write(&header, "a,b,label\n").unwrap();
     fails_with(
-        &["train", "--spec", "specs/digits.toml", "--data", header.to_str().unwrap()],
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            header.to_str().unwrap(),
+        ],
         &["header.csv", "no samples"],
+    );
+    let one = d.join("one.csv");
+    std::fs::write(&one, "1,2,0\n3,4,1\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            one.to_str().unwrap(),
+        ],
+        &["one.csv", "test set empty", "at least 3 samples"],
+    );
+    let nan = d.join("nan.csv");
+    std::fs::write(&nan, "1,2,0\n3,nan,1\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            nan.to_str().unwrap(),
+        ],
+        &["nan.csv", "line 2, column 1", "not a finite number"],
     );
     let neg = d.join("neg.csv");
     std::fs::write(&neg, "1,2,0\n-1,2,1\n").unwrap();
     fails_with(
-        &["train", "--spec", "specs/digits.toml", "--data", neg.to_str().unwrap()],
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            neg.to_str().unwrap(),
+        ],
         &["neg.csv", "negative"],
     );
     let spec = d.join("nolr.toml");
