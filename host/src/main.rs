@@ -158,6 +158,7 @@ enum Cmd {
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
     ///
     /// Runs the reference model; the accuracy goes to standard error.
+    ///
     /// Example: edgeflow infer --model digits.model -o predictions.csv
     Infer {
         /// Model file written by `edgeflow train --out` (it carries its spec).
