@@ -300,6 +300,18 @@ fn bad_arguments_and_data_are_clear_errors() {
         ],
         &["OpenCL"],
     );
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--backend",
+            "opencl:",
+            "--epochs",
+            "1",
+        ],
+        &["opencl:", "names no device"],
+    );
     let header = d.join("header.csv");
     std::fs::write(&header, "a,b,label\n").unwrap();
     fails_with(
