@@ -436,17 +436,17 @@ fn dispatch(cli: Cli) -> Result<()> {
             json,
         }) => {
             let _ = spec;
-            plan_cmd::train_plan(
-                &plan,
-                &data,
+            plan_cmd::train_plan(plan_cmd::TrainPlanArgs {
+                plan: &plan,
+                data: &data,
                 label_column,
                 epochs,
-                &backend,
-                out.as_deref(),
-                plot.as_deref(),
+                backend: &backend,
+                out: out.as_deref(),
+                plot: plot.as_deref(),
                 json,
                 verify,
-            )
+            })
         }
         Some(Cmd::Train {
             spec,

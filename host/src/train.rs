@@ -50,7 +50,8 @@ pub fn epoch_order(n: usize, epoch: usize) -> Vec<usize> {
 
 pub enum Trainer {
     Board(Box<dyn Board>),
-    Float(FloatReference),
+    // Boxed like the boards, so a Trainer stays the size of a pointer.
+    Float(Box<FloatReference>),
 }
 
 impl Trainer {
@@ -166,7 +167,7 @@ pub fn make_trainer(spec: &Spec, backend: &str) -> Result<Trainer> {
             spec,
             spec.default_staleness(),
         )?))),
-        "float" => Ok(Trainer::Float(FloatReference::new(spec))),
+        "float" => Ok(Trainer::Float(Box::new(FloatReference::new(spec)))),
         other => crate::backends::open_board(spec, other).map(Trainer::Board),
     }
 }
