@@ -86,6 +86,12 @@ impl Dataset {
     /// whose labels file sits beside it.
     pub fn load(what: &str, label_column: Option<usize>) -> Result<Dataset, DataError> {
         if what == "digits" {
+            if let Some(c) = label_column {
+                return Err(err(
+                    "digits",
+                    format!("--label-column {c} applies to CSV files; the bundled digits have their labels already"),
+                ));
+            }
             return Self::digits();
         }
         let path = PathBuf::from(what);
@@ -253,17 +259,37 @@ fn parse_csv(
             if ln == 0 && y.is_empty() {
                 continue; // header row
             }
-            return Err(err(
-                source,
-                format!("line {}: a cell is not a number", ln + 1),
-            ));
-        };
-        let lab = vals[lc];
-        if lab < 0.0 || lab.fract() != 0.0 {
+            let (col, cell) = cells
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.parse::<f64>().is_err())
+                .expect("some cell failed to parse");
             return Err(err(
                 source,
                 format!(
-                    "line {}: label {lab} is not a class number 0, 1, 2, …",
+                    "line {}, column {col} (counting from 0): `{cell}` is not a number",
+                    ln + 1
+                ),
+            ));
+        };
+        // `nan` and `inf` parse as numbers but would poison the scaling of every sample.
+        if let Some(col) = vals.iter().position(|v| !v.is_finite()) {
+            return Err(err(
+                source,
+                format!(
+                    "line {}, column {col} (counting from 0): `{}` is not a finite number",
+                    ln + 1,
+                    cells[col]
+                ),
+            ));
+        }
+        let lab = vals[lc];
+        // A spec has at most 32768 outputs, so no larger class number can ever be trained.
+        if lab < 0.0 || lab.fract() != 0.0 || lab >= 32768.0 {
+            return Err(err(
+                source,
+                format!(
+                    "line {}: label {lab} is not a class number 0, 1, 2, … (below 32768)",
                     ln + 1
                 ),
             ));
@@ -453,6 +479,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 2"), "{e}");
+        for (bad, needle) in [
+            (
+                "0,2,1\n4,x,0\n",
+                "line 2, column 1 (counting from 0): `x` is not a number",
+            ),
+            (
+                "0,2,1\n4,nan,0\n",
+                "line 2, column 1 (counting from 0): `nan` is not a finite",
+            ),
+            (
+                "0,inf,1\n",
+                "line 1, column 1 (counting from 0): `inf` is not a finite",
+            ),
+            (
+                "0,2,1\n4,1,1e30\n",
+                "line 2: label 1000000000000000000000000000000 is not",
+            ),
+        ] {
+            std::fs::write(&csv, bad).unwrap();
+            let e = Dataset::load(csv.to_str().unwrap(), None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{bad:?}: {e}");
+        }
+        let e = Dataset::load("digits", Some(3)).unwrap_err().to_string();
+        assert!(e.contains("--label-column 3"), "{e}");
 
         let img = dir.join("t-images-idx3-ubyte");
         let mut b = vec![0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2];

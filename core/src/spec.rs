@@ -9,6 +9,11 @@ use std::path::Path;
 /// multiply-accumulate path); the published design needed 4.
 pub const BLOCK_CYCLE_OVERHEAD: usize = 2;
 
+/// Most edges one junction may have. Without a bound a fully connected 32768 × 32768 junction
+/// passes validation and then aborts on allocation (4 GiB per copy of its weights); 2^24
+/// 16-bit weights are over 50 times the block RAM of the largest board in boards/.
+pub const MAX_EDGES: usize = 1 << 24;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PatternKind {
@@ -273,6 +278,20 @@ impl Spec {
                     );
                     continue;
                 }
+                if left * fo > MAX_EDGES {
+                    add(
+                        format!("{name}: fan_out[{j}]"),
+                        format!(
+                            "= {fo} gives {} edges, more than {MAX_EDGES} (2^24): no FPGA here holds that many weights and the host models would need gigabytes",
+                            left * fo
+                        ),
+                        format!(
+                            "lower fan_out[{j}] to at most {} or split the layer",
+                            MAX_EDGES / left
+                        ),
+                    );
+                    continue;
+                }
                 let fi = left * fo / right;
                 if left % fi != 0 {
                     add(
@@ -441,11 +460,9 @@ seed = 5
 
     #[test]
     fn z_and_fan_in_must_nest() {
-        // junction 1 fan-in 8; z = 16 divides 32 and 8 divides 16 → fine; z = 4 fine;
-        // junction 2: fan_out 2 → fan-in 4, z = 8 fine; make fan-in 8 with z = ... use layers
+        // 48 left, 16 right, fan-out 4 → fan-in 12; z = 16 divides 48
         let e = err(&GOOD
             .replace("layers = [32, 16, 8]", "layers = [48, 16, 8]")
-            .replace("fan_out = [4, 4]", "fan_out = [4, 4]")
             .replace("z = [8, 4]", "z = [16, 4]"));
         // fan-in 12, z 16: neither divides the other
         assert!(e.contains("junction 1: z[0]"), "{e}");
@@ -483,6 +500,17 @@ seed = 5
         let e = err(&GOOD.replace("fan_out = [4, 4]", "fan_out = [4, 9]"));
         assert!(e.contains("junction 2: fan_out[1]"), "{e}");
         assert!(e.contains("between 1 and the right layer size 8"), "{e}");
+    }
+
+    #[test]
+    fn edge_count_is_bounded() {
+        let e = err(&GOOD
+            .replace("layers = [32, 16, 8]", "layers = [32768, 32768, 8]")
+            .replace("fan_out = [4, 4]", "fan_out = [1024, 4]")
+            .replace("z = [8, 4]", "z = [1024, 4]"));
+        assert!(e.contains("junction 1: fan_out[0]"), "{e}");
+        assert!(e.contains("33554432 edges, more than 16777216"), "{e}");
+        assert!(e.contains("at most 512"), "{e}");
     }
 
     #[test]

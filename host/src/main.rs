@@ -159,6 +159,7 @@ enum Cmd {
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
     ///
     /// Runs the reference model; the accuracy goes to standard error.
+    ///
     /// Example: edgeflow infer --model digits.model -o predictions.csv
     Infer {
         /// Model file written by `edgeflow train --out` (it carries its spec).
@@ -440,17 +441,17 @@ fn dispatch(cli: Cli) -> Result<()> {
             json,
         }) => {
             let _ = spec;
-            plan_cmd::train_plan(
-                &plan,
-                &data,
+            plan_cmd::train_plan(plan_cmd::TrainPlanArgs {
+                plan: &plan,
+                data: &data,
                 label_column,
                 epochs,
-                &backend,
-                out.as_deref(),
-                plot.as_deref(),
+                backend: &backend,
+                out: out.as_deref(),
+                plot: plot.as_deref(),
                 json,
                 verify,
-            )
+            })
         }
         Some(Cmd::Train {
             spec,

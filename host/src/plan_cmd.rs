@@ -162,17 +162,30 @@ fn print_text(p: &PlanFile, seconds: f64) {
 
 /// `edgeflow train --plan`: train across the plan's boards, then report each stage's measured
 /// time and the measured bottleneck next to the plan's prediction.
-pub fn train_plan(
-    plan_path: &Path,
-    data: &str,
-    label_column: Option<usize>,
-    epochs: usize,
-    backend: &str,
-    out: Option<&Path>,
-    plot: Option<&Path>,
-    json: bool,
-    verify: bool,
-) -> Result<()> {
+pub struct TrainPlanArgs<'a> {
+    pub plan: &'a Path,
+    pub data: &'a str,
+    pub label_column: Option<usize>,
+    pub epochs: usize,
+    pub backend: &'a str,
+    pub out: Option<&'a Path>,
+    pub plot: Option<&'a Path>,
+    pub json: bool,
+    pub verify: bool,
+}
+
+pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
+    let TrainPlanArgs {
+        plan: plan_path,
+        data,
+        label_column,
+        epochs,
+        backend,
+        out,
+        plot,
+        json,
+        verify,
+    } = a;
     use crate::multiboard::PipelineBoard;
     use crate::train::{load_split, run, Trainer};
     let text = std::fs::read_to_string(plan_path)

@@ -26,6 +26,14 @@ pub struct Split {
 pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Result<Split> {
     let d = Dataset::load(data, label_column)?;
     let (tr, te) = d.split(DATA_SEED);
+    // An empty half would report 0% accuracy as if it had been measured.
+    if tr.is_empty() || te.is_empty() {
+        bail!(
+            "data {data}: {} samples leave the {} set empty after the 80/20 split within each class; give some class at least 3 samples",
+            d.len(),
+            if tr.is_empty() { "training" } else { "test" }
+        );
+    }
     Ok(Split {
         train: d.encode(spec, &tr)?,
         test: d.encode(spec, &te)?,
@@ -42,7 +50,8 @@ pub fn epoch_order(n: usize, epoch: usize) -> Vec<usize> {
 
 pub enum Trainer {
     Board(Box<dyn Board>),
-    Float(FloatReference),
+    // Boxed like the boards, so a Trainer stays the size of a pointer.
+    Float(Box<FloatReference>),
 }
 
 impl Trainer {
@@ -158,7 +167,7 @@ pub fn make_trainer(spec: &Spec, backend: &str) -> Result<Trainer> {
             spec,
             spec.default_staleness(),
         )?))),
-        "float" => Ok(Trainer::Float(FloatReference::new(spec))),
+        "float" => Ok(Trainer::Float(Box::new(FloatReference::new(spec)))),
         other => crate::backends::open_board(spec, other).map(Trainer::Board),
     }
 }

@@ -300,6 +300,18 @@ fn bad_arguments_and_data_are_clear_errors() {
         ],
         &["OpenCL"],
     );
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--backend",
+            "opencl:",
+            "--epochs",
+            "1",
+        ],
+        &["opencl:", "names no device"],
+    );
     let header = d.join("header.csv");
     std::fs::write(&header, "a,b,label\n").unwrap();
     fails_with(
@@ -311,6 +323,30 @@ fn bad_arguments_and_data_are_clear_errors() {
             header.to_str().unwrap(),
         ],
         &["header.csv", "no samples"],
+    );
+    let one = d.join("one.csv");
+    std::fs::write(&one, "1,2,0\n3,4,1\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            one.to_str().unwrap(),
+        ],
+        &["one.csv", "test set empty", "at least 3 samples"],
+    );
+    let nan = d.join("nan.csv");
+    std::fs::write(&nan, "1,2,0\n3,nan,1\n").unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--data",
+            nan.to_str().unwrap(),
+        ],
+        &["nan.csv", "line 2, column 1", "not a finite number"],
     );
     let neg = d.join("neg.csv");
     std::fs::write(&neg, "1,2,0\n-1,2,1\n").unwrap();

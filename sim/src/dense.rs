@@ -173,14 +173,7 @@ impl DenseReference {
             .map(|n| {
                 self.load_input(data.input(n));
                 self.forward();
-                let out = &self.a[l];
-                let mut best = 0;
-                for (i, &x) in out.iter().enumerate() {
-                    if x > out[best] {
-                        best = i;
-                    }
-                }
-                best
+                crate::argmax(&self.a[l])
             })
             .collect()
     }

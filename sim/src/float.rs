@@ -110,13 +110,7 @@ impl FloatReference {
         (0..data.len())
             .map(|n| {
                 let (a, _) = self.forward_all(&self.input(data, n));
-                let mut best = 0;
-                for (i, &x) in a[l].iter().enumerate() {
-                    if x > a[l][best] {
-                        best = i;
-                    }
-                }
-                best
+                crate::argmax(&a[l])
             })
             .collect()
     }

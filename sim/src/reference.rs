@@ -348,11 +348,11 @@ impl Reference {
     }
 }
 
-/// Index of the first largest value: the tie rule every backend uses.
-pub fn argmax(v: &[i32]) -> usize {
+/// Index of the first largest value: the tie rule every backend (and the float models) uses.
+pub fn argmax<T: PartialOrd>(v: &[T]) -> usize {
     let mut best = 0;
-    for (i, &x) in v.iter().enumerate() {
-        if x > v[best] {
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
             best = i;
         }
     }
@@ -549,5 +549,6 @@ mod tests {
     fn argmax_takes_first_of_ties() {
         assert_eq!(argmax(&[1, 5, 5, 2]), 1);
         assert_eq!(argmax(&[7]), 0);
+        assert_eq!(argmax(&[0.5, 2.0, 2.0, -1.0]), 1);
     }
 }

@@ -18,6 +18,12 @@ pub fn set_kernel_binary(path: Option<PathBuf>) {
 /// The device `which` (index or name; `None` = first) with its program from the embedded
 /// source, or from `--kernel-binary` when given.
 pub fn open_device(which: Option<&str>) -> Result<Arc<Device>> {
+    // An empty name would match every device by substring and silently pick the first.
+    if which.is_some_and(|w| w.trim().is_empty()) {
+        anyhow::bail!(
+            "--backend opencl: names no device; write opencl (the first device), opencl:INDEX or opencl:NAME as `edgeflow devices` lists them"
+        );
+    }
     let pb = crate::opencl_cmd::spinner("preparing the OpenCL device");
     let d = match KERNEL_BINARY.lock().unwrap().clone() {
         Some(p) => Device::open_with_binary(which, &p),
