@@ -85,6 +85,78 @@ end
     )
 }
 
+/// Type 1 as block RAM: one ROM per lane of `fan_out · rows` entries (sweep-major), read at
+/// the rising edge with the counters' next state, so the registered output is the left
+/// neuron of the state the counters enter at that edge: the same value, every clock, as the
+/// combinational table of the behavioural model (0 past the end of the pass).
+fn verilog_rom(p: &JunctionParams) -> String {
+    let (rows, fo) = (p.rows_per_bank, p.pattern.fan_out);
+    let depth = rows * fo;
+    let dw = if p.left <= 256 { 8 } else { 16 };
+    let mut v =
+        String::from("reg [15:0] ns;\nreg [15:0] nr;\nreg n_ok;\nreg q_ok;\nreg [15:0] ra;\n");
+    for l in 0..p.z {
+        v += &format!(
+            "reg [{}:0] rom_{l} [0:{}];\nreg [{}:0] q_{l};\n",
+            dw - 1,
+            depth - 1,
+            dw - 1
+        );
+    }
+    v += "initial begin\n    ag_s = 16'd0;\n    ag_r = 16'd0;\n    q_ok = 1'b1;\n";
+    for l in 0..p.z {
+        v += &format!("    q_{l} = {dw}'d{};\n", p.left_of(0, l, 0));
+        for s in 0..fo {
+            for r in 0..rows {
+                v += &format!(
+                    "    rom_{l}[{}] = {dw}'d{};\n",
+                    s * rows + r,
+                    p.left_of(s, l, r)
+                );
+            }
+        }
+    }
+    v += &format!(
+        "end
+always @(*) begin
+    ns = ag_s;
+    nr = ag_r;
+    if (last) begin
+        ns = 16'd0;
+        nr = 16'd0;
+    end else if (adv) begin
+        if (ag_r == 16'd{}) begin
+            nr = 16'd0;
+            ns = ag_s + 16'd1;
+        end else nr = ag_r + 16'd1;
+    end
+    n_ok = ns < 16'd{fo};
+    ra = n_ok ? ns * 16'd{rows} + nr : 16'd0;
+end
+always @(posedge clock) begin
+    ag_s <= ns;
+    ag_r <= nr;
+    q_ok <= n_ok;
+end
+",
+        rows - 1
+    );
+    for l in 0..p.z {
+        v += &format!("always @(posedge clock) q_{l} <= rom_{l}[ra];\n");
+    }
+    v += "always @(*) begin\n";
+    for l in 0..p.z {
+        let q = if dw == 16 {
+            format!("q_{l}")
+        } else {
+            format!("{{{}'d0, q_{l}}}", 16 - dw)
+        };
+        v += &format!("    left${l} = q_ok ? {q} : 16'd0;\n");
+    }
+    v += "end\n";
+    v
+}
+
 /// The counters of the interleaver, shared by the generator block and the junction.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
@@ -163,6 +235,9 @@ impl Logic for AddrGen {
         self.ag_r.connect();
     }
     fn hdl(&self) -> Verilog {
+        if self._p.pattern.kind == PatternKind::Type1 {
+            return Verilog::Custom(verilog_rom(&self._p));
+        }
         let mut v = verilog_functions(&self._p);
         v += "initial begin\n    ag_s = 16'd0;\n    ag_r = 16'd0;\nend\n";
         v += &verilog_counters(&self._p);

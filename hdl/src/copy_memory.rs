@@ -2,7 +2,9 @@
 //! at once, `copies × size` values. Junction pipelining reads two samples' activations in
 //! the same clock (FF of sample `t - j`, UP of sample `t - (2L-1-j)`) while the previous
 //! junction writes a third; each port names its copy. Reads are combinational (register
-//! file), writes land at the clock edge; out-of-range reads give 0.
+//! file) in this behavioural model, writes land at the clock edge; out-of-range reads give 0.
+//! The Verilog is block RAM: a bank per write port, replicated per read port, read on the
+//! falling edge (see `hdl`), which gives the same value at every rising edge.
 
 use crate::fixed::{b16, s16};
 use rust_hdl::core::prelude::*;
@@ -50,6 +52,8 @@ impl Logic for CopyMemory {
         if self.clock.pos_edge() {
             for w in 0..self.wr_en.len() {
                 if self.wr_en[w].val() {
+                    // the Verilog keeps one RAM bank per write port
+                    assert!(self.wr_addr[w].val().index() % self.wr_en.len() == w);
                     if let Some(i) =
                         self.index(self.wr_copy[w].val().index(), self.wr_addr[w].val().index())
                     {
@@ -72,20 +76,77 @@ impl Logic for CopyMemory {
         }
     }
     fn hdl(&self) -> Verilog {
+        // Block-RAM shape: one bank per write port (port `w` only ever writes neurons
+        // `≡ w (mod W)`, the rows the previous junction finishes together), each bank
+        // replicated once per read port, so every RAM has one write and one read port. The
+        // read is registered on the falling edge: addresses and contents only change at the
+        // rising edge, so by the next rising edge the data equals a combinational read.
         let (k, n) = (self._copies, self._size);
-        let mut v = format!("reg signed [15:0] mem [0:{}];\ninteger i;\ninitial for (i = 0; i < {}; i = i + 1) mem[i] = 16'sd0;\n", k * n - 1, k * n);
-        v += "always @(*) begin\n";
-        for r in 0..self.rd_data.len() {
-            let _ = writeln!(
-                v,
-                "    rd_data${r} = ((rd_copy${r} < 16'd{k}) && (rd_addr${r} < 16'd{n})) ? mem[rd_copy${r} * {n} + rd_addr${r}] : 16'sd0;"
-            );
+        let (nw, nr) = (self.wr_en.len().max(1), self.rd_data.len());
+        let nb = n.div_ceil(nw);
+        let depth = k * nb;
+        let idx = |c: String, a: String| {
+            if nw == 1 {
+                format!("{c} * {nb} + {a}")
+            } else {
+                format!("{c} * {nb} + {a} / {nw}")
+            }
+        };
+        let mut v = String::from("integer i;\n");
+        for b in 0..nw {
+            for r in 0..nr {
+                // a few entries cost fewer cells as flip-flops than a whole block RAM
+                let style = if depth <= 32 {
+                    "(* ram_style = \"logic\" *) "
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    v,
+                    "{style}reg signed [15:0] mem_{b}_{r} [0:{}];\nreg signed [15:0] q_{b}_{r};",
+                    depth - 1
+                );
+            }
         }
-        v += "end\nalways @(posedge clock) begin\n";
-        for w in 0..self.wr_en.len() {
+        v += "initial begin\n";
+        for b in 0..nw {
+            for r in 0..nr {
+                let _ = writeln!(
+                    v,
+                    "    for (i = 0; i < {depth}; i = i + 1) mem_{b}_{r}[i] = 16'sd0;"
+                );
+            }
+        }
+        v += "end\n";
+        for b in 0..self.wr_en.len() {
+            let wi = idx(format!("wr_copy${b}"), format!("wr_addr${b}"));
+            for r in 0..nr {
+                let _ = writeln!(
+                    v,
+                    "always @(posedge clock) if (wr_en${b} && (wr_copy${b} < 16'd{k}) && (wr_addr${b} < 16'd{n})) mem_{b}_{r}[{wi}] <= wr_data${b};"
+                );
+            }
+        }
+        for b in 0..nw {
+            for r in 0..nr {
+                let ri = idx(format!("rd_copy${r}"), format!("rd_addr${r}"));
+                let _ = writeln!(v, "always @(negedge clock) q_{b}_{r} <= mem_{b}_{r}[{ri}];");
+            }
+        }
+        v += "always @(*) begin\n";
+        for r in 0..nr {
+            let sel = if nw == 1 {
+                format!("q_0_{r}")
+            } else {
+                let mut e = String::from("16'sd0");
+                for b in (0..nw).rev() {
+                    e = format!("((rd_addr${r} % {nw}) == {b}) ? q_{b}_{r} : ({e})");
+                }
+                e
+            };
             let _ = writeln!(
                 v,
-                "    if (wr_en${w} && (wr_copy${w} < 16'd{k}) && (wr_addr${w} < 16'd{n})) mem[wr_copy${w} * {n} + wr_addr${w}] <= wr_data${w};"
+                "    rd_data${r} = ((rd_copy${r} < 16'd{k}) && (rd_addr${r} < 16'd{n})) ? ({sel}) : 16'sd0;"
             );
         }
         v += "end\n";

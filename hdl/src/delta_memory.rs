@@ -4,7 +4,8 @@
 //! reads the previous sample's sums from the other buffer and clears each entry on its last
 //! read, so the buffer is zero when its turn to accumulate comes. Reads are combinational,
 //! so a sum written at the end of one clock is read back in the next: the sweep-boundary
-//! read-modify-write hazard needs no forwarding.
+//! read-modify-write hazard needs no forwarding. With one lane and one reader (digits) the
+//! Verilog is two block RAMs read on the falling edge; otherwise a register file.
 
 use crate::fixed::{b32, s32};
 use rust_hdl::core::prelude::*;
@@ -74,6 +75,9 @@ impl Logic for DeltaMemory {
         }
     }
     fn hdl(&self) -> Verilog {
+        if self.acc_en.len() == 1 && self.rd_data.len() == 1 {
+            return self.hdl_bram();
+        }
         let n = self._size;
         let mut v = format!("reg signed [31:0] mem [0:{}];\ninteger i;\ninitial for (i = 0; i < {}; i = i + 1) mem[i] = 32'sd0;\n", 2 * n - 1, 2 * n);
         v += "always @(*) begin\n";
@@ -91,6 +95,44 @@ impl Logic for DeltaMemory {
             let _ = writeln!(v, "    if (rd_clear${r} && (rd_addr${r} < 16'd{n})) mem[(parity ? 0 : {n}) + rd_addr${r}] <= 32'sd0;");
         }
         v += "end\n";
+        Verilog::Custom(v)
+    }
+}
+
+impl DeltaMemory {
+    /// One accumulating lane and one reader: each buffer is its own RAM with one read and
+    /// one write port (accumulate when `parity` names it, read-and-clear otherwise). Reads
+    /// are registered on the falling edge, after the rising edge that changed addresses and
+    /// contents, so the rising edge sees what a combinational read would give.
+    fn hdl_bram(&self) -> Verilog {
+        let n = self._size;
+        let mut v = String::from("integer i;\n");
+        v += &format!(
+            "reg signed [31:0] m0 [0:{}];\nreg signed [31:0] m1 [0:{}];\n",
+            n - 1,
+            n - 1
+        );
+        v += "reg signed [31:0] q0;\nreg signed [31:0] q1;\n";
+        v += "reg [15:0] ra0;\nreg [15:0] ra1;\nreg we0;\nreg we1;\nreg signed [31:0] wd0;\nreg signed [31:0] wd1;\n";
+        v += &format!(
+            "initial for (i = 0; i < {n}; i = i + 1) begin m0[i] = 32'sd0; m1[i] = 32'sd0; end\n"
+        );
+        v += &format!(
+            "always @(*) begin
+    ra0 = parity ? rd_addr$0 : acc_addr$0;
+    ra1 = parity ? acc_addr$0 : rd_addr$0;
+    we0 = parity ? (rd_clear$0 && (rd_addr$0 < 16'd{n})) : (acc_en$0 && (acc_addr$0 < 16'd{n}));
+    we1 = parity ? (acc_en$0 && (acc_addr$0 < 16'd{n})) : (rd_clear$0 && (rd_addr$0 < 16'd{n}));
+    wd0 = parity ? 32'sd0 : q0 + $signed(acc_add$0);
+    wd1 = parity ? q1 + $signed(acc_add$0) : 32'sd0;
+    rd_data$0 = (rd_addr$0 < 16'd{n}) ? (parity ? q0 : q1) : 32'sd0;
+end
+always @(negedge clock) q0 <= m0[ra0];
+always @(negedge clock) q1 <= m1[ra1];
+always @(posedge clock) if (we0) m0[ra0] <= wd0;
+always @(posedge clock) if (we1) m1[ra1] <= wd1;
+"
+        );
         Verilog::Custom(v)
     }
 }
@@ -133,5 +175,6 @@ mod tests {
     #[test]
     fn delta_memory_verilog_is_clean() {
         yosys_check(&DeltaMemory::new(6, 2, 2), "delta_memory");
+        yosys_check(&DeltaMemory::new(6, 1, 1), "delta_memory_bram");
     }
 }
