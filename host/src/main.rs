@@ -507,7 +507,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             engine,
             json,
         }) => match engine.as_str() {
-            "verilator" => sim_verilator::sim_cmd(&spec, samples, data.as_deref(), vcd.is_some(), json),
+            "verilator" => {
+                sim_verilator::sim_cmd(&spec, samples, data.as_deref(), vcd.is_some(), json)
+            }
             "rust-hdl" => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
             other => anyhow::bail!("unknown --engine '{other}'; use rust-hdl or verilator"),
         },

@@ -16,10 +16,21 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_message(format!("building the Verilator model of '{}'", spec.name));
     pb.enable_steady_tick(std::time::Duration::from_millis(150));
-    let dir = std::env::temp_dir().join(format!("edgeflow-sim-verilator-{}-{}", spec.name, std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "edgeflow-sim-verilator-{}-{}",
+        spec.name,
+        std::process::id()
+    ));
     let built = verilator::build(&dir, &edgeflow_hdl::verilog(spec));
-    pb.set_message(format!("simulating '{}': load, train {}, infer, read back", spec.name, data.len()));
-    let run = built.as_ref().map_err(|e| anyhow!("{e:#}")).and_then(|h| h.run_batch(&words, reply, 0, u64::MAX / 2));
+    pb.set_message(format!(
+        "simulating '{}': load, train {}, infer, read back",
+        spec.name,
+        data.len()
+    ));
+    let run = built
+        .as_ref()
+        .map_err(|e| anyhow!("{e:#}"))
+        .and_then(|h| h.run_batch(&words, reply, 0, u64::MAX / 2));
     pb.finish_and_clear();
     let h = built?;
     let got = run?;
@@ -27,27 +38,44 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
     let n = data.len();
     let state_words = reply - 8 - n;
     let w = &got.words;
-    let acks = [(0, 0xA001u16), (1, 0xA002), (4 + n, 0xA003), (reply - 1, 0xA004)];
+    let acks = [
+        (0, 0xA001u16),
+        (1, 0xA002),
+        (4 + n, 0xA003),
+        (reply - 1, 0xA004),
+    ];
     if let Some((i, a)) = acks.iter().find(|(i, a)| w[*i] != *a) {
-        bail!("Verilator answer word {i}: expected acknowledgement {a:#06x}, got {:#06x}", w[*i]);
+        bail!(
+            "Verilator answer word {i}: expected acknowledgement {a:#06x}, got {:#06x}",
+            w[*i]
+        );
     }
     let train_clocks = w[2] as u64 | (w[3] as u64) << 16;
     let infer_clocks = w[5 + n] as u64 | (w[6 + n] as u64) << 16;
     let preds: Vec<usize> = w[4..4 + n].iter().map(|&p| p as usize).collect();
-    let mut it = w[7 + n..7 + n + state_words].iter().map(|&v| v as i16 as i32);
+    let mut it = w[7 + n..7 + n + state_words]
+        .iter()
+        .map(|&v| v as i16 as i32);
     let l = spec.junctions();
     let state = State {
-        weights: (0..l).map(|j| it.by_ref().take(spec.layers[j] * spec.fan_out[j]).collect()).collect(),
-        biases: (0..l).map(|j| it.by_ref().take(spec.layers[j + 1]).collect()).collect(),
+        weights: (0..l)
+            .map(|j| it.by_ref().take(spec.layers[j] * spec.fan_out[j]).collect())
+            .collect(),
+        biases: (0..l)
+            .map(|j| it.by_ref().take(spec.layers[j + 1]).collect())
+            .collect(),
     };
     let mut r = Reference::new(spec);
     r.train(data);
     let mut diff = r.state.first_difference(&state, Some(&r.patterns));
     if diff.is_none() {
         let want = r.infer(data);
-        diff = (0..n)
-            .find(|&k| want[k] != preds[k])
-            .map(|k| format!("prediction of sample {k}: expected class {}, got {}", want[k], preds[k]));
+        diff = (0..n).find(|&k| want[k] != preds[k]).map(|k| {
+            format!(
+                "prediction of sample {k}: expected class {}, got {}",
+                want[k], preds[k]
+            )
+        });
     }
     let cps = got.clocks as f64 / got.seconds.max(1e-9);
     if json_out {
@@ -58,12 +86,24 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
             "verilator_build_seconds": h.build_seconds,
         }));
     } else {
-        println!("spec '{}' in Verilator: {n} samples trained, inferred and read back", spec.name);
-        println!("  training               {train_clocks} device clocks ({:.1} per sample)", train_clocks as f64 / n as f64);
+        println!(
+            "spec '{}' in Verilator: {n} samples trained, inferred and read back",
+            spec.name
+        );
+        println!(
+            "  training               {train_clocks} device clocks ({:.1} per sample)",
+            train_clocks as f64 / n as f64
+        );
         println!("  inference              {infer_clocks} device clocks");
-        println!("  simulated              {} clocks at {cps:.0} clocks/s (build {:.1} s)", got.clocks, h.build_seconds);
+        println!(
+            "  simulated              {} clocks at {cps:.0} clocks/s (build {:.1} s)",
+            got.clocks, h.build_seconds
+        );
         println!("  state sha256           {}", state.sha256());
-        println!("  bit-exact with the reference model: {}", if diff.is_none() { "yes" } else { "NO" });
+        println!(
+            "  bit-exact with the reference model: {}",
+            if diff.is_none() { "yes" } else { "NO" }
+        );
     }
     if let Some(d) = diff {
         bail!("the Verilog in Verilator differs from the reference model: {d}");
@@ -72,7 +112,13 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
 }
 
 /// The `edgeflow sim --engine verilator` entry: the same samples `edgeflow sim` would use.
-pub fn sim_cmd(spec: &std::path::Path, samples: usize, data: Option<&str>, vcd: bool, json_out: bool) -> Result<()> {
+pub fn sim_cmd(
+    spec: &std::path::Path,
+    samples: usize,
+    data: Option<&str>,
+    vcd: bool,
+    json_out: bool,
+) -> Result<()> {
     if vcd {
         bail!("--vcd is for the rust-hdl engine; the Verilator engine does not trace");
     }
@@ -87,7 +133,10 @@ pub fn sim_cmd(spec: &std::path::Path, samples: usize, data: Option<&str>, vcd: 
         Some(d) => {
             let ds = edgeflow_core::Dataset::load(d, None)?;
             if ds.len() < samples {
-                bail!("--data {d} has {} samples, --samples asks for {samples}", ds.len());
+                bail!(
+                    "--data {d} has {} samples, --samples asks for {samples}",
+                    ds.len()
+                );
             }
             ds.encode(&spec, &(0..samples).collect::<Vec<_>>())?
         }
