@@ -97,7 +97,7 @@ fn verilog_rom(p: &JunctionParams) -> String {
         String::from("reg [15:0] ns;\nreg [15:0] nr;\nreg n_ok;\nreg q_ok;\nreg [15:0] ra;\n");
     for l in 0..p.z {
         v += &format!(
-            "(* ram_style = \"block\" *) reg [{}:0] rom_{l} [0:{}];\nreg [{}:0] q_{l};\n",
+            "reg [{}:0] rom_{l} [0:{}];\nreg [{}:0] q_{l};\n",
             dw - 1,
             depth - 1,
             dw - 1
