@@ -62,7 +62,14 @@ impl Logic for BankedRam {
         let d = self._depth;
         let mut v = String::from("integer i;\n");
         for b in 0..self._mem.len() {
-            let _ = writeln!(v, "reg signed [15:0] mem_{b} [0:{}];", d - 1);
+            // a handful of rows (biases of a small layer) cost fewer cells as flip-flops than
+            // a block RAM, which the interleaver ROMs need more
+            let style = if d <= 16 {
+                "(* ram_style = \"logic\" *) "
+            } else {
+                ""
+            };
+            let _ = writeln!(v, "{style}reg signed [15:0] mem_{b} [0:{}];", d - 1);
         }
         v += "initial begin\n";
         for b in 0..self._mem.len() {

@@ -95,15 +95,9 @@ impl Logic for CopyMemory {
         let mut v = String::from("integer i;\n");
         for b in 0..nw {
             for r in 0..nr {
-                // a few entries cost fewer cells as flip-flops than a whole block RAM
-                let style = if depth <= 32 {
-                    "(* ram_style = \"logic\" *) "
-                } else {
-                    ""
-                };
                 let _ = writeln!(
                     v,
-                    "{style}reg signed [15:0] mem_{b}_{r} [0:{}];\nreg signed [15:0] q_{b}_{r};",
+                    "reg signed [15:0] mem_{b}_{r} [0:{}];\nreg signed [15:0] q_{b}_{r};",
                     depth - 1
                 );
             }

@@ -14,6 +14,13 @@
 //!   already holds what was added at the end of clock `k`: the read-modify-write hazard
 //!   across a sweep boundary cannot occur and needs no forwarding.
 //!
+//! In the Verilog those memories are block RAMs read on the falling edge (addresses and
+//! contents only change at the rising edge, so the next rising edge sees exactly the
+//! combinational read of the behavioural model), the type-1 interleaver tables are ROMs read
+//! at the rising edge with the counters' next state. That fits digits in an iCE40 UP5K, but
+//! the read → multiply → add → activate path now has half a clock: the pipelined datapath
+//! (prefetched reads, registered product and sum) is still to do.
+//!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
 

@@ -23,7 +23,7 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "ice40-up5k",
         part: "iCE40UP5K-SG48",
-        synth: "synth_ice40 -dsp -top top",
+        synth: "synth_ice40 -dsp -abc9 -top top",
         luts: 5280,
         ffs: 5280,
         dsps: 8,
