@@ -4,7 +4,7 @@
 //! target, then renamed.
 
 use crate::plot::Series;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -64,17 +64,7 @@ fn render(
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create directory {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
+    let tmp = edgeflow_hdl::flow::temp_beside(path, &ext)?;
     let result = match ext.as_str() {
         "svg" => {
             let root = SVGBackend::new(&tmp, SIZE).into_drawing_area();
@@ -90,13 +80,7 @@ fn render(
         let _ = std::fs::remove_file(&tmp);
         return Err(e.context(format!("writing {}", path.display())));
     }
-    std::fs::rename(&tmp, path).with_context(|| {
-        format!(
-            "cannot move {} into place as {}",
-            tmp.display(),
-            path.display()
-        )
-    })
+    edgeflow_hdl::flow::commit_temp(&tmp, path)
 }
 
 /// Whether a plot path asks for PNG.
