@@ -71,14 +71,15 @@ impl Logic for BankedRam {
             };
             let _ = writeln!(v, "{style}reg signed [15:0] mem_{b} [0:{}];", d - 1);
         }
-        v += "initial begin\n";
+        // One initial block per memory: yosys 0.23 takes time quadratic in the statements
+        // of one initial block.
         for b in 0..self._mem.len() {
             let _ = writeln!(
                 v,
-                "    for (i = 0; i < {d}; i = i + 1) mem_{b}[i] = 16'sd0;\n    rdata${b} = 16'd0;"
+                "initial for (i = 0; i < {d}; i = i + 1) mem_{b}[i] = 16'sd0;\ninitial rdata${b} = 16'd0;"
             );
         }
-        v += "end\nalways @(posedge clock) begin\n";
+        v += "always @(posedge clock) begin\n";
         for b in 0..self._mem.len() {
             let _ = writeln!(
                 v,

@@ -147,11 +147,18 @@ impl Junction {
             agen: AddrGen::new(p),
             wmem: BankedRam::new(z, p.clocks),
             bmem: BankedRam::new(g, p.bias_rows()),
+            // FF reads port l, UP port z + l, both at lane l's neuron: only lane l's banks
             amem: CopyMemory::new(
                 p.act_copies,
                 p.left,
                 2 * z,
                 if p.is_first() { 1 } else { prev },
+            )
+            .with_read_banks(
+                z,
+                (0..2 * z)
+                    .map(|r| p.pattern.bank.iter().map(|b| b[r % z]).collect())
+                    .collect(),
             ),
             smem: if hidden_left {
                 vec![CopyMemory::new(p.sp_copies, p.left, prev, prev)]

@@ -4,6 +4,7 @@ mod backends;
 mod bench;
 mod board;
 mod chart;
+mod cost_cmd;
 mod flow_cmd;
 mod model;
 mod multiboard;
@@ -155,6 +156,23 @@ enum Cmd {
         /// Write the plan (JSON) here, for `edgeflow train --plan`.
         #[arg(short, long)]
         out: Option<PathBuf>,
+    },
+    /// The cost model's prediction (LUT, FF, DSP, block RAMs) for one board holding the whole
+    /// network at the spec's own z, and with --synth how close it is to an `edgeflow synth
+    /// --json` report of the same spec (docs/calibration/reproduce.sh).
+    ///
+    /// Example: edgeflow cost --spec specs/digits.toml --board icebreaker --synth synth.json
+    Cost {
+        #[arg(long)]
+        spec: PathBuf,
+        /// Board name or file, as for `edgeflow plan --boards`.
+        #[arg(long)]
+        board: String,
+        /// An `edgeflow synth --json` report of the same spec, to compare against.
+        #[arg(long)]
+        synth: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
     ///
@@ -530,6 +548,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             out,
             json,
         }),
+        Some(Cmd::Cost {
+            spec,
+            board,
+            synth,
+            json,
+        }) => cost_cmd::cost_cmd(&spec, &board, synth.as_deref(), json),
         Some(Cmd::Synth {
             spec,
             target,

@@ -51,6 +51,9 @@ pub const LOGIC_PER_JUNCTION: u64 = 200;
 pub const LOGIC_PER_LANE_BIT: u64 = 9;
 pub const LOGIC_PER_BOARD: u64 = 800;
 pub const LOGIC_PER_LINK: u64 = 120;
+pub const FF_PER_JUNCTION: u64 = 100;
+pub const FF_PER_LANE_BIT: u64 = 3;
+pub const FF_PER_BOARD: u64 = 300;
 
 /// Picoseconds.
 pub type Ps = u64;
@@ -210,6 +213,27 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
         ram_bits: fixed + s * per_s,
         ram_blocks: blocks,
     }
+}
+
+/// The usage of one board holding the whole network with lanes `z` (no links): what
+/// `edgeflow cost` compares with `edgeflow synth`.
+pub fn single_board_usage(net: &Net, board: &Board, z: &[u64]) -> Usage {
+    let mut need = Need::default();
+    for (j, &zj) in z.iter().enumerate() {
+        need += junction_need(net, board, j, zj, net.staleness(j, 0));
+    }
+    Usage::new(net, board, &need, 0)
+}
+
+/// Flip-flops of the whole network on one board with lanes `z`: reported next to synthesis,
+/// not a planning constraint (every supported part has at least as many flip-flops as logic
+/// cells). [`FF_PER_JUNCTION`] per junction, [`FF_PER_LANE_BIT`]` · w` per lane,
+/// [`FF_PER_BOARD`] once.
+pub fn flip_flops(net: &Net, z: &[u64]) -> u64 {
+    FF_PER_BOARD
+        + z.iter()
+            .map(|&zj| FF_PER_JUNCTION + FF_PER_LANE_BIT * net.width * zj)
+            .sum::<u64>()
 }
 
 /// Logic cells of one multiplier built from logic, for `width`-bit values.
