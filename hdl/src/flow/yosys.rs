@@ -18,11 +18,15 @@ pub struct SynthResult {
     pub multipliers_in_luts: usize,
 }
 
+/// The flattened, width-reduced design the multiplier listing writes for the synthesis.
+const PREPARED: &str = "prepared.il";
+
 const PREPARE: &str = "hierarchy -top top\nproc\nflatten\nopt -fast\nwreduce\nopt_clean\n";
 
-/// Synthesize `verilog` (a file in `dir`, top module `top`) for `target`. Multipliers beyond
-/// the part's DSP count are built from LUTs (the narrowest ones), so a design with more
-/// multipliers than DSPs still maps when its logic fits; yosys alone would overflow the DSPs.
+/// Synthesize `verilog` (a file in `dir`, top module `top`) for `target`. When the design has
+/// more multipliers than the part has DSPs, some are built from LUTs (see
+/// [`lut_multipliers`]), so it still maps when its logic fits; yosys alone would overflow
+/// the DSPs.
 pub fn synthesize(
     target: &Target,
     dir: &Path,
@@ -35,14 +39,17 @@ pub fn synthesize(
     } else {
         vec![]
     };
-    let excess = muls.len().saturating_sub(target.dsps as usize);
+    let in_luts = lut_multipliers(&muls, target.dsps as usize);
     let mut script = format!("read_verilog -sv {verilog}\n");
-    if excess > 0 {
-        script += PREPARE;
-        // Narrowest first: they cost the fewest LUTs.
-        for (name, _) in muls.iter().take(excess) {
-            script += &format!("techmap -map +/techmap.v {name}\n");
+    if !in_luts.is_empty() {
+        // the design as the multiplier listing left it: parsing and flattening a large
+        // network again would double the run time
+        script = format!("read_rtlil {PREPARED}\n");
+        script += "techmap -map +/techmap.v";
+        for name in &in_luts {
+            script += &format!(" {name}");
         }
+        script += "\n";
     }
     script += target.synth;
     if netlist {
@@ -60,13 +67,39 @@ pub fn synthesize(
         netlist: netlist.then(|| dir.join("top.json")),
         seconds: start.elapsed().as_secs_f64(),
         multipliers: muls.len(),
-        multipliers_in_luts: excess,
+        multipliers_in_luts: in_luts.len(),
     })
+}
+
+/// The multipliers to build from LUTs when `muls` (narrowest first) exceed `dsps`: every
+/// weight-update (UP) multiplier, as the published design (Dey et al.) keeps FF and BP in
+/// DSP48s and UP elsewhere, then the narrowest of the rest while still over budget.
+fn lut_multipliers(muls: &[(String, u64)], dsps: usize) -> Vec<String> {
+    if muls.len() <= dsps {
+        return vec![];
+    }
+    let excess = muls.len() - dsps;
+    let is_up = |n: &str| n.contains("\\up.") || n.contains("$up/");
+    let mut out: Vec<String> = muls
+        .iter()
+        .filter(|m| is_up(&m.0))
+        .map(|m| m.0.clone())
+        .collect();
+    let more = excess.saturating_sub(out.len());
+    out.extend(
+        muls.iter()
+            .filter(|m| !is_up(&m.0))
+            .take(more)
+            .map(|m| m.0.clone()),
+    );
+    out
 }
 
 /// The design's `$mul` cells after width reduction, narrowest first: (selection, A+B width).
 fn list_multipliers(dir: &Path, verilog: &str) -> Result<Vec<(String, u64)>> {
-    let script = format!("read_verilog -sv {verilog}\n{PREPARE}write_json muls-cells.json\n");
+    let script = format!(
+        "read_verilog -sv {verilog}\n{PREPARE}write_json muls-cells.json\nwrite_rtlil {PREPARED}\n"
+    );
     std::fs::write(dir.join("muls.ys"), script)?;
     YOSYS.run(&["-q", "-s", "muls.ys"], dir, &dir.join("yosys-muls.log"))?;
     let j: serde_json::Value =
@@ -125,6 +158,23 @@ pub fn parse_stat_cells(json: &str) -> Result<BTreeMap<String, u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn update_multipliers_go_to_luts_first_then_the_narrowest() {
+        let m = |n: &str, w| (n.to_string(), w);
+        let muls = vec![
+            m("top/$flatten\\j$0.\\ff.$mul$1", 10),
+            m("top/$flatten\\j$0.\\bp.$mul$2", 12),
+            m("top/$flatten\\j$0.\\up.$mul$3", 20),
+            m("top/$flatten\\j$0.\\ff.$mul$4", 20),
+        ];
+        assert!(lut_multipliers(&muls, 4).is_empty());
+        assert_eq!(lut_multipliers(&muls, 3), vec![muls[2].0.clone()]);
+        assert_eq!(
+            lut_multipliers(&muls, 2),
+            vec![muls[2].0.clone(), muls[0].0.clone()]
+        );
+    }
 
     #[test]
     fn stat_json_cells_are_read() {
