@@ -109,7 +109,15 @@ impl Logic for CopyMemory {
             }
         };
         if let (Some((z, banks)), 1) = (&self._read_banks, self.wr_en.len()) {
-            return Verilog::Custom(self.hdl_read_banks(*z, banks));
+            // with every bank on every port (dither) the plain replicas are the same thing
+            if banks.iter().any(|b| {
+                let mut b = b.clone();
+                b.sort_unstable();
+                b.dedup();
+                b.len() < *z
+            }) {
+                return Verilog::Custom(self.hdl_read_banks(*z, banks));
+            }
         }
         let mut v = String::from("integer i;\n");
         for b in 0..nw {
@@ -264,5 +272,10 @@ mod tests {
     #[test]
     fn copy_memory_verilog_is_clean() {
         yosys_check(&CopyMemory::new(3, 5, 2, 1), "copy_memory");
+        // replicas holding one bank, and two banks
+        yosys_check(
+            &CopyMemory::new(3, 8, 2, 1).with_read_banks(4, vec![vec![1], vec![2, 0]]),
+            "copy_memory_banks",
+        );
     }
 }

@@ -289,7 +289,8 @@ pub fn synth_cmd(
     if json {
         print_json(
             &json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
-            "fits": r.table.overflows().is_empty()}),
+            "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
+            "multipliers_in_luts": r.multipliers_in_luts}),
         );
     } else {
         println!(
@@ -300,6 +301,12 @@ pub fn synth_cmd(
             r.seconds
         );
         print!("{}", r.table.to_text());
+        if r.multipliers_in_luts > 0 {
+            println!(
+                "{} of {} multipliers built from LUTs (the DSPs run out; weight-update ones first)",
+                r.multipliers_in_luts, r.multipliers
+            );
+        }
     }
     check_fit(&inner, &r.table)
 }
