@@ -124,7 +124,11 @@ impl ResourceTable {
                     "RAM32M" | "RAM64M" => Some(4.0),
                     _ => None,
                 }),
-                sum(&|k| matches!(k, "FDRE" | "FDSE" | "FDCE" | "FDPE").then_some(1.0)),
+                // `_1`: the falling-edge flip-flops of the registered block-RAM reads
+                sum(&|k| {
+                    matches!(k.trim_end_matches("_1"), "FDRE" | "FDSE" | "FDCE" | "FDPE")
+                        .then_some(1.0)
+                }),
                 sum(&|k| (k == "DSP48E1").then_some(1.0)),
                 sum(&|k| match k {
                     "RAMB36E1" => Some(1.0),
@@ -216,12 +220,19 @@ mod tests {
         assert_eq!(used, vec![6000.0, 15.0, 8.0, 0.0]);
         let over: Vec<&str> = t.overflows().iter().map(|r| r.resource.as_str()).collect();
         assert_eq!(over, vec!["LUT"]);
-        let x: BTreeMap<String, u64> = [("RAMB18E1", 3), ("RAMB36E1", 1), ("DSP48E1", 240)]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
+        let x: BTreeMap<String, u64> = [
+            ("RAMB18E1", 3),
+            ("RAMB36E1", 1),
+            ("DSP48E1", 240),
+            ("FDRE", 5),
+            ("FDRE_1", 2),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
         let t = ResourceTable::from_cells(target("xc7a100t").unwrap(), &x);
         assert_eq!(t.rows[3].used, 2.5);
+        assert_eq!(t.rows[1].used, 7.0);
         assert!(t.overflows().is_empty());
         assert!(target("virtex").unwrap_err().contains("ice40-up5k"));
     }
