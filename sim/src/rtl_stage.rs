@@ -1,0 +1,684 @@
+//! Several RTL-simulated boards trained as one pipeline: each board is an `hdl::stage::Stage`
+//! (a junction range on the chain's schedule, with boundary ports) clocked in rust-hdl's
+//! signal-level simulation, and this runtime carries the links between them.
+//!
+//! Every block cycle `t` of the chain, in this order:
+//! 1. each stage with a left port reads out (and clears) the delta sums its first junction
+//!    accumulated in block cycle `t - 1`; they enter the backward link;
+//! 2. stage by stage, upstream first: between block cycles it receives the delta sums its
+//!    last junction's BP needs in `t` (from the backward link), the activations its first
+//!    junction's FF needs in `t + 1` (from the forward link), the input sample and label of
+//!    block cycle `t`; then it runs block cycle `t`, and the activations its last junction
+//!    produced enter the forward link.
+//!
+//! A link of `d` block cycles hands a vector over exactly `d` block cycles after it entered
+//! (checked for every vector), which is `sim::Schedule::with_links`: the run is bit-identical
+//! to the reference model with the chain's staleness vector. With `d = 0` the upstream-first
+//! order of step 2 and the readout of step 1 make the hand-over happen within the block
+//! cycle, as the wires of one board would.
+
+use crate::reference::Schedule;
+use edgeflow_core::{Encoded, Spec, State};
+use edgeflow_hdl::fixed::{b16, b32, s16, s32};
+use edgeflow_hdl::params::JunctionParams;
+use edgeflow_hdl::stage::Stage;
+use edgeflow_hdl::testing::settle;
+use rust_hdl::core::prelude::*;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// What one simulated stage measured over a stream.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct StageStats {
+    /// Block cycles the stage ran.
+    pub block_cycles: u64,
+    /// Clocks inside block cycles (the datapath working).
+    pub block_clocks: u64,
+    /// Clocks spent between block cycles on the boundary ports and loading samples.
+    pub port_clocks: u64,
+    /// The stage's block cycle, in clocks, as its controller ran it (largest seen).
+    pub clocks_per_block_cycle: u64,
+    /// Wall-clock seconds simulating this stage.
+    pub seconds: f64,
+}
+
+/// One board of the chain: a stage in simulation.
+pub struct StageSim {
+    pub stage: Box<Stage>,
+    pub first: usize,
+    pub last: usize,
+    ff: Vec<usize>,
+    bp: Vec<usize>,
+    ps: Vec<JunctionParams>,
+    layers: Vec<usize>,
+    in_copies: usize,
+    lab_copies: usize,
+    pub stats: StageStats,
+    /// Clock edges simulated so far.
+    pub clocks: u64,
+}
+
+impl StageSim {
+    pub fn new(spec: &Spec, first: usize, last: usize, sched: &Schedule) -> StageSim {
+        let mut stage = Box::new(Stage::new(spec, first..=last, &sched.ff, &sched.bp));
+        stage.connect_all();
+        settle(stage.as_mut());
+        let ps: Vec<JunctionParams> = (first..=last)
+            .map(|j| JunctionParams::with_schedule(spec, j, &sched.ff, &sched.bp))
+            .collect();
+        StageSim {
+            first,
+            last,
+            ff: sched.ff.clone(),
+            bp: sched.bp.clone(),
+            in_copies: ps[0].act_copies,
+            lab_copies: sched.bp[0] - sched.ff[0] + 3,
+            ps,
+            layers: spec.layers.clone(),
+            stage,
+            stats: StageStats::default(),
+            clocks: 0,
+        }
+    }
+
+    fn tick(&mut self) {
+        let s = self.stage.as_mut();
+        s.clock.next = Clock { clk: true };
+        settle(s);
+        s.clock.next = Clock { clk: false };
+        // nothing happens on a falling edge; it settles together with the next inputs
+        self.clocks += 1;
+    }
+
+    /// A clock between block cycles (the ports' work).
+    fn port_tick(&mut self) {
+        settle(self.stage.as_mut());
+        self.tick();
+        self.stats.port_clocks += 1;
+    }
+
+    /// Write every weight and bias of the stage's junctions from `state`.
+    pub fn load_state(&mut self, state: &State) {
+        let t0 = Instant::now();
+        for (k, j) in (self.first..=self.last).enumerate() {
+            let p = self.ps[k].clone();
+            self.stage.h_sel[k].next = true;
+            self.stage.h_we.next = true;
+            for (bias, vals, banks) in [
+                (false, &state.weights[j], p.z),
+                (true, &state.biases[j], p.groups),
+            ] {
+                for (i, &v) in vals.iter().enumerate() {
+                    let s = self.stage.as_mut();
+                    s.h_bias.next = bias;
+                    s.h_bank.next = b16((i % banks) as i32);
+                    s.h_addr.next = b16((i / banks) as i32);
+                    s.h_wdata.next = b16(v);
+                    self.port_tick();
+                }
+            }
+            self.stage.h_we.next = false;
+            self.stage.h_sel[k].next = false;
+        }
+        settle(self.stage.as_mut());
+        self.stats.seconds += t0.elapsed().as_secs_f64();
+    }
+
+    /// Read every weight and bias of the stage's junctions into `state`.
+    pub fn read_state(&mut self, state: &mut State) {
+        let t0 = Instant::now();
+        for (k, j) in (self.first..=self.last).enumerate() {
+            let p = self.ps[k].clone();
+            self.stage.h_sel[k].next = true;
+            for (bias, banks) in [(false, p.z), (true, p.groups)] {
+                let vals = if bias {
+                    &mut state.biases[j]
+                } else {
+                    &mut state.weights[j]
+                };
+                for (i, v) in vals.iter_mut().enumerate() {
+                    let s = self.stage.as_mut();
+                    s.h_bias.next = bias;
+                    s.h_bank.next = b16((i % banks) as i32);
+                    s.h_addr.next = b16((i / banks) as i32);
+                    // synchronous-read RAM: the address is taken at this edge
+                    self.port_tick();
+                    settle(self.stage.as_mut());
+                    *v = s16(self.stage.h_rdata[k].val());
+                }
+            }
+            self.stage.h_sel[k].next = false;
+        }
+        settle(self.stage.as_mut());
+        self.stats.seconds += t0.elapsed().as_secs_f64();
+    }
+
+    /// Start a stream of `samples` (train or infer): the stage waits before block cycle 0.
+    pub fn begin(&mut self, samples: usize, train: bool) {
+        let s = self.stage.as_mut();
+        s.allow.next = Bits::<32>::from(0u64);
+        s.go.next = true;
+        s.go_train.next = train;
+        s.go_samples.next = b16(samples as i32);
+        self.port_tick();
+        self.stage.go.next = false;
+        settle(self.stage.as_mut());
+    }
+
+    /// Input sample `n` into the first junction's copy for it.
+    fn write_input(&mut self, n: usize, x: &[i32]) {
+        let c = n % self.in_copies;
+        for (i, &v) in x.iter().enumerate() {
+            let s = self.stage.as_mut();
+            s.in_we.next = true;
+            s.in_copy.next = b16(c as i32);
+            s.in_addr.next = b16(i as i32);
+            s.in_data.next = b16(v);
+            self.port_tick();
+        }
+        self.stage.in_we.next = false;
+    }
+
+    fn write_label(&mut self, n: usize, label: usize) {
+        let s = self.stage.as_mut();
+        s.lab_we.next = true;
+        s.lab_copy.next = b16((n % self.lab_copies) as i32);
+        s.lab_data.next = b16(label as i32);
+        self.port_tick();
+        self.stage.lab_we.next = false;
+    }
+
+    /// Left port: activations of the sample the first junction's FF runs next block cycle,
+    /// `g` neurons per clock as the previous junction's FF would write them.
+    fn write_left(&mut self, a: &[i32]) {
+        let g = self.stage.lw_en.len();
+        for row in 0..a.len() / g {
+            for q in 0..g {
+                let s = self.stage.as_mut();
+                s.lw_en[q].next = true;
+                s.lw_addr[q].next = b16((row * g + q) as i32);
+                s.lw_a[q].next = b16(a[row * g + q]);
+            }
+            self.port_tick();
+        }
+        for q in 0..g {
+            self.stage.lw_en[q].next = false;
+        }
+    }
+
+    /// Left port: the delta sums the first junction's BP accumulated in the last block cycle,
+    /// read and cleared.
+    fn read_left(&mut self) -> Vec<i64> {
+        let g = self.stage.lq_addr.len();
+        let n = self.layers[self.first];
+        let mut out = vec![0; n];
+        for row in 0..n / g {
+            for q in 0..g {
+                let s = self.stage.as_mut();
+                s.lq_addr[q].next = b16((row * g + q) as i32);
+                s.lq_clear[q].next = true;
+            }
+            settle(self.stage.as_mut());
+            for q in 0..g {
+                out[row * g + q] = s32(self.stage.lq_acc[q].val());
+            }
+            self.port_tick();
+        }
+        for q in 0..g {
+            self.stage.lq_clear[q].next = false;
+        }
+        out
+    }
+
+    /// Right port: the delta sums of the sample the last junction's BP runs next.
+    fn write_right(&mut self, d: &[i64]) {
+        for (i, &v) in d.iter().enumerate() {
+            let s = self.stage.as_mut();
+            s.d_we.next = true;
+            s.d_addr.next = b16(i as i32);
+            s.d_data.next = b32(v);
+            self.port_tick();
+        }
+        self.stage.d_we.next = false;
+    }
+
+    /// Run block cycle `t`; returns the activations the last junction's FF wrote to the right
+    /// port (if it ran and the stage has one) and the prediction at the block cycle's end
+    /// (the output layer's first largest activation, when this stage holds it).
+    fn run_block(&mut self, t: usize) -> Result<(Option<Vec<i32>>, usize), String> {
+        let s = self.stage.as_mut();
+        s.allow.next = Bits::<32>::from((t + 1) as u64);
+        settle(s);
+        let n_right = self.layers[self.last + 1];
+        let g = self.stage.rw_en.len();
+        let mut out = vec![0; n_right];
+        let mut wrote = 0;
+        let mut clocks = 0u64;
+        let limit = 4 + 2 * self.stage.block_cycle_clocks() as u64;
+        let mut waited = 0;
+        loop {
+            settle(self.stage.as_mut());
+            let s = &*self.stage;
+            if s.adv.val() {
+                clocks += 1;
+                for q in 0..g {
+                    if s.rw_en[q].val() {
+                        out[s.rw_addr[q].val().index()] = s16(s.rw_a[q].val());
+                        wrote += 1;
+                    }
+                }
+                if s.last.val() {
+                    let pred = s.junctions.last().unwrap().pred.val().index();
+                    self.tick();
+                    self.stats.block_clocks += clocks;
+                    self.stats.block_cycles += 1;
+                    self.stats.clocks_per_block_cycle =
+                        self.stats.clocks_per_block_cycle.max(clocks);
+                    let out = if wrote == 0 {
+                        None
+                    } else if wrote == n_right {
+                        Some(out)
+                    } else {
+                        return Err(format!(
+                            "stage {}-{}: block cycle {t} wrote {wrote} of {n_right} right-layer activations",
+                            self.first + 1,
+                            self.last + 1
+                        ));
+                    };
+                    return Ok((out, pred));
+                }
+                self.tick();
+            } else {
+                waited += 1;
+                if waited > limit || clocks > 0 {
+                    return Err(format!(
+                        "stage {}-{}: block cycle {t} did not run (started {})",
+                        self.first + 1,
+                        self.last + 1,
+                        s.started.val().to_u32()
+                    ));
+                }
+                self.port_tick();
+            }
+        }
+    }
+
+    /// Sample whose FF junction `j` runs in block cycle `t`, if any.
+    fn ff_sample(&self, j: usize, t: usize, samples: usize) -> Option<usize> {
+        (t >= self.ff[j] && t - self.ff[j] < samples).then(|| t - self.ff[j])
+    }
+
+    fn bp_sample(&self, j: usize, t: usize, samples: usize) -> Option<usize> {
+        (t >= self.bp[j] && t - self.bp[j] < samples).then(|| t - self.bp[j])
+    }
+}
+
+/// The boards of a chain, each a simulated stage, and the links between them.
+pub struct RtlChain {
+    pub spec: Spec,
+    pub stages: Vec<StageSim>,
+    pub link_delay: Vec<usize>,
+    pub schedule: Schedule,
+}
+
+/// A vector in flight on a link: the block cycle it entered, its values.
+type Link<T> = HashMap<usize, (usize, Vec<T>)>;
+
+fn take<T>(link: &mut Link<T>, n: usize, t: usize, d: usize, what: &str) -> Result<Vec<T>, String> {
+    let (t0, v) = link
+        .remove(&n)
+        .ok_or_else(|| format!("{what} of sample {n} missing in block cycle {t}"))?;
+    if t - t0 != d {
+        return Err(format!(
+            "{what} of sample {n} took {} block cycles, the link has {d}",
+            t - t0
+        ));
+    }
+    Ok(v)
+}
+
+impl RtlChain {
+    /// `stages`: 0-based inclusive junction ranges covering the network in order;
+    /// `link_delay[j]`: block cycles between junction `j` and `j+1` (0 inside a stage).
+    pub fn new(
+        spec: &Spec,
+        stages: &[(usize, usize)],
+        link_delay: &[usize],
+    ) -> Result<RtlChain, String> {
+        let l = spec.junctions();
+        if link_delay.len() + 1 != l {
+            return Err(format!(
+                "link delays: {} entries for {l} junctions (need {})",
+                link_delay.len(),
+                l - 1
+            ));
+        }
+        let mut next = 0;
+        for &(a, b) in stages {
+            if a != next || b < a || b >= l {
+                return Err(format!(
+                    "stages {stages:?} do not cover junctions 1..{l} in order"
+                ));
+            }
+            next = b + 1;
+        }
+        if next != l {
+            return Err(format!("stages {stages:?} do not cover all {l} junctions"));
+        }
+        for (j, &d) in link_delay.iter().enumerate() {
+            if d > 0 && !stages.iter().any(|&(_, b)| b == j) {
+                return Err(format!(
+                    "link delay {d} between junctions {} and {} inside a stage",
+                    j + 1,
+                    j + 2
+                ));
+            }
+        }
+        let schedule = Schedule::with_links(link_delay);
+        let stages = stages
+            .iter()
+            .map(|&(a, b)| StageSim::new(spec, a, b, &schedule))
+            .collect();
+        Ok(RtlChain {
+            spec: spec.clone(),
+            stages,
+            link_delay: link_delay.to_vec(),
+            schedule,
+        })
+    }
+
+    pub fn load_state(&mut self, state: &State) -> Result<(), String> {
+        state.check_shape(&self.spec)?;
+        for s in &mut self.stages {
+            s.load_state(state);
+        }
+        Ok(())
+    }
+
+    pub fn read_state(&mut self) -> State {
+        let mut st = State::initial(&self.spec);
+        for s in &mut self.stages {
+            s.read_state(&mut st);
+        }
+        st
+    }
+
+    /// One stream: train (FF, BP, UP; fill and drain) or infer (FF alone). Returns the
+    /// prediction of every sample (inference) or an empty list (training).
+    pub fn run(&mut self, data: &Encoded, train: bool) -> Result<Vec<usize>, String> {
+        let samples = data.len();
+        if samples > 65535 {
+            return Err(format!(
+                "one stream carries at most 65535 samples, got {samples}"
+            ));
+        }
+        if samples == 0 {
+            return Ok(vec![]);
+        }
+        let (l, k) = (self.spec.junctions(), self.stages.len());
+        let sched = self.schedule.clone();
+        let total = if train {
+            samples + sched.bp[0]
+        } else {
+            samples + sched.ff[l - 1]
+        };
+        for s in &mut self.stages {
+            s.begin(samples, train);
+        }
+        // fwd[i]: activations leaving stage i; bwd[i]: delta sums arriving at stage i
+        let mut fwd: Vec<Link<i32>> = (0..k).map(|_| HashMap::new()).collect();
+        let mut bwd: Vec<Link<i64>> = (0..k).map(|_| HashMap::new()).collect();
+        let mut pred = vec![0; if train { 0 } else { samples }];
+        for t in 0..total {
+            if train && t > 0 {
+                for i in 1..k {
+                    let st = &mut self.stages[i];
+                    if let Some(n) = st.bp_sample(st.first, t - 1, samples) {
+                        let t0 = Instant::now();
+                        let v = st.read_left();
+                        st.stats.seconds += t0.elapsed().as_secs_f64();
+                        bwd[i - 1].insert(n, (t, v));
+                    }
+                }
+            }
+            for i in 0..k {
+                let st = &mut self.stages[i];
+                let (first, last) = (st.first, st.last);
+                let stage_total = if train {
+                    samples + sched.bp[first]
+                } else {
+                    samples + sched.ff[last]
+                };
+                if t >= stage_total {
+                    continue;
+                }
+                let t0 = Instant::now();
+                if train && last + 1 < l {
+                    if let Some(n) = st.bp_sample(last, t, samples) {
+                        let v = take(&mut bwd[i], n, t, self.link_delay[last], "delta sums")?;
+                        st.write_right(&v);
+                    }
+                }
+                if first == 0 {
+                    if t < samples {
+                        st.write_input(t, data.input(t));
+                    }
+                } else if let Some(n) = st.ff_sample(first, t + 1, samples) {
+                    let v = take(
+                        &mut fwd[i - 1],
+                        n,
+                        t,
+                        self.link_delay[first - 1],
+                        "activations",
+                    )?;
+                    st.write_left(&v);
+                }
+                if last + 1 == l {
+                    if let Some(n) = st.ff_sample(last, t, samples) {
+                        st.write_label(n, data.labels[n]);
+                    }
+                }
+                let (out, p) = st.run_block(t)?;
+                if let Some(n) = st.ff_sample(last, t, samples) {
+                    if last + 1 < l {
+                        let v = out.ok_or_else(|| {
+                            format!(
+                                "stage {}-{}: no activations for sample {n} in block cycle {t}",
+                                first + 1,
+                                last + 1
+                            )
+                        })?;
+                        fwd[i].insert(n, (t, v));
+                    } else if !train {
+                        pred[n] = p;
+                    }
+                }
+                st.stats.seconds += t0.elapsed().as_secs_f64();
+            }
+        }
+        for s in &mut self.stages {
+            settle(s.stage.as_mut());
+            let want = if train {
+                samples + sched.bp[s.first]
+            } else {
+                samples + sched.ff[s.last]
+            };
+            let got = s.stage.started.val().to_u32() as usize;
+            if got != want {
+                return Err(format!(
+                    "stage {}-{} ran {got} block cycles of its stream's {want}",
+                    s.first + 1,
+                    s.last + 1
+                ));
+            }
+        }
+        Ok(pred)
+    }
+}
+
+/// Result of [`check_chain`]: a chain's run against the reference model with its staleness.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChainReport {
+    pub stages: Vec<(usize, usize)>,
+    pub link_delay: Vec<usize>,
+    pub staleness: Vec<usize>,
+    pub samples: usize,
+    /// Block cycles of the training stream (fill and drain).
+    pub block_cycles: usize,
+    /// `None` when every weight, bias and prediction matches.
+    pub first_difference: Option<String>,
+    pub state_sha256: String,
+    pub reference_sha256: String,
+    pub stage_stats: Vec<StageStats>,
+}
+
+/// Load the spec's initial state into a chain of simulated stages, train one stream on
+/// `data`, infer on it, read everything back and compare with the reference model run with
+/// the chain's staleness vector.
+pub fn check_chain(
+    spec: &Spec,
+    stages: &[(usize, usize)],
+    link_delay: &[usize],
+    data: &Encoded,
+) -> Result<ChainReport, String> {
+    let mut chain = RtlChain::new(spec, stages, link_delay)?;
+    let init = State::initial(spec);
+    chain.load_state(&init)?;
+    let staleness = chain.schedule.staleness();
+    let mut reference = crate::Reference::with_state(spec, init.clone(), staleness.clone())?;
+    let mut first_difference = init
+        .first_difference(&chain.read_state(), Some(&reference.patterns))
+        .map(|d| format!("after loading: {d}"));
+    chain.run(data, true)?;
+    reference.train(data);
+    let got = chain.read_state();
+    if first_difference.is_none() {
+        first_difference = reference
+            .state
+            .first_difference(&got, Some(&reference.patterns));
+    }
+    let pred = chain.run(data, false)?;
+    if first_difference.is_none() {
+        let want = reference.infer(data);
+        if let Some(n) = (0..want.len()).find(|&n| want[n] != pred[n]) {
+            first_difference = Some(format!(
+                "prediction of sample {n}: expected class {}, got {}",
+                want[n], pred[n]
+            ));
+        }
+    }
+    Ok(ChainReport {
+        stages: stages.to_vec(),
+        link_delay: link_delay.to_vec(),
+        block_cycles: chain.schedule.block_cycles(data.len()),
+        staleness,
+        samples: data.len(),
+        first_difference,
+        state_sha256: got.sha256(),
+        reference_sha256: reference.state.sha256(),
+        stage_stats: chain.stages.iter().map(|s| s.stats.clone()).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rtl::{random_data, random_spec};
+
+    fn tiny() -> Spec {
+        Spec::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"))
+            .unwrap()
+    }
+
+    fn assert_exact(r: &ChainReport, what: &str) {
+        assert_eq!(r.first_difference, None, "{what}: {r:?}");
+        assert_eq!(r.state_sha256, r.reference_sha256, "{what}");
+        eprintln!(
+            "{what}: stages {:?} delays {:?} staleness {:?}: {} samples, {} block cycles, sha256 {}",
+            r.stages, r.link_delay, r.staleness, r.samples, r.block_cycles, r.state_sha256
+        );
+    }
+
+    /// One stage of every junction, no links: the single-board schedule and its bits.
+    #[test]
+    fn one_stage_is_the_single_board_network() {
+        let sp = tiny();
+        let d = random_data(&sp, 24, 3);
+        let r = check_chain(&sp, &[(0, 1)], &[0], &d).unwrap();
+        assert_eq!(r.staleness, sp.default_staleness());
+        assert_exact(&r, "tiny, one stage");
+        assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 8);
+    }
+
+    /// tiny on two boards, with a link of 0 and of 2 block cycles: the reference model with
+    /// the chain's staleness, every bit; the delayed link really changes the bits.
+    #[test]
+    fn tiny_on_two_boards_is_bit_exact() {
+        let sp = tiny();
+        let d = random_data(&sp, 30, 5);
+        let mut single = crate::Reference::new(&sp);
+        single.train(&d);
+        for delay in [0, 2] {
+            let r = check_chain(&sp, &[(0, 0), (1, 1)], &[delay], &d).unwrap();
+            assert_exact(&r, &format!("tiny, 2 boards, link {delay}"));
+            assert_eq!(r.staleness, vec![3 + 2 * delay, 1]);
+            assert_eq!(
+                r.state_sha256 == single.state.sha256(),
+                delay == 0,
+                "a link of {delay} block cycles must change the result exactly when it is not 0"
+            );
+            // each board's block cycle is its own junction's pass (4 and 8 clocks)
+            assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 4);
+            assert_eq!(r.stage_stats[1].clocks_per_block_cycle, 8);
+        }
+    }
+
+    /// Random specs of 3 and 4 junctions on three boards with mixed link delays.
+    #[test]
+    fn random_specs_on_three_boards_are_bit_exact() {
+        let mut done = 0;
+        for seed in 0..40u64 {
+            let sp = random_spec(seed);
+            let l = sp.junctions();
+            if l < 3 {
+                continue;
+            }
+            let (stages, delays) = if l == 3 {
+                (
+                    vec![(0, 0), (1, 1), (2, 2)],
+                    vec![1 + (seed as usize % 2), 0],
+                )
+            } else {
+                (
+                    vec![(0, 1), (2, 2), (3, 3)],
+                    vec![0, seed as usize % 2, 1 + seed as usize % 3],
+                )
+            };
+            let d = random_data(&sp, 16, seed);
+            let r = check_chain(&sp, &stages, &delays, &d).unwrap();
+            assert_exact(&r, &format!("seed {seed}\n{}", sp.to_toml()));
+            done += 1;
+            if done == 3 {
+                break;
+            }
+        }
+        assert_eq!(done, 3, "not enough 3-4 junction random specs");
+    }
+
+    #[test]
+    fn bad_chains_are_rejected() {
+        let sp = tiny();
+        assert!(RtlChain::new(&sp, &[(0, 0)], &[0])
+            .err()
+            .unwrap()
+            .contains("cover"));
+        assert!(RtlChain::new(&sp, &[(0, 1)], &[1])
+            .err()
+            .unwrap()
+            .contains("inside"));
+        assert!(RtlChain::new(&sp, &[(0, 0), (1, 1)], &[])
+            .err()
+            .unwrap()
+            .contains("link delays"));
+    }
+}
