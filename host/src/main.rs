@@ -78,8 +78,8 @@ enum Cmd {
         #[arg(long, required_unless_present = "plan")]
         spec: Option<PathBuf>,
         /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
-        /// spec comes from the plan. Backends: reference (one thread per board) or opencl
-        /// (stage i on OpenCL device i).
+        /// spec comes from the plan. Backends: reference (one thread per board), opencl
+        /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
         #[arg(long, conflicts_with = "spec")]
         plan: Option<PathBuf>,
         /// With --plan: also train the reference model with the plan's staleness on the same
