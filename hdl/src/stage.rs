@@ -76,6 +76,8 @@ pub struct Stage {
     pub d_we: Signal<In, Bit>,
     pub d_addr: Signal<In, Bits<16>>,
     pub d_data: Signal<In, Bits<32>>,
+    /// The output layer's first largest activation so far (stage with the last junction).
+    pub pred: Signal<Out, Bits<16>>,
     // blocks
     pub ctrl: Controller,
     pub junctions: Vec<Junction>,
@@ -165,6 +167,7 @@ impl Stage {
             d_we: Default::default(),
             d_addr: Default::default(),
             d_data: Default::default(),
+            pred: Default::default(),
             ctrl: Controller::new(ctrl),
             junctions,
             rport,
@@ -257,6 +260,7 @@ impl Logic for Stage {
                 }
             }
         }
+        self.pred.next = self.junctions[n - 1].pred.val();
         if right_port {
             let x = &mut self.junctions[n - 1];
             let p = &mut self.rport[0];
@@ -285,6 +289,7 @@ impl Logic for Stage {
             x.connect();
         }
         self.started.connect();
+        self.pred.connect();
         for v in [&mut self.h_rdata, &mut self.rw_addr, &mut self.rw_a] {
             v.iter_mut().for_each(|x| x.connect());
         }
@@ -418,6 +423,7 @@ impl Logic for Stage {
                 }
             }
         }
+        a("pred".into(), format!("junctions${}$pred", n - 1));
         if !self.rport.is_empty() {
             let x = format!("junctions${}", n - 1);
             a("rport$0$clock".into(), "clock".into());
