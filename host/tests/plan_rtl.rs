@@ -97,5 +97,30 @@ fn small_spec_on_three_rtl_stages_is_bit_exact_and_reports_each_stage() {
     assert!(text.contains("verified: bit-identical"), "{text}");
     assert!(text.contains("simulated block cycle"), "{text}");
     assert!(text.contains("bottleneck: predicted stage"), "{text}");
+    // every stage's Verilog, checked by yosys
+    let vdir = dir.join("v");
+    std::fs::create_dir_all(&vdir).unwrap();
+    let v = common::ok_json(&[
+        "verilog",
+        "--plan",
+        &plan,
+        "-o",
+        vdir.to_str().unwrap(),
+        "--json",
+    ]);
+    let st = v["stages"].as_array().unwrap();
+    assert_eq!(st.len(), 3, "{v}");
+    for s in st {
+        let text = std::fs::read_to_string(s["file"].as_str().unwrap()).unwrap();
+        assert!(text.contains("module top("), "{s}");
+        let lint = s["lint"].as_str().unwrap();
+        if lint.contains("not installed") && std::env::var("CI").as_deref() == Ok("true") {
+            panic!("yosys is required under CI=true");
+        }
+        assert!(
+            lint == "yosys: clean" || lint.contains("not installed"),
+            "{s}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
