@@ -840,36 +840,45 @@ mod tests {
         }
     }
 
-    /// Random specs of 3 and 4 junctions on three boards with mixed link delays.
+    /// Random specs of 3 and 4 junctions on three boards with mixed link delays: both
+    /// activations, both depths, and a stage of two junctions in the middle or at an end.
     #[test]
     fn random_specs_on_three_boards_are_bit_exact() {
+        let mut seen = std::collections::BTreeSet::new();
         let mut done = 0;
-        for seed in 0..40u64 {
+        for seed in 0..200u64 {
             let sp = random_spec(seed);
             let l = sp.junctions();
-            if l < 3 {
+            let relu = sp.activation == edgeflow_core::Activation::Relu;
+            if l < 3 || seen.contains(&(l, relu)) && done >= 4 {
                 continue;
             }
-            let (stages, delays) = if l == 3 {
-                (
-                    vec![(0, 0), (1, 1), (2, 2)],
-                    vec![1 + (seed as usize % 2), 0],
-                )
-            } else {
-                (
+            let (stages, delays) = match (l, seed % 2) {
+                (3, _) => (vec![(0, 0), (1, 1), (2, 2)], vec![1 + seed as usize % 2, 0]),
+                (_, 0) => (
                     vec![(0, 1), (2, 2), (3, 3)],
-                    vec![0, seed as usize % 2, 1 + seed as usize % 3],
-                )
+                    vec![0, seed as usize % 3, 1 + seed as usize % 2],
+                ),
+                _ => (
+                    vec![(0, 0), (1, 2), (3, 3)],
+                    vec![seed as usize % 3, 0, 1 + seed as usize % 2],
+                ),
             };
             let d = random_data(&sp, 16, seed);
             let r = check_chain(&sp, &stages, &delays, &d).unwrap();
-            assert_exact(&r, &format!("seed {seed}\n{}", sp.to_toml()));
+            assert_eq!(r.first_difference, None, "seed {seed}\n{}", sp.to_toml());
+            assert_exact(&r, &format!("seed {seed} ({l} junctions, relu {relu})"));
+            seen.insert((l, relu));
             done += 1;
-            if done == 3 {
+            if seen.len() == 4 {
                 break;
             }
         }
-        assert_eq!(done, 3, "not enough 3-4 junction random specs");
+        assert_eq!(
+            seen.len(),
+            4,
+            "3 and 4 junctions, sigmoid and ReLU: {seen:?}"
+        );
     }
 
     /// Every stage's generated Verilog, replayed in Icarus Verilog on the inputs the chain gave
