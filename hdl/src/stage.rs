@@ -487,6 +487,58 @@ mod tests {
         }
     }
 
+    /// The stage runs a block cycle only when `allow` exceeds the block cycles started, each
+    /// of exactly its block-cycle clocks, FF of its junction on the chain's offset; the ports
+    /// carry the right layer's activations out of the block cycle where FF runs.
+    #[test]
+    fn waits_for_allow_and_runs_the_chains_block_cycles() {
+        use crate::testing::{settle, tick};
+        let sp = spec();
+        let (ff, bp) = schedule();
+        let mut s = Stage::new(&sp, 1..=1, &ff, &bp);
+        s.connect_all();
+        let samples = 3;
+        s.go.next = true;
+        s.go_train.next = true;
+        s.go_samples.next = crate::fixed::b16(samples);
+        tick(&mut s, |s| &mut s.clock);
+        s.go.next = false;
+        let t_len = s.block_cycle_clocks();
+        let total = samples as usize + bp[1];
+        for t in 0..total {
+            // held back: no clock of the block cycle runs
+            for _ in 0..3 {
+                settle(&mut s);
+                assert!(!s.adv.val(), "block cycle {t} ran before it was allowed");
+                tick(&mut s, |s| &mut s.clock);
+            }
+            s.allow.next = Bits::<32>::from((t + 1) as u64);
+            tick(&mut s, |s| &mut s.clock);
+            let (mut clocks, mut writes) = (0, 0);
+            loop {
+                settle(&mut s);
+                assert!(s.adv.val(), "block cycle {t} stalled after {clocks} clocks");
+                clocks += 1;
+                writes += s.rw_en.iter().filter(|x| x.val()).count();
+                let last = s.last.val();
+                tick(&mut s, |s| &mut s.clock);
+                if last {
+                    break;
+                }
+            }
+            assert_eq!(clocks, t_len, "block cycle {t}");
+            let ff_runs = t >= ff[1] && t - ff[1] < samples as usize;
+            assert_eq!(
+                writes,
+                if ff_runs { sp.layers[2] } else { 0 },
+                "block cycle {t}"
+            );
+            assert_eq!(s.started.val().index(), t + 1);
+        }
+        settle(&mut s);
+        assert!(s.done.val());
+    }
+
     #[test]
     fn ports_and_block_cycle_follow_the_range() {
         let sp = spec();
