@@ -11,10 +11,11 @@
 //!   runs next block cycle, `g` neurons per clock, neuron `≡ q (mod g)` on port `q`, `g` the
 //!   previous junction's groups), and its delta sums are read and cleared through `lq_*`
 //!   between block cycles (the sums the first junction's BP accumulated in the block cycle
-//!   before). σ′ of this layer stays on the left board (stage_port.rs); `lw_sp` writes 0.
+//!   before), saturated to the value format as BP would saturate them. σ′ of this layer stays on the left board (stage_port.rs); `lw_sp` writes 0.
 //! - right (when `last < L-1`): the last junction's right-layer writes appear on `rw_*`
 //!   (activations of the sample its FF runs, to send on), and the delta sums of the sample
 //!   its BP runs next are written through `d_*` between block cycles into the right port.
+//!   Each link thus carries one value-format word per boundary neuron each way.
 //!
 //! The block cycle length is the stage's own longest pass (`max C_j`, at least 2), and a block
 //! cycle starts only when `allow` exceeds the block cycles started: the stage waits for its
@@ -22,9 +23,11 @@
 //! links is today's single-board datapath with direct ports instead of the host link.
 
 use crate::controller::{Controller, CtrlParams};
+use crate::fixed::{b16, s32, sat};
 use crate::junction::Junction;
 use crate::params::JunctionParams;
 use crate::stage_port::RightPort;
+use edgeflow_core::fixed::Format;
 use edgeflow_core::Spec;
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
@@ -68,14 +71,15 @@ pub struct Stage {
     pub lw_a: Vec<Signal<In, Bits<16>>>,
     pub lq_addr: Vec<Signal<In, Bits<16>>>,
     pub lq_clear: Vec<Signal<In, Bit>>,
-    pub lq_acc: Vec<Signal<Out, Bits<32>>>,
+    /// The delta sums, saturated to the value format: what the link carries back.
+    pub lq_sum: Vec<Signal<Out, Bits<16>>>,
     // right boundary
     pub rw_en: Vec<Signal<Out, Bit>>,
     pub rw_addr: Vec<Signal<Out, Bits<16>>>,
     pub rw_a: Vec<Signal<Out, Bits<16>>>,
     pub d_we: Signal<In, Bit>,
     pub d_addr: Signal<In, Bits<16>>,
-    pub d_data: Signal<In, Bits<32>>,
+    pub d_data: Signal<In, Bits<16>>,
     /// The output layer's first largest activation so far (stage with the last junction).
     pub pred: Signal<Out, Bits<16>>,
     // blocks
@@ -84,6 +88,7 @@ pub struct Stage {
     pub rport: Vec<RightPort>,
     _first: usize,
     _l: usize,
+    _format: Format,
 }
 
 impl Stage {
@@ -160,7 +165,7 @@ impl Stage {
             lw_a: crate::sigs(left),
             lq_addr: crate::sigs(left),
             lq_clear: crate::sigs(left),
-            lq_acc: crate::sigs(left),
+            lq_sum: crate::sigs(left),
             rw_en: crate::sigs(right),
             rw_addr: crate::sigs(right),
             rw_a: crate::sigs(right),
@@ -173,6 +178,7 @@ impl Stage {
             rport,
             _first: first,
             _l: l,
+            _format: spec.format(),
         }
     }
 
@@ -256,7 +262,9 @@ impl Logic for Stage {
                     x.lw_sp[q].next = Bits::<16>::default();
                     x.lq_addr[q].next = self.lq_addr[q].val();
                     x.lq_clear[q].next = self.lq_clear[q].val();
-                    self.lq_acc[q].next = x.lq_acc[q].val();
+                    // BP saturates the sum before it uses it; saturating here first changes
+                    // nothing and halves what the link carries
+                    self.lq_sum[q].next = b16(sat(self._format, s32(x.lq_acc[q].val())));
                 }
             }
         }
@@ -294,7 +302,7 @@ impl Logic for Stage {
             v.iter_mut().for_each(|x| x.connect());
         }
         self.rw_en.iter_mut().for_each(|x| x.connect());
-        self.lq_acc.iter_mut().for_each(|x| x.connect());
+        self.lq_sum.iter_mut().for_each(|x| x.connect());
         let c = &mut self.ctrl;
         for x in [&mut c.go, &mut c.go_train, &mut c.lab_we, &mut c.out_busy] {
             x.connect();
@@ -353,7 +361,8 @@ impl Logic for Stage {
     }
 
     fn hdl(&self) -> Verilog {
-        let mut v = String::from("always @(*) begin\n");
+        let mut v = crate::fixed::verilog_functions(self._format, 0);
+        v += "always @(*) begin\n";
         let mut a = |l: String, r: String| {
             let _ = writeln!(v, "    {l} = {r};");
         };
@@ -419,7 +428,7 @@ impl Logic for Stage {
                         a(format!("{x}${s}${q}"), format!("{s}${q}"));
                     }
                     a(format!("{x}$lw_sp${q}"), "16'd0".into());
-                    a(format!("lq_acc${q}"), format!("{x}$lq_acc${q}"));
+                    a(format!("lq_sum${q}"), format!("sat32({x}$lq_acc${q})"));
                 }
             }
         }

@@ -8,11 +8,12 @@
 //!   last clock. σ′ never crosses the link.
 //! - the back-propagated delta sums of the sample BP handles next, one buffer written from
 //!   the link between block cycles (the stage waits for them) and read by BP during the block
-//!   cycle. The sums stay 32-bit as the next board accumulated them; BP saturates them.
+//!   cycle. The link carries them saturated to the value format (the next board saturates
+//!   them, as BP would); BP reads them sign-extended.
 //!
 //! Reads are combinational, like the junction memories they replace.
 
-use crate::fixed::{b16, b32, s16, s32};
+use crate::fixed::{b16, b32, s16};
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
@@ -28,7 +29,7 @@ pub struct RightPort {
     // delta sums from the link
     pub d_we: Signal<In, Bit>,
     pub d_addr: Signal<In, Bits<16>>,
-    pub d_data: Signal<In, Bits<32>>,
+    pub d_data: Signal<In, Bits<16>>,
     // the last junction's BP reads
     pub rd_addr: Vec<Signal<In, Bits<16>>>,
     pub rd_acc: Vec<Signal<Out, Bits<32>>>,
@@ -82,7 +83,7 @@ impl Logic for RightPort {
             }
             let a = self.d_addr.val().index();
             if self.d_we.val() && a < n {
-                self._d[a] = s32(self.d_data.val());
+                self._d[a] = s16(self.d_data.val()) as i64;
             }
             if self.restart.val() {
                 self._ptr = self._start;
@@ -114,12 +115,12 @@ impl Logic for RightPort {
             "reg [15:0] ptr;
 reg [15:0] rp;
 reg [15:0] sp_mem [0:{spm}];
-reg signed [31:0] d_mem [0:{dm}];
+reg signed [15:0] d_mem [0:{dm}];
 integer i;
 initial begin
     ptr = 16'd{s0};
     for (i = 0; i < {spn}; i = i + 1) sp_mem[i] = 16'd0;
-    for (i = 0; i < {n}; i = i + 1) d_mem[i] = 32'sd0;
+    for (i = 0; i < {n}; i = i + 1) d_mem[i] = 16'sd0;
 end
 always @(*) begin
     rp = (ptr + 16'd1 == 16'd{k}) ? 16'd0 : ptr + 16'd1;
@@ -131,7 +132,7 @@ always @(*) begin
         for q in 0..self.rd_addr.len() {
             let _ = writeln!(
                 v,
-                "    rd_acc${q} = (rd_addr${q} < 16'd{n}) ? d_mem[rd_addr${q}] : 32'sd0;
+                "    rd_acc${q} = (rd_addr${q} < 16'd{n}) ? {{{{16{{d_mem[rd_addr${q}][15]}}}}, d_mem[rd_addr${q}]}} : 32'd0;
     rd_sp${q} = (rd_addr${q} < 16'd{n}) ? sp_mem[rp * 16'd{n} + rd_addr${q}] : 16'd0;"
             );
         }
@@ -157,6 +158,7 @@ always @(posedge clock) begin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixed::s32;
     use crate::testing::{settle, tick, yosys_check};
 
     /// σ′ written in block cycle `t` comes back `stale` block cycles later, sums written
@@ -175,7 +177,7 @@ mod tests {
             for a in 0..n {
                 p.d_we.next = true;
                 p.d_addr.next = b16(a as i32);
-                p.d_data.next = b32(-(1i64 << 20) * (t as i64 + 1) + a as i64);
+                p.d_data.next = b16(-100 * (t as i32 + 1) + a as i32);
                 tick(&mut p, |p| &mut p.clock);
             }
             p.d_we.next = false;
@@ -192,10 +194,7 @@ mod tests {
                 settle(&mut p);
                 for q in 0..g {
                     let a = r * g + q;
-                    assert_eq!(
-                        s32(p.rd_acc[q].val()),
-                        -(1i64 << 20) * (t as i64 + 1) + a as i64
-                    );
+                    assert_eq!(s32(p.rd_acc[q].val()), -100 * (t as i64 + 1) + a as i64);
                     if t >= stale {
                         assert_eq!(s16(p.rd_sp[q].val()), sp(t - stale, a), "t={t} a={a}");
                     }

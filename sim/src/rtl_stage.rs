@@ -19,7 +19,7 @@
 
 use crate::reference::Schedule;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::fixed::{b16, b32, s16, s32};
+use edgeflow_hdl::fixed::{b16, s16};
 use edgeflow_hdl::params::JunctionParams;
 use edgeflow_hdl::stage::Stage;
 use edgeflow_hdl::testing::settle;
@@ -224,7 +224,7 @@ impl StageSim {
 
     /// Left port: the delta sums the first junction's BP accumulated in the last block cycle,
     /// read and cleared.
-    fn read_left(&mut self) -> Vec<i64> {
+    fn read_left(&mut self) -> Vec<i32> {
         let g = self.stage.lq_addr.len();
         let n = self.layers[self.first];
         let mut out = vec![0; n];
@@ -236,7 +236,7 @@ impl StageSim {
             }
             settle(self.stage.as_mut());
             for q in 0..g {
-                out[row * g + q] = s32(self.stage.lq_acc[q].val());
+                out[row * g + q] = s16(self.stage.lq_sum[q].val());
             }
             self.port_tick();
         }
@@ -247,12 +247,12 @@ impl StageSim {
     }
 
     /// Right port: the delta sums of the sample the last junction's BP runs next.
-    fn write_right(&mut self, d: &[i64]) {
+    fn write_right(&mut self, d: &[i32]) {
         for (i, &v) in d.iter().enumerate() {
             let s = self.stage.as_mut();
             s.d_we.next = true;
             s.d_addr.next = b16(i as i32);
-            s.d_data.next = b32(v);
+            s.d_data.next = b16(v);
             self.port_tick();
         }
         self.stage.d_we.next = false;
@@ -376,8 +376,8 @@ pub fn ports(s: &Stage) -> (Vec<Port>, Vec<Port>) {
     for (k, x) in s.h_rdata.iter().enumerate() {
         p(&mut o, &format!("h_rdata${k}"), x.val());
     }
-    for (q, x) in s.lq_acc.iter().enumerate() {
-        p(&mut o, &format!("lq_acc${q}"), x.val());
+    for (q, x) in s.lq_sum.iter().enumerate() {
+        p(&mut o, &format!("lq_sum${q}"), x.val());
     }
     for q in 0..s.rw_en.len() {
         b(&mut o, &format!("rw_en${q}"), s.rw_en[q].val());
@@ -634,7 +634,7 @@ impl RtlChain {
         }
         // fwd[i]: activations leaving stage i; bwd[i]: delta sums arriving at stage i
         let mut fwd: Vec<Link<i32>> = (0..k).map(|_| HashMap::new()).collect();
-        let mut bwd: Vec<Link<i64>> = (0..k).map(|_| HashMap::new()).collect();
+        let mut bwd: Vec<Link<i32>> = (0..k).map(|_| HashMap::new()).collect();
         let mut pred = vec![0; if train { 0 } else { samples }];
         for t in 0..total {
             if train && t > 0 {
