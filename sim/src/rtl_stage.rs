@@ -19,7 +19,7 @@
 
 use crate::reference::Schedule;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::fixed::{b16, s16};
+use edgeflow_hdl::fixed::{b16, s16, s32};
 use edgeflow_hdl::params::JunctionParams;
 use edgeflow_hdl::stage::Stage;
 use edgeflow_hdl::testing::settle;
@@ -40,6 +40,8 @@ pub struct StageStats {
     pub clocks_per_block_cycle: u64,
     /// Wall-clock seconds simulating this stage.
     pub seconds: f64,
+    /// Delta sums the left port saturated on their way onto the link.
+    pub saturated_sums: u64,
 }
 
 /// One board of the chain: a stage in simulation.
@@ -237,6 +239,8 @@ impl StageSim {
             settle(self.stage.as_mut());
             for q in 0..g {
                 out[row * g + q] = s16(self.stage.lq_sum[q].val());
+                let wide = s32(self.stage.junctions[0].lq_acc[q].val());
+                self.stats.saturated_sums += (wide != out[row * g + q] as i64) as u64;
             }
             self.port_tick();
         }
@@ -748,8 +752,19 @@ pub fn check_chain(
     link_delay: &[usize],
     data: &Encoded,
 ) -> Result<ChainReport, String> {
+    check_chain_from(spec, &State::initial(spec), stages, link_delay, data)
+}
+
+/// [`check_chain`] from the state `init`.
+pub fn check_chain_from(
+    spec: &Spec,
+    init: &State,
+    stages: &[(usize, usize)],
+    link_delay: &[usize],
+    data: &Encoded,
+) -> Result<ChainReport, String> {
     let mut chain = RtlChain::new(spec, stages, link_delay)?;
-    let init = State::initial(spec);
+    let init = init.clone();
     chain.load_state(&init)?;
     let staleness = chain.schedule.staleness();
     let mut reference = crate::Reference::with_state(spec, init.clone(), staleness.clone())?;
@@ -881,16 +896,42 @@ mod tests {
         );
     }
 
+    /// Weights at the format's maximum make the boundary's delta sums overflow the value
+    /// format: the link carries them saturated, and the bits still match.
+    #[test]
+    fn saturated_boundary_sums_stay_bit_exact() {
+        let sp = tiny();
+        let mut st = State::initial(&sp);
+        let max = sp.format().max();
+        st.weights.iter_mut().flatten().for_each(|w| *w = max);
+        let d = random_data(&sp, 12, 8);
+        let r = check_chain_from(&sp, &st, &[(0, 0), (1, 1)], &[1], &d).unwrap();
+        assert_exact(&r, "tiny, weights at the maximum");
+        assert!(
+            r.stage_stats[1].saturated_sums > 0,
+            "no boundary sum saturated: {:?}",
+            r.stage_stats
+        );
+    }
+
     /// Every stage's generated Verilog, replayed in Icarus Verilog on the inputs the chain gave
     /// its rust-hdl model (load, a training stream, read-back, an inference stream), gives
     /// the same outputs at every clock.
     #[test]
     fn stage_verilog_replays_like_the_model() {
+        // tiny from its initial state and with every weight at the maximum (the boundary's
+        // delta sums saturate), and a random spec
         let cases = [
-            (tiny(), vec![(0, 0), (1, 1)], vec![1]),
-            (random_spec(2), vec![], vec![]),
+            (tiny(), vec![(0, 0), (1, 1)], vec![1], false),
+            (tiny(), vec![(0, 0), (1, 1)], vec![0], true),
+            (random_spec(2), vec![], vec![], false),
         ];
-        for (sp, stages, delays) in cases {
+        for (sp, stages, delays, at_max) in cases {
+            let mut init = State::initial(&sp);
+            if at_max {
+                let max = sp.format().max();
+                init.weights.iter_mut().flatten().for_each(|w| *w = max);
+            }
             let (stages, delays) = if stages.is_empty() {
                 // a random spec: one stage per junction, links of 0, 1, 2 … block cycles
                 let l = sp.junctions();
@@ -900,14 +941,16 @@ mod tests {
             };
             let mut chain = RtlChain::new(&sp, &stages, &delays).unwrap();
             chain.stages.iter_mut().for_each(|s| s.record());
-            chain.load_state(&State::initial(&sp)).unwrap();
+            chain.load_state(&init).unwrap();
             let d = random_data(&sp, 10, 4);
             chain.run(&d, true).unwrap();
             let got = chain.read_state();
             chain.run(&d, false).unwrap();
+            if at_max {
+                assert!(chain.stages[1].stats.saturated_sums > 0);
+            }
             let mut want =
-                crate::Reference::with_state(&sp, State::initial(&sp), chain.schedule.staleness())
-                    .unwrap();
+                crate::Reference::with_state(&sp, init, chain.schedule.staleness()).unwrap();
             want.train(&d);
             assert_eq!(want.state.first_difference(&got, None), None);
             for st in &chain.stages {
@@ -917,7 +960,13 @@ mod tests {
                     &chain.schedule.ff,
                     &chain.schedule.bp,
                 );
-                let name = format!("{}-{}-{}", sp.name, st.first + 1, st.last + 1);
+                let name = format!(
+                    "{}{}-{}-{}",
+                    sp.name,
+                    if at_max { "-max" } else { "" },
+                    st.first + 1,
+                    st.last + 1
+                );
                 let trace = st.trace.as_ref().unwrap();
                 match iverilog_replay(&st.stage, &v, trace, &name).unwrap() {
                     Some(()) if st.first == 0 => {
