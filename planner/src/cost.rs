@@ -39,21 +39,43 @@
 //! Every resource grows with `z` and with `s`, so the smallest `z` that meets a block-cycle
 //! target is best in every resource at once: the property the planner's exactness rests on.
 //!
-//! Calibration: the constants are estimates (see the README); `edgeflow synth` reports were not
-//! available when this model was written, so calibration against them is pending.
+//! Calibration: the logic and flip-flop constants and the iCE40 boards' `lut_per_multiplier`
+//! are fitted to `edgeflow synth` reports (see the constants and the README's calibration
+//! table, `docs/calibration/reproduce.sh` reruns it); memory blocks and the XC7 boards are
+//! not calibrated yet.
 
 use crate::catalog::Board;
 use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
 use edgeflow_core::{Activation, Spec};
 use serde::{Deserialize, Serialize};
 
-pub const LOGIC_PER_JUNCTION: u64 = 200;
-pub const LOGIC_PER_LANE_BIT: u64 = 9;
+// Calibrated against yosys 0.23 `synth_ice40 -dsp -abc9` of the emitted network
+// (docs/calibration/reproduce.sh, runs in docs/calibration/runs/, README "Calibration"):
+// least squares over digits at z = (1, 1) and (2, 1), tiny and small-a on the iCE40 UP5K.
+// digits gives 55 LUT4 per lane-bit ((7465 − 6586) / 16) and 4828 for two junctions and the
+// board; the split of those 4828 between board and junctions is not identified by networks
+// that all have two junctions, so the board keeps its earlier estimate. Counts are LUT4s:
+// the XC7A100T maps the same network to about 0.6× as many LUT6s (tiny: 4931 vs 8124).
+
+/// Logic cells per junction beyond its lanes: sequencer, address generator, ROMs, memories'
+/// read muxes.
+pub const LOGIC_PER_JUNCTION: u64 = 2014;
+/// Logic cells per lane and value bit: the FF, BP and UP adders, saturation, copy-memory
+/// replicas' addressing.
+pub const LOGIC_PER_LANE_BIT: u64 = 55;
+/// Control and host link (not separated from [`LOGIC_PER_JUNCTION`] by the calibration).
 pub const LOGIC_PER_BOARD: u64 = 800;
+/// Not calibrated (no synthesized multi-board design yet).
 pub const LOGIC_PER_LINK: u64 = 120;
-pub const FF_PER_JUNCTION: u64 = 100;
-pub const FF_PER_LANE_BIT: u64 = 3;
+/// Flip-flops, fitted on the same runs with no per-junction term (a negative intercept fits
+/// best: the flip-flops follow the small memories yosys keeps in flip-flops more than the
+/// lanes); within 0.8–1.6× of synthesis.
+pub const FF_PER_JUNCTION: u64 = 0;
+pub const FF_PER_LANE_BIT: u64 = 28;
 pub const FF_PER_BOARD: u64 = 300;
+/// Every value travels in 16 bits in the RTL whatever the spec's width, so a multiplier
+/// built from logic costs the 16 × 16 price (yosys cannot narrow it).
+pub const DATAPATH_BITS: u64 = 16;
 
 /// Picoseconds.
 pub type Ps = u64;
@@ -238,7 +260,8 @@ pub fn flip_flops(net: &Net, z: &[u64]) -> u64 {
 
 /// Logic cells of one multiplier built from logic, for `width`-bit values.
 pub fn lut_multiplier_cost(board: &Board, width: u64) -> u64 {
-    (board.lut_per_multiplier * width * width).div_ceil(256)
+    let w = width.max(DATAPATH_BITS);
+    (board.lut_per_multiplier * w * w).div_ceil(256)
 }
 
 /// Clocks of junction `j` with `z` lanes.
