@@ -5,7 +5,8 @@
 # to docs/calibration/calibration.md. Rerun after any datapath change; then refit the
 # constants in cost.rs from the JSON (the README says how) and run it again.
 #
-# Usage: [JOBS=N] docs/calibration/reproduce.sh [CASE-FILTER]   (a substring of "spec@z:target")
+# Usage: [JOBS=N] [COST_ONLY=1] docs/calibration/reproduce.sh [CASE-FILTER]
+#        (CASE-FILTER: a substring of "spec@z:target"; COST_ONLY: reuse the synthesis reports)
 # Needs yosys and jq. Takes minutes per case on a loaded 2-core machine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -34,6 +35,11 @@ cases=(
 one_case() {
   local out="$1" spec="$2" target="$3" board="$4" id="$5"
   local start=$(date +%s)
+  # COST_ONLY=1: keep the synthesis reports, recompute the model's side (after a refit)
+  if [ -n "${COST_ONLY:-}" ] && [ -s "$out.synth.json" ]; then
+    "$ef" cost --spec "$spec" --board "$board" --synth "$out.synth.json" --json >"$out.cost.json"
+    return
+  fi
   "$ef" synth --spec "$spec" --target "$target" --json >"$out.synth.json" 2>"$out.synth.err" ||
     echo "$id: edgeflow synth failed or the design does not fit: $(tail -1 "$out.synth.err")" >&2
   echo "$id: $(( $(date +%s) - start )) s" >&2
