@@ -201,6 +201,10 @@ enum Cmd {
         /// compiled with a generated harness; far faster).
         #[arg(long, default_value = "rust-hdl")]
         engine: String,
+        /// Sample words the host link takes per clock (1 to z_1), or `auto`: the fewest with
+        /// which a sample's words fit in a block cycle (hdl/PROTOCOL.md, input lanes).
+        #[arg(long, default_value = "auto")]
+        input_lanes: String,
         #[arg(long)]
         json: bool,
     },
@@ -239,6 +243,10 @@ enum Cmd {
         out: PathBuf,
         #[arg(long, hide = true)]
         standin: Option<String>,
+        /// Input lanes of the network's Verilog (1 to z_1, or `auto`); a --board top keeps the
+        /// UART's one word per clock.
+        #[arg(long, default_value = "auto")]
+        input_lanes: String,
         #[arg(long)]
         json: bool,
     },
@@ -505,12 +513,25 @@ fn dispatch(cli: Cli) -> Result<()> {
             data,
             vcd,
             engine,
+            input_lanes,
             json,
         }) => match engine.as_str() {
-            "verilator" => {
-                sim_verilator::sim_cmd(&spec, samples, data.as_deref(), vcd.is_some(), json)
-            }
-            "rust-hdl" => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+            "verilator" => sim_verilator::sim_cmd(
+                &spec,
+                samples,
+                data.as_deref(),
+                vcd.is_some(),
+                &input_lanes,
+                json,
+            ),
+            "rust-hdl" => sim_cmd::sim_cmd(
+                &spec,
+                samples,
+                data.as_deref(),
+                vcd.as_deref(),
+                &input_lanes,
+                json,
+            ),
             other => anyhow::bail!("unknown --engine '{other}'; use rust-hdl or verilator"),
         },
         Some(Cmd::Verilog {
@@ -520,6 +541,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             baud,
             out,
             standin,
+            input_lanes,
             json,
         }) => flow_cmd::verilog_cmd(flow_cmd::VerilogArgs {
             spec,
@@ -528,6 +550,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             freq,
             baud,
             out,
+            input_lanes,
             json,
         }),
         Some(Cmd::Synth {
