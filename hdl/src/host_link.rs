@@ -653,7 +653,47 @@ mod tests {
     }
 
     #[test]
+    fn three_lanes_write_a_sample_in_three_beats_then_the_label() {
+        // tiny: 8 inputs; beats at inputs 0, 3, 6 (the last one short), then the label
+        let mut h = HostLink::with_lanes(params(), 3);
+        h.connect_all();
+        h.out_ready.next = true;
+        let beats: [[u16; 3]; 6] = [
+            [OP_TRAIN, 0, 0],
+            [1, 0, 0],
+            [10, 11, 12],
+            [13, 14, 15],
+            [16, 17, 99],
+            [5, 98, 97],
+        ];
+        let mut seen = vec![];
+        for b in beats {
+            h.in_valid.next = true;
+            h.in_data.next = Bits::<16>::from(b[0] as u64);
+            settle(&mut h);
+            assert!(h.in_ready.val());
+            let we: Vec<bool> = std::iter::once(h.in_we.val())
+                .chain(h.in_lanes_we.iter().map(|x| x.val()))
+                .collect();
+            seen.push((we, h.in_addr.val().index(), h.lab_we.val()));
+            tick(&mut h, |h| &mut h.clock);
+        }
+        let (n, y) = (false, true);
+        assert_eq!(
+            seen[2..],
+            [
+                (vec![y, y, y], 0, n),
+                (vec![y, y, y], 3, n),
+                (vec![y, y, n], 6, n),
+                (vec![n, n, n], 9, y),
+            ]
+        );
+        assert_eq!(h.loaded.val().index(), 1, "the label beat ends the sample");
+    }
+
+    #[test]
     fn host_link_verilog_is_clean() {
         yosys_check(&HostLink::new(params()), "host_link");
+        yosys_check(&HostLink::with_lanes(params(), 3), "host_link_lanes");
     }
 }

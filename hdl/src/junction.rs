@@ -706,3 +706,23 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod input_lanes_tests {
+    use super::*;
+    use crate::testing::yosys_check;
+
+    #[test]
+    fn first_junction_with_input_lanes_verilog_is_clean() {
+        // the lanes' writes are checked bit for bit through the whole network (tests/rtl.rs,
+        // rtl_verilog.rs, cosim_verilator.rs); here the block's Verilog alone
+        let sp = edgeflow_core::Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
+        )
+        .unwrap();
+        let p = JunctionParams::new(&sp, 0);
+        let j = Junction::new(&p, 0).with_input_lanes(3);
+        assert_eq!(j.amem.wr_en.len(), 3);
+        yosys_check(&j, "junction_lanes");
+    }
+}
