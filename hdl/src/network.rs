@@ -315,6 +315,15 @@ mod tests {
     }
 
     #[test]
+    fn network_with_input_lanes_verilog_is_clean() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml");
+        let mut n = Network::with_input_lanes(&Spec::load(&path).unwrap(), 3);
+        n.connect_all();
+        assert_eq!(n.in_lanes.len(), 2);
+        crate::testing::yosys_check(&n, "network_lanes");
+    }
+
+    #[test]
     fn relu_type1_network_verilog_is_clean() {
         let t = "name='r'\nlayers=[12,6,8,4]\nfan_out=[2,4,1]\nz=[4,1,8]\nactivation='relu'\nlearning_rate_shift=3\n[fixed]\nwidth=12\nint_bits=3\nfrac_bits=8\n[pattern]\nkind='type1'\ndither=true\nseed=5\n";
         let spec = Spec::from_toml_str(t, "r").unwrap();
