@@ -185,7 +185,9 @@ impl Junction {
     pub fn with_input_lanes(mut self, w: usize) -> Junction {
         let p = &self._p;
         assert!(p.is_first() && w >= 1);
-        self.amem = CopyMemory::new(p.act_copies, p.left, 2 * p.z, w);
+        // the same memory as `new` builds, with `w` write ports instead of one
+        let reads = self.amem.rd_data.len();
+        self.amem = CopyMemory::new(p.act_copies, p.left, reads, w);
         self.in_lane_we = crate::sigs(w - 1);
         self.in_lane_data = crate::sigs(w - 1);
         self
