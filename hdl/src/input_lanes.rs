@@ -109,6 +109,14 @@ mod tests {
     }
 
     #[test]
+    fn the_verilator_harness_finds_the_lanes_in_the_top_ports() {
+        let t = spec("tiny");
+        let lanes_of = crate::flow::verilator::input_lanes_of;
+        assert_eq!(lanes_of(&crate::verilog(&t)), 1);
+        assert_eq!(lanes_of(&crate::verilog_lanes(&t, 3)), 3);
+    }
+
+    #[test]
     fn beats_pad_the_last_lanes() {
         let mut s = vec![];
         push_word(&mut s, 3, 0x0002);
