@@ -31,6 +31,13 @@ pub struct CtrlParams {
     pub w_rows: Vec<usize>,
     pub b_banks: Vec<usize>,
     pub b_rows: Vec<usize>,
+    /// Block cycle of each junction's FF and BP/UP of sample 0: `j` and `2L - 1 - j` on one
+    /// board; a stage of a chain (stage.rs) has the chain's offsets of its junctions.
+    pub ff: Vec<usize>,
+    pub bp: Vec<usize>,
+    /// Every block cycle waits for `loaded` (a stage waits for its links), not only those
+    /// that take a new sample.
+    pub wait_all: bool,
 }
 
 impl CtrlParams {
@@ -48,17 +55,21 @@ impl CtrlParams {
             w_rows: ps.iter().map(|p| p.clocks).collect(),
             b_banks: ps.iter().map(|p| p.groups).collect(),
             b_rows: ps.iter().map(|p| p.bias_rows()).collect(),
+            ff: (0..l).collect(),
+            bp: (0..l).map(|j| 2 * l - 1 - j).collect(),
+            wait_all: false,
         }
     }
 
-    /// `B_j`: the block cycle offset of BP/UP of junction `j` (0-based), `2L - 1 - j`.
+    /// `B_j`: the block cycle offset of BP/UP of junction `j` (0-based), `2L - 1 - j` on one
+    /// board.
     pub fn bp_offset(&self, j: usize) -> usize {
-        2 * self.junctions - 1 - j
+        self.bp[j]
     }
 
-    /// Label ring position at block cycle 0: sample `-(L-1)`.
+    /// Label ring position at block cycle 0: sample `-F_last` (`-(L-1)` on one board).
     fn label_start(&self) -> usize {
-        (-(self.junctions as i64 - 1)).rem_euclid(self.in_copies as i64) as usize
+        (-(self.ff[self.junctions - 1] as i64)).rem_euclid(self.in_copies as i64) as usize
     }
 }
 
@@ -160,9 +171,9 @@ impl Controller {
         if s.samples == 0 {
             0
         } else if s.train {
-            s.samples + 2 * self._p.junctions - 1
+            s.samples + self._p.bp[0]
         } else {
-            s.samples + self._p.junctions - 1
+            s.samples + self._p.ff[self._p.junctions - 1]
         }
     }
 
@@ -170,8 +181,9 @@ impl Controller {
         let s = &self._s;
         let total = self.total_block_cycles();
         let loaded = self.loaded.val().to_u32() as usize;
-        let can_start =
-            s.active && s.started < total && (s.started >= s.samples || loaded > s.started);
+        let can_start = s.active
+            && s.started < total
+            && ((!self._p.wait_all && s.started >= s.samples) || loaded > s.started);
         let need_out = !s.train && s.ff_en[self._p.junctions - 1];
         let at_end = s.k + 1 == self._p.t;
         let adv = s.active && s.running && !(at_end && need_out && self.out_busy.val());
@@ -189,7 +201,8 @@ impl Controller {
         let s = &mut *self._s;
         let t = s.started;
         for j in 0..p.junctions {
-            s.ff_en[j] = t >= j && t - j < s.samples;
+            let f = p.ff[j];
+            s.ff_en[j] = t >= f && t - f < s.samples;
             let b = p.bp_offset(j);
             s.bp_en[j] = s.train && t >= b && t - b < s.samples;
         }
@@ -320,7 +333,7 @@ always @(*) begin
     if (samples == 32'd0) total = 32'd0;
     else if (train) total = samples + 32'd{tt};
     else total = samples + 32'd{ti};
-    can_start = active && (started_r < total) && ((started_r >= samples) || (loaded > started_r));
+    can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > started_r));
     need_out = !train && ffe[{lm}];
     at_end = (kk == 16'd{te});
     adv_c = active && running && !(at_end && need_out && out_busy);
@@ -337,9 +350,10 @@ always @(*) begin
 ",
         lm = l - 1,
         km = k0 - 1,
-        tt = 2 * l - 1,
-        ti = l - 1,
+        tt = p.bp[0],
+        ti = p.ff[l - 1],
         te = p.t - 1,
+        free = if p.wait_all { "1'b0 && " } else { "" },
     );
     for j in 0..l {
         let _ = writeln!(v, "    ff_en${j} = ffe[{j}];\n    bp_en${j} = bpe[{j}];");
@@ -347,10 +361,10 @@ always @(*) begin
     v += "end\n";
     let mut start = String::from("begin\n");
     for j in 0..l {
-        let b = p.bp_offset(j);
+        let (b, f) = (p.bp_offset(j), p.ff[j]);
         let _ = writeln!(
             start,
-            "            ffe[{j}] <= (started_r >= 32'd{j}) && (started_r - 32'd{j} < samples);\n            bpe[{j}] <= train && (started_r >= 32'd{b}) && (started_r - 32'd{b} < samples);"
+            "            ffe[{j}] <= (started_r >= 32'd{f}) && (started_r - 32'd{f} < samples);\n            bpe[{j}] <= train && (started_r >= 32'd{b}) && (started_r - 32'd{b} < samples);"
         );
     }
     start +=
