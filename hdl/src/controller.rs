@@ -31,6 +31,13 @@ pub struct CtrlParams {
     pub w_rows: Vec<usize>,
     pub b_banks: Vec<usize>,
     pub b_rows: Vec<usize>,
+    /// Block cycle of each junction's FF and BP/UP of sample 0: `j` and `2L - 1 - j` on one
+    /// board; a stage of a chain (stage.rs) has the chain's offsets of its junctions.
+    pub ff: Vec<usize>,
+    pub bp: Vec<usize>,
+    /// Every block cycle waits for `loaded` (a stage waits for its links), not only those
+    /// that take a new sample.
+    pub wait_all: bool,
 }
 
 impl CtrlParams {
@@ -48,17 +55,21 @@ impl CtrlParams {
             w_rows: ps.iter().map(|p| p.clocks).collect(),
             b_banks: ps.iter().map(|p| p.groups).collect(),
             b_rows: ps.iter().map(|p| p.bias_rows()).collect(),
+            ff: (0..l).collect(),
+            bp: (0..l).map(|j| 2 * l - 1 - j).collect(),
+            wait_all: false,
         }
     }
 
-    /// `B_j`: the block cycle offset of BP/UP of junction `j` (0-based), `2L - 1 - j`.
+    /// `B_j`: the block cycle offset of BP/UP of junction `j` (0-based), `2L - 1 - j` on one
+    /// board.
     pub fn bp_offset(&self, j: usize) -> usize {
-        2 * self.junctions - 1 - j
+        self.bp[j]
     }
 
-    /// Label ring position at block cycle 0: sample `-(L-1)`.
+    /// Label ring position at block cycle 0: sample `-F_last` (`-(L-1)` on one board).
     fn label_start(&self) -> usize {
-        (-(self.junctions as i64 - 1)).rem_euclid(self.in_copies as i64) as usize
+        (-(self.ff[self.junctions - 1] as i64)).rem_euclid(self.in_copies as i64) as usize
     }
 }
 
@@ -160,9 +171,9 @@ impl Controller {
         if s.samples == 0 {
             0
         } else if s.train {
-            s.samples + 2 * self._p.junctions - 1
+            s.samples + self._p.bp[0]
         } else {
-            s.samples + self._p.junctions - 1
+            s.samples + self._p.ff[self._p.junctions - 1]
         }
     }
 
@@ -170,8 +181,9 @@ impl Controller {
         let s = &self._s;
         let total = self.total_block_cycles();
         let loaded = self.loaded.val().to_u32() as usize;
-        let can_start =
-            s.active && s.started < total && (s.started >= s.samples || loaded > s.started);
+        let can_start = s.active
+            && s.started < total
+            && ((!self._p.wait_all && s.started >= s.samples) || loaded > s.started);
         let need_out = !s.train && s.ff_en[self._p.junctions - 1];
         let at_end = s.k + 1 == self._p.t;
         let adv = s.active && s.running && !(at_end && need_out && self.out_busy.val());
@@ -189,7 +201,8 @@ impl Controller {
         let s = &mut *self._s;
         let t = s.started;
         for j in 0..p.junctions {
-            s.ff_en[j] = t >= j && t - j < s.samples;
+            let f = p.ff[j];
+            s.ff_en[j] = t >= f && t - f < s.samples;
             let b = p.bp_offset(j);
             s.bp_en[j] = s.train && t >= b && t - b < s.samples;
         }
@@ -291,9 +304,11 @@ fn verilog(p: &CtrlParams) -> String {
     let k0 = p.in_copies;
     let lab0 = p.label_start();
     // Exact widths (a wide counter's comparisons are carry chains): a stream has at most
-    // 65535 samples (`go_samples` is 16 bits), so `started` stays below 65535 + 2L.
+    // 65535 samples (`go_samples` is 16 bits), so `started` stays at most 65535 plus the
+    // largest FF or BP offset.
     let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
-    let (cw, kw, lw) = (bits(65535 + 2 * l), bits(p.t - 1), bits(k0 - 1));
+    let last_offset = p.ff.iter().chain(p.bp.iter()).copied().max().unwrap_or(0);
+    let (cw, kw, lw) = (bits(65535 + last_offset + 1), bits(p.t - 1), bits(k0 - 1));
     let mut v = format!(
         "
 reg active;
@@ -324,7 +339,7 @@ always @(*) begin
     if (samples == 16'd0) total = {cw}'d0;
     else if (train) total = samples + {cw}'d{tt};
     else total = samples + {cw}'d{ti};
-    can_start = active && (started_r < total) && ((started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
+    can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
     need_out = !train && ffe[{lm}];
     at_end = (kk == {kw}'d{te});
     adv_c = active && running && !(at_end && need_out && out_busy);
@@ -346,9 +361,10 @@ always @(*) begin
         lwm = lw - 1,
         cpad = 32 - cw,
         kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
-        tt = 2 * l - 1,
-        ti = l - 1,
+        tt = p.bp[0],
+        ti = p.ff[l - 1],
         te = p.t - 1,
+        free = if p.wait_all { "1'b0 && " } else { "" },
     );
     for j in 0..l {
         let _ = writeln!(v, "    ff_en${j} = ffe[{j}];\n    bp_en${j} = bpe[{j}];");
@@ -357,10 +373,10 @@ always @(*) begin
     let last_copy = k0 - 1;
     let mut start = String::from("begin\n");
     for j in 0..l {
-        let b = p.bp_offset(j);
+        let (b, f) = (p.bp_offset(j), p.ff[j]);
         let _ = writeln!(
             start,
-            "            ffe[{j}] <= (started_r >= {cw}'d{j}) && (started_r - {cw}'d{j} < samples);\n            bpe[{j}] <= train && (started_r >= {cw}'d{b}) && (started_r - {cw}'d{b} < samples);"
+            "            ffe[{j}] <= (started_r >= {cw}'d{f}) && (started_r - {cw}'d{f} < samples);\n            bpe[{j}] <= train && (started_r >= {cw}'d{b}) && (started_r - {cw}'d{b} < samples);"
         );
     }
     start +=

@@ -20,6 +20,8 @@ pub mod network;
 pub mod neuron_sum;
 pub mod params;
 pub mod sequencer;
+pub mod stage;
+pub mod stage_port;
 pub mod testing;
 pub mod up_unit;
 

@@ -29,6 +29,9 @@ pub struct JunctionParams {
     pub up_offset: usize,
     /// Rotating copies of the left σ′ (`2L - 2j + 2`, only for hidden left layers).
     pub sp_copies: usize,
+    /// Block cycle of this junction's FF of sample 0 (`j` on one board; a stage of a
+    /// multi-board chain uses the chain's schedule, links included).
+    pub ff_offset: usize,
     pub format: Format,
     pub shift: u32,
     /// Activation of the right layer (the output layer is sigmoid).
@@ -41,8 +44,19 @@ pub struct JunctionParams {
 
 impl JunctionParams {
     pub fn new(spec: &Spec, j: usize) -> JunctionParams {
+        let l = spec.junctions();
+        let ff: Vec<usize> = (0..l).collect();
+        let bp: Vec<usize> = (0..l).map(|j| 2 * l - 1 - j).collect();
+        Self::with_schedule(spec, j, &ff, &bp)
+    }
+
+    /// Junction `j` of a network run on the schedule `ff`, `bp` (block cycle offsets of every
+    /// junction's FF and BP/UP, as `sim::Schedule`): the copies of the left layer cover the
+    /// junction's staleness `bp[j] - ff[j]`, and the copy pointers start at `ff[j]`.
+    pub fn with_schedule(spec: &Spec, j: usize, ff: &[usize], bp: &[usize]) -> JunctionParams {
         let pattern = JunctionPattern::generate(spec, j);
         let l = spec.junctions();
+        let stale = bp[j] - ff[j];
         let fi = pattern.fan_in;
         let z = pattern.z;
         let format = spec.format();
@@ -58,9 +72,10 @@ impl JunctionParams {
             lanes_per_group: z.min(fi),
             clocks_per_neuron: if z < fi { fi / z } else { 1 },
             rows_per_bank: pattern.left / z,
-            act_copies: 2 * l - 2 * j + 1 + (j == 0) as usize,
-            up_offset: 2 * l - 2 * j + 1 + (j == 0) as usize - (2 * l - 1 - 2 * j),
-            sp_copies: 2 * l - 2 * j + 2,
+            act_copies: stale + 2 + (j == 0) as usize,
+            up_offset: 2 + (j == 0) as usize,
+            sp_copies: stale + 3,
+            ff_offset: ff[j],
             format,
             shift: spec.learning_rate_shift,
             right_act: if j + 1 == l {

@@ -74,8 +74,8 @@ impl Sequencer {
     pub fn start_pointers(&self) -> (usize, usize) {
         let p = &self._p;
         (
-            (-(p.j as i64)).rem_euclid(p.act_copies as i64) as usize,
-            (1 - p.j as i64).rem_euclid(p.sp_copies as i64) as usize,
+            (-(p.ff_offset as i64)).rem_euclid(p.act_copies as i64) as usize,
+            (1 - p.ff_offset as i64).rem_euclid(p.sp_copies as i64) as usize,
         )
     }
 

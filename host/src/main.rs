@@ -14,6 +14,7 @@ mod plot;
 mod sim_cmd;
 mod sim_verilator;
 mod spec_cmd;
+mod stage_cmd;
 mod train;
 mod util;
 
@@ -78,8 +79,8 @@ enum Cmd {
         #[arg(long, required_unless_present = "plan")]
         spec: Option<PathBuf>,
         /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
-        /// spec comes from the plan. Backends: reference (one thread per board) or opencl
-        /// (stage i on OpenCL device i).
+        /// spec comes from the plan. Backends: reference (one thread per board), opencl
+        /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
         #[arg(long, conflicts_with = "spec")]
         plan: Option<PathBuf>,
         /// With --plan: also train the reference model with the plan's staleness on the same
@@ -225,8 +226,12 @@ enum Cmd {
     /// Write the network's Verilog (and a board top with its pin constraints when --board is
     /// given), linted with `verilator --lint-only -Wall` (documented waivers only).
     Verilog {
-        #[arg(long, required_unless_present = "standin")]
+        #[arg(long, required_unless_present_any = ["standin", "plan"])]
         spec: Option<PathBuf>,
+        /// Write the Verilog of every stage of this plan instead (`<spec>_stage<i>.v`: the
+        /// stage's junctions on the plan's schedule with its boundary ports).
+        #[arg(long, conflicts_with_all = ["spec", "board", "standin"])]
+        plan: Option<PathBuf>,
         /// icebreaker, alchitry-cu or nexys4-ddr.
         #[arg(long)]
         board: Option<String>,
@@ -514,7 +519,14 @@ fn dispatch(cli: Cli) -> Result<()> {
             other => anyhow::bail!("unknown --engine '{other}'; use rust-hdl or verilator"),
         },
         Some(Cmd::Verilog {
+            plan: Some(plan),
+            out,
+            json,
+            ..
+        }) => stage_cmd::stage_verilog_cmd(&plan, &out, json),
+        Some(Cmd::Verilog {
             spec,
+            plan: None,
             board,
             freq,
             baud,

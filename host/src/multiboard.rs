@@ -26,6 +26,9 @@ pub struct StageTiming {
     /// Time spent waiting for a neighbour's activations or partial sums.
     pub wait_seconds: f64,
     pub block_cycles: u64,
+    /// The stage's block cycle in clocks, where a cycle-accurate simulation counted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks_per_block_cycle: Option<u64>,
 }
 
 /// Values of one sample kept by a stage until its last update there.
@@ -214,6 +217,7 @@ impl Stage {
             compute_seconds: (total - wait).as_secs_f64(),
             wait_seconds: wait.as_secs_f64(),
             block_cycles: (end - begin) as u64,
+            clocks_per_block_cycle: None,
         }
     }
 }

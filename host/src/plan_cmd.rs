@@ -223,11 +223,13 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             let t = b.timings.clone();
             (Box::new(b), t)
         }
-        "rtl" => anyhow::bail!(
-            "--plan with --backend rtl needs an RTL stage (a junction range with boundary ports for activations and partial sums), which the RTL backend does not offer yet; use --backend reference or opencl"
-        ),
+        "rtl" => {
+            let b = crate::board::rtl_stage::RtlPipeline::new(&spec, &stages, &link_delay)?;
+            let t = b.timings.clone();
+            (Box::new(b), t)
+        }
         other => anyhow::bail!(
-            "--plan runs on backend reference (one thread per stage) or opencl (stage i on OpenCL device i), not '{other}'"
+            "--plan runs on backend reference (one thread per stage), opencl (stage i on OpenCL device i) or rtl (one simulated RTL stage per board), not '{other}'"
         ),
     };
     let split = load_split(&spec, data, label_column)?;
@@ -272,10 +274,25 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         .iter()
         .map(|t| t.compute_seconds / samples)
         .collect();
-    let (mb, _) = measured.iter().enumerate().fold(
-        (0, 0.0),
-        |acc, (i, &x)| if x > acc.1 { (i, x) } else { acc },
-    );
+    // A cycle-accurate simulation counts each stage's block cycle in clocks: at the board's
+    // clock that is the stage's time per sample on the board, comparable with the plan.
+    let simulated: Option<Vec<f64>> = timings
+        .iter()
+        .zip(&p.stages)
+        .map(|(t, s)| {
+            t.clocks_per_block_cycle
+                .map(|c| c as f64 * 1e6 / p.boards[s.board_index].clock_mhz)
+        })
+        .collect();
+    let (mb, _) = simulated
+        .as_ref()
+        .unwrap_or(&measured)
+        .iter()
+        .enumerate()
+        .fold(
+            (0, 0.0),
+            |acc, (i, &x)| if x > acc.1 { (i, x) } else { acc },
+        );
     let predicted: Vec<u64> = p.stages.iter().map(|s| s.block_cycle_ps).collect();
     let pb = predicted
         .iter()
@@ -297,13 +314,18 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             "link_delay": p.link_delay,
             "state_sha256": state.sha256(),
             "reference_sha256": verified,
-            "stages": p.stages.iter().zip(&timings).zip(&measured).map(|((s, t), m)| serde_json::json!({
+            "stages": p.stages.iter().zip(&timings).zip(&measured).enumerate().map(|(i, ((s, t), m))| serde_json::json!({
                 "board": s.board,
                 "junctions": s.junctions,
+                "predicted_block_cycle_clocks": s.block_cycle_clocks,
                 "predicted_block_cycle_ps": s.block_cycle_ps,
                 "measured_seconds_per_sample": m,
                 "measured_wait_seconds": t.wait_seconds,
+                "measured_block_cycles": t.block_cycles,
+                "measured_clocks_per_block_cycle": t.clocks_per_block_cycle,
+                "measured_block_cycle_ps": simulated.as_ref().map(|v| v[i].round() as u64),
             })).collect::<Vec<_>>(),
+            "measured_bottleneck_from": if simulated.is_some() { "simulated block cycle at the board's clock" } else { "compute time on this host" },
             "predicted_bottleneck": p.figures.bottleneck,
             "predicted_bottleneck_stage": pb + 1,
             "measured_bottleneck_stage": mb + 1,
@@ -342,11 +364,29 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
                 t.wait_seconds
             );
         }
+        if let Some(sim) = &simulated {
+            println!("stage  simulated block cycle  at the board's clock  plan (clocks, time)");
+            for (i, ((s, t), x)) in p.stages.iter().zip(&timings).zip(sim).enumerate() {
+                println!(
+                    "{:>5}  {:>14} clocks  {:>20}  {} clocks, {}",
+                    i + 1,
+                    t.clocks_per_block_cycle.unwrap_or(0),
+                    us(x.round() as u64),
+                    s.block_cycle_clocks,
+                    us(s.block_cycle_ps)
+                );
+            }
+        }
         println!(
-            "bottleneck: predicted stage {} ({}), measured stage {} on this host; predicted {} on the boards",
+            "bottleneck: predicted stage {} ({}), measured stage {} ({}); predicted {} on the boards",
             pb + 1,
             p.figures.bottleneck,
             mb + 1,
+            if simulated.is_some() {
+                "simulated block cycle"
+            } else {
+                "compute on this host"
+            },
             rate(p.figures.samples_per_second)
         );
         if let Some(o) = out {

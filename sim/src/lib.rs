@@ -5,6 +5,7 @@ pub mod dense;
 pub mod float;
 pub mod reference;
 pub mod rtl;
+pub mod rtl_stage;
 pub mod sparse;
 
 pub use dense::DenseReference;

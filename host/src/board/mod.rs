@@ -7,6 +7,7 @@ pub mod hostlink;
 pub mod opencl;
 pub mod reference;
 pub mod rtl;
+pub mod rtl_stage;
 pub mod serial;
 pub mod verilator;
 

@@ -1,0 +1,74 @@
+//! `edgeflow train --plan … --backend rtl`: one simulated RTL stage (`hdl::stage::Stage`) per
+//! board of the plan, joined by links of the plan's delays (`sim::rtl_stage::RtlChain`).
+//! Bit-identical to the reference model with the plan's staleness; each stage reports the
+//! block cycle its controller ran, in clocks, next to the plan's prediction.
+
+use super::Board;
+use crate::multiboard::StageTiming;
+use anyhow::{anyhow, Result};
+use edgeflow_core::{Encoded, Spec, State};
+use edgeflow_sim::rtl_stage::RtlChain;
+use std::sync::{Arc, Mutex};
+
+pub struct RtlPipeline {
+    pub chain: RtlChain,
+    /// Per stage, summed over training streams; `clocks_per_block_cycle` as simulated.
+    pub timings: Arc<Mutex<Vec<StageTiming>>>,
+}
+
+impl RtlPipeline {
+    /// Stage `i` of `ranges` (0-based inclusive junctions) as simulated board `i`, loaded
+    /// with the spec's initial state.
+    pub fn new(spec: &Spec, ranges: &[(usize, usize)], link_delay: &[usize]) -> Result<Self> {
+        let mut chain = RtlChain::new(spec, ranges, link_delay).map_err(|e| anyhow!(e))?;
+        chain
+            .load_state(&State::initial(spec))
+            .map_err(|e| anyhow!(e))?;
+        Ok(RtlPipeline {
+            timings: Arc::new(Mutex::new(vec![StageTiming::default(); ranges.len()])),
+            chain,
+        })
+    }
+}
+
+impl Board for RtlPipeline {
+    fn name(&self) -> String {
+        format!("rtl x{} stages", self.chain.stages.len())
+    }
+    fn load_state(&mut self, state: &State) -> Result<()> {
+        self.chain.load_state(state).map_err(|e| anyhow!(e))
+    }
+    fn train(&mut self, data: &Encoded) -> Result<()> {
+        let before: Vec<_> = self.chain.stages.iter().map(|s| s.stats.clone()).collect();
+        // One stream, like the reference model's `train` (a stream fills and drains the
+        // pipeline once); `edgeflow train` shows the progress per epoch.
+        self.chain.run(data, true).map_err(|e| anyhow!(e))?;
+        let mut tm = self.timings.lock().unwrap();
+        for ((acc, s), b) in tm.iter_mut().zip(&self.chain.stages).zip(before) {
+            acc.compute_seconds += s.stats.seconds - b.seconds;
+            acc.block_cycles += s.stats.block_cycles - b.block_cycles;
+            acc.clocks_per_block_cycle = Some(s.stats.clocks_per_block_cycle);
+        }
+        Ok(())
+    }
+    fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
+        let mut out = Vec::with_capacity(data.len());
+        for chunk in (0..data.len()).collect::<Vec<_>>().chunks(65535) {
+            out.extend(
+                self.chain
+                    .run(&data.select(chunk), false)
+                    .map_err(|e| anyhow!(e))?,
+            );
+        }
+        Ok(out)
+    }
+    fn read_state(&mut self) -> Result<State> {
+        Ok(self.chain.read_state())
+    }
+    fn edge_ops_per_sample(&self) -> u64 {
+        let sp = &self.chain.spec;
+        (0..sp.junctions())
+            .map(|j| (sp.layers[j] * sp.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
+            .sum()
+    }
+}

@@ -1,0 +1,63 @@
+//! `edgeflow verilog --plan plan.json -o DIR`: the Verilog of every stage of a plan (module
+//! `top` in `<spec>_stage<i>.v`): the stage's junctions on the plan's schedule, with the
+//! boundary ports of hdl/src/stage.rs, each checked by yosys when it is installed.
+
+use crate::util::{print_json, write_atomic};
+use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_planner::report::PlanFile;
+use std::path::Path;
+
+pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
+    let text = std::fs::read_to_string(plan)
+        .with_context(|| format!("plan {}: cannot be read", plan.display()))?;
+    let p = PlanFile::from_json(&text, &plan.display().to_string()).map_err(|e| anyhow!(e))?;
+    if !out.is_dir() {
+        bail!(
+            "-o {}: not a directory; create it first (the stages are written as <spec>_stage<i>.v)",
+            out.display()
+        );
+    }
+    let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
+    let sched = edgeflow_sim::Schedule::with_links(&delays);
+    let mut stages = Vec::new();
+    for (i, s) in p.stages.iter().enumerate() {
+        let (a, b) = (s.junctions[0] - 1, s.junctions[1] - 1);
+        let v = edgeflow_hdl::stage::verilog(&p.spec, a..=b, &sched.ff, &sched.bp);
+        let name = format!("{}_stage{}", p.spec.name, i + 1);
+        let lint = match edgeflow_hdl::testing::yosys_lint(&v, &name) {
+            Ok(Some(())) => "yosys: clean".to_string(),
+            Ok(None) => "yosys not installed: not checked".to_string(),
+            Err(e) => bail!("{e}"),
+        };
+        let file = out.join(format!("{name}.v"));
+        write_atomic(&file, v.as_bytes())?;
+        stages.push(serde_json::json!({
+            "stage": i + 1,
+            "board": s.board,
+            "junctions": s.junctions,
+            "file": file,
+            "lint": lint,
+        }));
+    }
+    if json {
+        print_json(&serde_json::json!({
+            "spec": p.spec.name,
+            "link_delay": p.link_delay,
+            "staleness": sched.staleness(),
+            "stages": stages,
+        }));
+    } else {
+        for s in &stages {
+            println!(
+                "wrote {} (stage {}, junctions {}-{}, {}): {}",
+                s["file"].as_str().unwrap_or(""),
+                s["stage"],
+                s["junctions"][0],
+                s["junctions"][1],
+                s["board"].as_str().unwrap_or(""),
+                s["lint"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
