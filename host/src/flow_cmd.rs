@@ -370,7 +370,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     }
     let (cycle, samples_s) = match &inner {
         Inner::Network(spec) => {
-            let c = spec.derived().block_cycle_clocks as f64;
+            // the clocks this hardware spends per block cycle (the RTL's, not the spec's estimate)
+            let c = edgeflow_hdl::params::block_cycle_clocks(spec) as f64;
             (Some(c), Some(top.mhz * 1e6 / c))
         }
         Inner::Echo => (None, None),

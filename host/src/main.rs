@@ -283,7 +283,7 @@ enum Cmd {
         board: String,
         #[arg(short, long)]
         out: PathBuf,
-        /// Design clock in MHz (default: 30 on the iCEBreaker through its PLL, 100 on the Cu).
+        /// Design clock in MHz (default: 12 on the iCEBreaker, its oscillator; 100 on the Cu; other values go through the PLL).
         #[arg(long)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
