@@ -5,6 +5,7 @@
 use crate::fixed::{b16, s16};
 use edgeflow_core::fixed::{activate, Activation, ActivationTable};
 use rust_hdl::core::prelude::*;
+use std::fmt::Write;
 
 /// Verilog function `act_<name>(h) -> {σ, σ′}` (32 bits: σ in the high half).
 pub fn verilog_function(name: &str, act: Activation, t: &ActivationTable) -> String {
@@ -21,33 +22,114 @@ endfunction
 "
         ),
         Activation::Sigmoid => {
+            let m = Mirror::of(t);
             let drop = t.drop_bits();
-            let bits = t.index_bits;
-            let mut cases = String::new();
-            for i in 0..t.sigma.len() {
-                cases += &format!(
-                    "        {bits}'d{i}: act_{name} = {{16'h{:04x}, 16'h{:04x}}};\n",
+            let hb = t.index_bits - 1;
+            let mut upper = String::new();
+            for u in 0..m.half {
+                let i = m.half + u;
+                let _ = writeln!(
+                    upper,
+                    "        {hb}'d{u}: begin s = 16'h{:04x}; p = 16'h{:04x}; end",
                     t.sigma[i] as u16, t.sigma_prime[i] as u16
+                );
+            }
+            let mut fix = String::new();
+            for &(u, cs, cp) in &m.fixes {
+                let _ = writeln!(
+                    fix,
+                    "            {hb}'d{u}: begin cs = 16'h{:04x}; cp = 16'h{:04x}; end",
+                    cs as u16, cp as u16
                 );
             }
             format!(
                 "
 function [31:0] act_{name};
     input signed [15:0] h;
-    reg [{hb}:0] idx;
     reg signed [15:0] hs;
+    reg neg;
+    reg [{ub}:0] u;
+    reg [15:0] s;
+    reg [15:0] p;
+    reg [15:0] cs;
+    reg [15:0] cp;
     begin
         hs = h >>> {drop};
-        idx = hs[{hb}:0] ^ {half};
-        case (idx)
-{cases}        default: act_{name} = 32'd0;
+        neg = hs[{hb}];
+        u = hs[{ub}:0] ^ {{{hb}{{neg}}}};
+        case (u)
+{upper}        default: begin s = 16'd0; p = 16'd0; end
         endcase
+        cs = 16'd0;
+        cp = 16'd0;
+        if (neg) begin
+            case (u)
+{fix}            default: begin cs = 16'd0; cp = 16'd0; end
+            endcase
+            act_{name} = {{16'h{k:04x} - s - cs, p + cp}};
+        end else act_{name} = {{s, p}};
     end
 endfunction
 ",
-                hb = bits - 1,
-                half = format!("{bits}'d{}", 1u32 << (bits - 1)),
+                ub = hb.max(1) - 1,
+                k = m.k as u16,
             )
+        }
+    }
+}
+
+/// The sigmoid table as its upper half (non-negative pre-activations) plus the mirror
+/// `σ(i) = K − σ(n−1−i) − cs`, `σ′(i) = σ′(n−1−i) + cp` for the lower half: rounding and the
+/// buckets' midpoints (which are not symmetric about zero) make the table only nearly
+/// symmetric, so the few entries where the plain mirror misses get corrections `cs`, `cp`.
+/// Half the ROM, the same bits as the full table for every index.
+pub struct Mirror {
+    pub half: usize,
+    pub k: i32,
+    /// (upper-half offset u, cs, cp) where a correction is needed.
+    pub fixes: Vec<(usize, i32, i32)>,
+}
+
+impl Mirror {
+    pub fn of(t: &ActivationTable) -> Mirror {
+        let n = t.sigma.len();
+        let half = n / 2;
+        let mut counts = std::collections::BTreeMap::new();
+        for u in 0..half {
+            *counts
+                .entry(t.sigma[half + u] + t.sigma[half - 1 - u])
+                .or_insert(0usize) += 1;
+        }
+        let k = counts
+            .iter()
+            .max_by_key(|(_, &c)| c)
+            .map(|(&k, _)| k)
+            .unwrap_or(0);
+        let fixes = (0..half)
+            .filter_map(|u| {
+                let (hi, lo) = (half + u, half - 1 - u);
+                let cs = k - t.sigma[hi] - t.sigma[lo];
+                let cp = t.sigma_prime[lo] - t.sigma_prime[hi];
+                (cs != 0 || cp != 0).then_some((u, cs, cp))
+            })
+            .collect();
+        Mirror { half, k, fixes }
+    }
+
+    /// `(σ, σ′)` of table index `i` through the mirror (what the Verilog computes).
+    pub fn lookup(&self, t: &ActivationTable, i: usize) -> (i32, i32) {
+        if i >= self.half {
+            (t.sigma[i], t.sigma_prime[i])
+        } else {
+            let u = self.half - 1 - i;
+            let (cs, cp) = self
+                .fixes
+                .iter()
+                .find(|f| f.0 == u)
+                .map(|f| (f.1, f.2))
+                .unwrap_or((0, 0));
+            let hi = self.half + u;
+            (self.k - t.sigma[hi] - cs, t.sigma_prime[hi] + cp)
         }
     }
 }
@@ -117,6 +199,76 @@ mod tests {
                     "h = {h}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn mirror_reproduces_every_table_entry() {
+        for (i, fr) in [(2, 7), (3, 12), (3, 4), (0, 9), (7, 8), (2, 13), (1, 1)] {
+            let t = ActivationTable::sigmoid(Format::new(i, fr));
+            let m = Mirror::of(&t);
+            for idx in 0..t.sigma.len() {
+                assert_eq!(
+                    m.lookup(&t, idx),
+                    (t.sigma[idx], t.sigma_prime[idx]),
+                    "format ({i}, {fr}), index {idx}"
+                );
+            }
+            assert!(m.fixes.len() < m.half, "the mirror should save entries");
+        }
+    }
+
+    /// Icarus evaluates the Verilog function for every 16-bit pre-activation of the format.
+    #[test]
+    fn rom_verilog_matches_the_table_under_icarus() {
+        if std::process::Command::new("iverilog")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
+            if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+                panic!("iverilog is required under CI=true");
+            }
+            eprintln!("skipping: iverilog is not installed");
+            return;
+        }
+        for (i, fr) in [(3, 12), (2, 7), (3, 4)] {
+            let f = Format::new(i, fr);
+            let t = ActivationTable::sigmoid(f);
+            let dir = std::env::temp_dir()
+                .join(format!("edgeflow-act-rom-{}-{i}-{fr}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let tb = format!(
+                "module tb;\n{}\ninteger x;\nreg [31:0] r;\ninitial begin\n    for (x = {}; x <= {}; x = x + 1) begin\n        r = act_rom(x[15:0]);\n        $display(\"%0d %0d\", r[31:16], r[15:0]);\n    end\nend\nendmodule\n",
+                verilog_function("rom", Activation::Sigmoid, &t),
+                f.min(),
+                f.max()
+            );
+            std::fs::write(dir.join("tb.v"), tb).unwrap();
+            let ok = std::process::Command::new("iverilog")
+                .current_dir(&dir)
+                .args(["-o", "tb.vvp", "tb.v"])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "iverilog failed in {}", dir.display());
+            let out = std::process::Command::new("vvp")
+                .current_dir(&dir)
+                .arg("tb.vvp")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len() as i32, f.max() - f.min() + 1);
+            for (h, line) in (f.min()..=f.max()).zip(lines) {
+                let (a, sp) = activate(Activation::Sigmoid, &t, h);
+                assert_eq!(
+                    line,
+                    format!("{} {}", a as u16, sp as u16),
+                    "format ({i}, {fr}), h = {h}"
+                );
+            }
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 

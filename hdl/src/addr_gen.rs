@@ -92,9 +92,25 @@ end
 fn verilog_rom(p: &JunctionParams) -> String {
     let (rows, fo) = (p.rows_per_bank, p.pattern.fan_out);
     let depth = rows * fo;
-    let dw = if p.left <= 256 { 8 } else { 16 };
-    let mut v =
-        String::from("reg [15:0] ns;\nreg [15:0] nr;\nreg n_ok;\nreg q_ok;\nreg [15:0] ra;\n");
+    // Exact widths: the sweep counter stops at `fo` (past the pass every lane reads 0 either
+    // way), so no counter, address or table entry is wider than its largest value.
+    let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
+    let (sw, rw, aw, dw) = (bits(fo), bits(rows - 1), bits(depth - 1), bits(p.left - 1));
+    let pad = |w: u32, e: String| {
+        if w >= 16 {
+            e
+        } else {
+            format!("{{{}'d0, {e}}}", 16 - w)
+        }
+    };
+    let mut v = format!(
+        "reg [{}:0] cs;\nreg [{}:0] cr;\nreg [{}:0] ns;\nreg [{}:0] nr;\nreg n_ok;\nreg q_ok;\nreg [{}:0] ra;\n",
+        sw - 1,
+        rw - 1,
+        sw - 1,
+        rw - 1,
+        aw - 1
+    );
     for l in 0..p.z {
         v += &format!(
             "reg [{}:0] rom_{l} [0:{}];\nreg [{}:0] q_{l};\n",
@@ -103,7 +119,7 @@ fn verilog_rom(p: &JunctionParams) -> String {
             dw - 1
         );
     }
-    v += "initial begin\n    ag_s = 16'd0;\n    ag_r = 16'd0;\n    q_ok = 1'b1;\n";
+    v += &format!("initial begin\n    cs = {sw}'d0;\n    cr = {rw}'d0;\n    q_ok = 1'b1;\n");
     for l in 0..p.z {
         v += &format!("    q_{l} = {dw}'d{};\n", p.left_of(0, l, 0));
         for s in 0..fo {
@@ -119,39 +135,41 @@ fn verilog_rom(p: &JunctionParams) -> String {
     v += &format!(
         "end
 always @(*) begin
-    ns = ag_s;
-    nr = ag_r;
+    ns = cs;
+    nr = cr;
     if (last) begin
-        ns = 16'd0;
-        nr = 16'd0;
+        ns = {sw}'d0;
+        nr = {rw}'d0;
     end else if (adv) begin
-        if (ag_r == 16'd{}) begin
-            nr = 16'd0;
-            ns = ag_s + 16'd1;
-        end else nr = ag_r + 16'd1;
+        if (cr == {rw}'d{rl}) begin
+            nr = {rw}'d0;
+            ns = (cs == {sw}'d{fo}) ? cs : cs + {sw}'d1;
+        end else nr = cr + {rw}'d1;
     end
-    n_ok = ns < 16'd{fo};
-    ra = n_ok ? ns * 16'd{rows} + nr : 16'd0;
+    n_ok = ns < {sw}'d{fo};
+    ra = n_ok ? ns * {aw}'d{rows} + nr : {aw}'d0;
+    ag_s = {ags};
+    ag_r = {agr};
 end
 always @(posedge clock) begin
-    ag_s <= ns;
-    ag_r <= nr;
+    cs <= ns;
+    cr <= nr;
     q_ok <= n_ok;
 end
 ",
-        rows - 1
+        rl = rows - 1,
+        ags = pad(sw, "cs".into()),
+        agr = pad(rw, "cr".into()),
     );
     for l in 0..p.z {
         v += &format!("always @(posedge clock) q_{l} <= rom_{l}[ra];\n");
     }
     v += "always @(*) begin\n";
     for l in 0..p.z {
-        let q = if dw == 16 {
-            format!("q_{l}")
-        } else {
-            format!("{{{}'d0, q_{l}}}", 16 - dw)
-        };
-        v += &format!("    left${l} = q_ok ? {q} : 16'd0;\n");
+        v += &format!(
+            "    left${l} = q_ok ? {} : 16'd0;\n",
+            pad(dw, format!("q_{l}"))
+        );
     }
     v += "end\n";
     v

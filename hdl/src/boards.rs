@@ -42,7 +42,9 @@ pub const BOARDS: &[BoardInfo] = &[
         pll_pad: true,
         loader_board: "ice40_generic",
         usb_id: "0403:6010",
-        default_mhz: 30.0,
+        // The oscillator itself: digits reaches ~12.2 MHz (nextpnr, seed 1) until the datapath
+        // is pipelined, below the PLL's 16 MHz minimum output. `--freq` asks for the PLL.
+        default_mhz: 12.0,
     },
     BoardInfo {
         name: "alchitry-cu",

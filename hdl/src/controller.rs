@@ -303,26 +303,32 @@ fn verilog(p: &CtrlParams) -> String {
     let l = p.junctions;
     let k0 = p.in_copies;
     let lab0 = p.label_start();
+    // Exact widths (a wide counter's comparisons are carry chains): a stream has at most
+    // 65535 samples (`go_samples` is 16 bits), so `started` stays at most 65535 plus the
+    // largest FF or BP offset.
+    let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
+    let last_offset = p.ff.iter().chain(p.bp.iter()).copied().max().unwrap_or(0);
+    let (cw, kw, lw) = (bits(65535 + last_offset + 1), bits(p.t - 1), bits(k0 - 1));
     let mut v = format!(
         "
 reg active;
 reg train;
-reg [31:0] samples;
-reg [31:0] started_r;
+reg [15:0] samples;
+reg [{cm}:0] started_r;
 reg running;
-reg [15:0] kk;
+reg [{kwm}:0] kk;
 reg [{lm}:0] ffe;
 reg [{lm}:0] bpe;
 reg parity_r;
 reg [15:0] labels [0:{km}];
-reg [15:0] lab_ptr;
+reg [{lwm}:0] lab_ptr;
 integer i;
 initial begin
-    active = 1'b0; train = 1'b0; samples = 32'd0; started_r = 32'd0; running = 1'b0; kk = 16'd0;
-    ffe = {l}'d0; bpe = {l}'d0; parity_r = 1'b0; lab_ptr = 16'd{lab0};
+    active = 1'b0; train = 1'b0; samples = 16'd0; started_r = {cw}'d0; running = 1'b0; kk = {kw}'d0;
+    ffe = {l}'d0; bpe = {l}'d0; parity_r = 1'b0; lab_ptr = {lw}'d{lab0};
     for (i = 0; i < {k0}; i = i + 1) labels[i] = 16'd0;
 end
-reg [31:0] total;
+reg [{cm}:0] total;
 reg can_start;
 reg need_out;
 reg at_end;
@@ -330,26 +336,31 @@ reg adv_c;
 reg last_c;
 reg done_c;
 always @(*) begin
-    if (samples == 32'd0) total = 32'd0;
-    else if (train) total = samples + 32'd{tt};
-    else total = samples + 32'd{ti};
-    can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > started_r));
+    if (samples == 16'd0) total = {cw}'d0;
+    else if (train) total = samples + {cw}'d{tt};
+    else total = samples + {cw}'d{ti};
+    can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
     need_out = !train && ffe[{lm}];
-    at_end = (kk == 16'd{te});
+    at_end = (kk == {kw}'d{te});
     adv_c = active && running && !(at_end && need_out && out_busy);
     last_c = adv_c && at_end;
     done_c = active && !running && (started_r == total);
-    started = started_r;
+    started = {{{cpad}'d0, started_r}};
     done = done_c;
     pred_valid = last_c && need_out;
     adv = adv_c;
-    k = kk;
+    k = {kpad};
     last = last_c;
     parity = parity_r;
     label = labels[lab_ptr];
 ",
         lm = l - 1,
         km = k0 - 1,
+        cm = cw - 1,
+        kwm = kw - 1,
+        lwm = lw - 1,
+        cpad = 32 - cw,
+        kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
         tt = p.bp[0],
         ti = p.ff[l - 1],
         te = p.t - 1,
@@ -359,31 +370,32 @@ always @(*) begin
         let _ = writeln!(v, "    ff_en${j} = ffe[{j}];\n    bp_en${j} = bpe[{j}];");
     }
     v += "end\n";
+    let last_copy = k0 - 1;
     let mut start = String::from("begin\n");
     for j in 0..l {
         let (b, f) = (p.bp_offset(j), p.ff[j]);
         let _ = writeln!(
             start,
-            "            ffe[{j}] <= (started_r >= 32'd{f}) && (started_r - 32'd{f} < samples);\n            bpe[{j}] <= train && (started_r >= 32'd{b}) && (started_r - 32'd{b} < samples);"
+            "            ffe[{j}] <= (started_r >= {cw}'d{f}) && (started_r - {cw}'d{f} < samples);\n            bpe[{j}] <= train && (started_r >= {cw}'d{b}) && (started_r - {cw}'d{b} < samples);"
         );
     }
     start +=
-        "            running <= 1'b1; kk <= 16'd0; started_r <= started_r + 32'd1;\n        end";
+        &format!("            running <= 1'b1; kk <= {kw}'d0; started_r <= started_r + {cw}'d1;\n        end");
     let _ = writeln!(
         v,
         "
 always @(posedge clock) begin
     if (lab_we && (lab_copy < 16'd{k0})) labels[lab_copy] <= lab_data;
     if (go) begin
-        active <= 1'b1; train <= go_train; samples <= {{16'd0, go_samples}};
-        started_r <= 32'd0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= 16'd{lab0};
+        active <= 1'b1; train <= go_train; samples <= go_samples;
+        started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
     end else if (adv_c) begin
         if (last_c) begin
             parity_r <= !parity_r;
-            lab_ptr <= (lab_ptr + 16'd1 == 16'd{k0}) ? 16'd0 : lab_ptr + 16'd1;
+            lab_ptr <= (lab_ptr == {lw}'d{last_copy}) ? {lw}'d0 : lab_ptr + {lw}'d1;
             running <= 1'b0;
             if (can_start) {start}
-        end else kk <= kk + 16'd1;
+        end else kk <= kk + {kw}'d1;
     end else if (!running && can_start) {start}
     else if (done_c && !out_busy) active <= 1'b0;
 end"

@@ -49,7 +49,7 @@ impl FfUnit {
             out_delta: crate::sigs(g),
             pred: Default::default(),
             lanes: Lanes::new(z, p.format),
-            sum: NeuronSum::new(g, p.lanes_per_group, p.format),
+            sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),
             roms: (0..g)
                 .map(|_| ActivationRom::new(p.right_act, p.table.clone()))
                 .collect(),

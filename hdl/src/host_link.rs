@@ -84,7 +84,11 @@ pub struct HostLink {
     pub in_we: Signal<Out, Bit>,
     pub in_copy: Signal<Out, Bits<16>>,
     pub in_addr: Signal<Out, Bits<16>>,
+    /// Write enables of input lanes 1 … W-1 (inputs `in_addr + 1 …`; lane 0 is `in_we`).
+    pub in_lanes_we: Vec<Signal<Out, Bit>>,
     _p: Box<CtrlParams>,
+    /// Input lanes `W`: sample words per beat (input_lanes.rs).
+    _lanes: usize,
     _s: Box<LState>,
 }
 
@@ -96,6 +100,12 @@ struct Now {
 
 impl HostLink {
     pub fn new(p: CtrlParams) -> HostLink {
+        HostLink::with_lanes(p, 1)
+    }
+
+    /// A link whose TRAIN/INFER sample words arrive `lanes` per beat (PROTOCOL.md).
+    pub fn with_lanes(p: CtrlParams, lanes: usize) -> HostLink {
+        assert!(lanes >= 1);
         let l = p.junctions;
         HostLink {
             clock: Default::default(),
@@ -126,7 +136,9 @@ impl HostLink {
             in_we: Default::default(),
             in_copy: Default::default(),
             in_addr: Default::default(),
+            in_lanes_we: crate::sigs(lanes - 1),
             _p: Box::new(p),
+            _lanes: lanes,
             _s: Box::default(),
         }
     }
@@ -207,7 +219,7 @@ impl HostLink {
     }
 
     fn commit(&mut self, n: &Now) {
-        let (inputs, copies) = (self._p.inputs, self._p.in_copies);
+        let (inputs, copies, lanes) = (self._p.inputs, self._p.in_copies, self._lanes);
         let w = self.in_data.val().to_u16();
         if n.pending && self.out_ready.val() {
             self._s.msg_i += 1;
@@ -243,11 +255,15 @@ impl HostLink {
             Mode::Stream => {
                 if n.take {
                     let s = &mut *self._s;
-                    s.widx += 1;
-                    if s.widx == inputs + s.train as usize {
+                    // an input beat moves `widx` by W; the label beat (training) follows the
+                    // last input beat and ends the sample, as the last input beat does in INFER
+                    let next = s.widx + lanes;
+                    if s.widx >= inputs || (!s.train && next >= inputs) {
                         s.widx = 0;
                         s.loaded += 1;
                         s.in_copy = (s.in_copy + 1) % copies;
+                    } else {
+                        s.widx = next;
                     }
                 }
                 if self.pred_valid.val() {
@@ -292,7 +308,7 @@ impl HostLink {
         self.go_samples.next = self.in_data.val();
         self.loaded.next = Bits::<32>::from(s.loaded as u64);
         let streaming = s.mode == Mode::Stream && n.take;
-        self.lab_we.next = streaming && s.widx == p.inputs;
+        self.lab_we.next = streaming && s.widx >= p.inputs;
         self.lab_copy.next = b16(s.in_copy as i32);
         for j in 0..p.junctions {
             self.h_sel[j].next = s.lj == j && matches!(s.mode, Mode::Load | Mode::Read);
@@ -305,6 +321,9 @@ impl HostLink {
         self.in_we.next = streaming && s.widx < p.inputs;
         self.in_copy.next = b16(s.in_copy as i32);
         self.in_addr.next = b16(s.widx as i32);
+        for k in 0..self.in_lanes_we.len() {
+            self.in_lanes_we[k].next = streaming && s.widx + k + 1 < p.inputs;
+        }
     }
 }
 
@@ -348,14 +367,15 @@ impl Logic for HostLink {
         }
         self.loaded.connect();
         self.h_sel.iter_mut().for_each(|x| x.connect());
+        self.in_lanes_we.iter_mut().for_each(|x| x.connect());
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(verilog(&self._p))
+        Verilog::Custom(verilog(&self._p, self._lanes))
     }
 }
 
-fn verilog(p: &CtrlParams) -> String {
+fn verilog(p: &CtrlParams, lanes: usize) -> String {
     let l = p.junctions;
     let k0 = p.in_copies;
     let mut v = String::from(
@@ -447,7 +467,7 @@ always @(*) begin
     go_train = train;
     go_samples = in_data;
     loaded = loaded_r;
-    lab_we = (mode == M_STREAM) && take && (widx == 16'd{inputs});
+    lab_we = (mode == M_STREAM) && take && (widx >= 16'd{inputs});
     lab_copy = in_copy_r;",
         inputs = p.inputs
     );
@@ -466,10 +486,18 @@ always @(*) begin
     h_wdata = in_data;
     in_we = (mode == M_STREAM) && take && (widx < 16'd{inputs});
     in_copy = in_copy_r;
-    in_addr = widx;
-end",
+    in_addr = widx;",
         inputs = p.inputs
     );
+    for k in 1..lanes {
+        let _ = writeln!(
+            v,
+            "    in_lanes_we${} = (mode == M_STREAM) && take && (({{16'd0, widx}} + 32'd{k}) < 32'd{});",
+            k - 1,
+            p.inputs
+        );
+    }
+    v += "end\n";
     let opcode = format!(
         "begin
                 cycles <= 32'd0; lj <= 16'd0; bias <= 1'b0; bank <= 16'd0; row <= 16'd0; read_phase <= 1'b0;
@@ -504,11 +532,11 @@ always @(posedge clock) begin
         end
         M_STREAM: begin
             if (take) begin
-                if (widx + 16'd1 == (16'd{inputs} + (train ? 16'd1 : 16'd0))) begin
+                if ((widx >= 16'd{inputs}) || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs}))) begin
                     widx <= 16'd0;
                     loaded_r <= loaded_r + 32'd1;
                     in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
-                end else widx <= widx + 16'd1;
+                end else widx <= widx + 16'd{lanes};
             end
             if (pred_valid) begin
                 msg0 <= pred; msg_n <= 2'd1; msg_i <= 2'd0;
@@ -625,7 +653,47 @@ mod tests {
     }
 
     #[test]
+    fn three_lanes_write_a_sample_in_three_beats_then_the_label() {
+        // tiny: 8 inputs; beats at inputs 0, 3, 6 (the last one short), then the label
+        let mut h = HostLink::with_lanes(params(), 3);
+        h.connect_all();
+        h.out_ready.next = true;
+        let beats: [[u16; 3]; 6] = [
+            [OP_TRAIN, 0, 0],
+            [1, 0, 0],
+            [10, 11, 12],
+            [13, 14, 15],
+            [16, 17, 99],
+            [5, 98, 97],
+        ];
+        let mut seen = vec![];
+        for b in beats {
+            h.in_valid.next = true;
+            h.in_data.next = Bits::<16>::from(b[0] as u64);
+            settle(&mut h);
+            assert!(h.in_ready.val());
+            let we: Vec<bool> = std::iter::once(h.in_we.val())
+                .chain(h.in_lanes_we.iter().map(|x| x.val()))
+                .collect();
+            seen.push((we, h.in_addr.val().index(), h.lab_we.val()));
+            tick(&mut h, |h| &mut h.clock);
+        }
+        let (n, y) = (false, true);
+        assert_eq!(
+            seen[2..],
+            [
+                (vec![y, y, y], 0, n),
+                (vec![y, y, y], 3, n),
+                (vec![y, y, n], 6, n),
+                (vec![n, n, n], 9, y),
+            ]
+        );
+        assert_eq!(h.loaded.val().index(), 1, "the label beat ends the sample");
+    }
+
+    #[test]
     fn host_link_verilog_is_clean() {
         yosys_check(&HostLink::new(params()), "host_link");
+        yosys_check(&HostLink::with_lanes(params(), 3), "host_link_lanes");
     }
 }

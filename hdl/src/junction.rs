@@ -62,6 +62,9 @@ pub struct Junction {
     pub in_copy: Signal<In, Bits<16>>,
     pub in_addr: Signal<In, Bits<16>>,
     pub in_data: Signal<In, Bits<16>>,
+    /// Input lanes 1 … W-1 (first junction): inputs `in_addr + 1 …` of the same beat.
+    pub in_lane_we: Vec<Signal<In, Bit>>,
+    pub in_lane_data: Vec<Signal<In, Bits<16>>>,
     // left layer, written by the previous junction's FF
     pub lw_en: Vec<Signal<In, Bit>>,
     pub lw_addr: Vec<Signal<In, Bits<16>>>,
@@ -126,6 +129,8 @@ impl Junction {
             in_copy: Default::default(),
             in_addr: Default::default(),
             in_data: Default::default(),
+            in_lane_we: vec![],
+            in_lane_data: vec![],
             lw_en: crate::sigs(prev),
             lw_addr: crate::sigs(prev),
             lw_a: crate::sigs(prev),
@@ -180,6 +185,19 @@ impl Junction {
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift),
             _p: Box::new(p.clone()),
         }
+    }
+
+    /// The first junction taking `w` consecutive inputs per clock: one write port of its
+    /// input memory per lane (port `l` writes inputs `≡ l mod w`, so a beat never clashes).
+    pub fn with_input_lanes(mut self, w: usize) -> Junction {
+        let p = &self._p;
+        assert!(p.is_first() && w >= 1);
+        // the same memory as `new` builds, with `w` write ports instead of one
+        let reads = self.amem.rd_data.len();
+        self.amem = CopyMemory::new(p.act_copies, p.left, reads, w);
+        self.in_lane_we = crate::sigs(w - 1);
+        self.in_lane_data = crate::sigs(w - 1);
+        self
     }
 
     pub fn params(&self) -> &JunctionParams {
@@ -262,6 +280,12 @@ impl Logic for Junction {
             self.amem.wr_copy[0].next = self.in_copy.val();
             self.amem.wr_addr[0].next = self.in_addr.val();
             self.amem.wr_data[0].next = self.in_data.val();
+            for k in 1..=self.in_lane_we.len() {
+                self.amem.wr_en[k].next = self.in_lane_we[k - 1].val();
+                self.amem.wr_copy[k].next = self.in_copy.val();
+                self.amem.wr_addr[k].next = self.in_addr.val() + k as u64;
+                self.amem.wr_data[k].next = self.in_lane_data[k - 1].val();
+            }
         } else {
             for q in 0..self.lw_en.len() {
                 self.amem.wr_en[q].next = self.lw_en[q].val();
@@ -498,6 +522,15 @@ impl Logic for Junction {
             ] {
                 a(format!("amem${m}$0"), s.into());
             }
+            for k in 1..=self.in_lane_we.len() {
+                a(format!("amem$wr_en${k}"), format!("in_lane_we${}", k - 1));
+                a(format!("amem$wr_copy${k}"), "in_copy".into());
+                a(format!("amem$wr_addr${k}"), format!("in_addr + 16'd{k}"));
+                a(
+                    format!("amem$wr_data${k}"),
+                    format!("in_lane_data${}", k - 1),
+                );
+            }
         } else {
             a("smem$0$clock".into(), "clock".into());
             a("dmem$0$clock".into(), "clock".into());
@@ -680,5 +713,25 @@ mod tests {
             &Junction::new(&p, JunctionParams::new(&sp, 0).groups),
             "junction",
         );
+    }
+}
+
+#[cfg(test)]
+mod input_lanes_tests {
+    use super::*;
+    use crate::testing::yosys_check;
+
+    #[test]
+    fn first_junction_with_input_lanes_verilog_is_clean() {
+        // the lanes' writes are checked bit for bit through the whole network (tests/rtl.rs,
+        // rtl_verilog.rs, cosim_verilator.rs); here the block's Verilog alone
+        let sp = edgeflow_core::Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
+        )
+        .unwrap();
+        let p = JunctionParams::new(&sp, 0);
+        let j = Junction::new(&p, 0).with_input_lanes(3);
+        assert_eq!(j.amem.wr_en.len(), 3);
+        yosys_check(&j, "junction_lanes");
     }
 }

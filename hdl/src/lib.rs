@@ -14,6 +14,7 @@ pub mod ff_output;
 pub mod ff_unit;
 pub mod fixed;
 pub mod host_link;
+pub mod input_lanes;
 pub mod junction;
 pub mod lanes;
 pub mod network;
@@ -32,7 +33,7 @@ pub(crate) fn sigs<D: Direction, T: Synth>(n: usize) -> Vec<Signal<D, T>> {
     (0..n).map(|_| Default::default()).collect()
 }
 
-pub use network::{verilog, Network};
+pub use network::{verilog, verilog_lanes, Network};
 pub mod board_top;
 pub mod boards;
 pub mod echo_standin;

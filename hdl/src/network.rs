@@ -19,20 +19,35 @@ pub struct Network {
     pub out_data: Signal<Out, Bits<16>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
+    /// Words 1 … W-1 of a sample beat (input lanes, PROTOCOL.md); none when W = 1.
+    pub in_lanes: Vec<Signal<In, Bits<16>>>,
     pub link: HostLink,
     pub ctrl: Controller,
     pub junctions: Vec<Junction>,
 }
 
 impl Network {
+    /// One sample word per clock: the 16-bit protocol of the UART board tops.
     pub fn new(spec: &Spec) -> Network {
+        Network::with_input_lanes(spec, 1)
+    }
+
+    /// Sample words arrive `lanes` per beat (input_lanes.rs; 1 ≤ lanes ≤ z_1).
+    pub fn with_input_lanes(spec: &Spec, lanes: usize) -> Network {
         let ps: Vec<JunctionParams> = (0..spec.junctions())
             .map(|j| JunctionParams::new(spec, j))
             .collect();
         let junctions = ps
             .iter()
             .enumerate()
-            .map(|(j, p)| Junction::new(p, if j > 0 { ps[j - 1].groups } else { 0 }))
+            .map(|(j, p)| {
+                let x = Junction::new(p, if j > 0 { ps[j - 1].groups } else { 0 });
+                if j == 0 && lanes > 1 {
+                    x.with_input_lanes(lanes)
+                } else {
+                    x
+                }
+            })
             .collect();
         Network {
             clock: Default::default(),
@@ -42,7 +57,8 @@ impl Network {
             out_data: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
-            link: HostLink::new(CtrlParams::new(spec)),
+            in_lanes: crate::sigs(lanes - 1),
+            link: HostLink::with_lanes(CtrlParams::new(spec), lanes),
             ctrl: Controller::new(CtrlParams::new(spec)),
             junctions,
         }
@@ -113,6 +129,11 @@ impl Logic for Network {
             }
         }
         self.link.pred.next = self.junctions[l - 1].pred.val();
+        for k in 0..self.in_lanes.len() {
+            let x = &mut self.junctions[0];
+            x.in_lane_we[k].next = self.link.in_lanes_we[k].val();
+            x.in_lane_data[k].next = self.in_lanes[k].val();
+        }
     }
 
     fn connect(&mut self) {
@@ -181,6 +202,8 @@ impl Logic for Network {
             for s in x.rq_acc.iter_mut() {
                 s.connect();
             }
+            x.in_lane_we.iter_mut().for_each(|s| s.connect());
+            x.in_lane_data.iter_mut().for_each(|s| s.connect());
         }
     }
 
@@ -248,14 +271,29 @@ impl Logic for Network {
             }
         }
         a("link$pred".into(), format!("junctions${}$pred", l - 1));
+        for k in 0..self.in_lanes.len() {
+            a(
+                format!("junctions$0$in_lane_we${k}"),
+                format!("link$in_lanes_we${k}"),
+            );
+            a(
+                format!("junctions$0$in_lane_data${k}"),
+                format!("in_lanes${k}"),
+            );
+        }
         v.push_str("end\n");
         Verilog::Custom(v)
     }
 }
 
-/// The Verilog of the network built from `spec` (top module `top`).
+/// The Verilog of the network built from `spec` (top module `top`), one word per clock.
 pub fn verilog(spec: &Spec) -> String {
-    let mut n = Network::new(spec);
+    verilog_lanes(spec, 1)
+}
+
+/// The Verilog of the network with `lanes` input lanes (ports `in_lanes$0 …`, PROTOCOL.md).
+pub fn verilog_lanes(spec: &Spec, lanes: usize) -> String {
+    let mut n = Network::with_input_lanes(spec, lanes);
     n.connect_all();
     generate_verilog_unchecked(&n)
 }
@@ -274,6 +312,15 @@ mod tests {
             n.connect_all();
             crate::testing::yosys_check(&n, &format!("network_{name}"));
         }
+    }
+
+    #[test]
+    fn network_with_input_lanes_verilog_is_clean() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml");
+        let mut n = Network::with_input_lanes(&Spec::load(&path).unwrap(), 3);
+        n.connect_all();
+        assert_eq!(n.in_lanes.len(), 2);
+        crate::testing::yosys_check(&n, "network_lanes");
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub struct NeuronSum {
     _lpg: usize,
     _f: Format,
     _acc: Vec<i64>,
+    /// Accumulator width in the Verilog (32 unless the neuron's term count is known).
+    _w: u32,
 }
 
 impl NeuronSum {
@@ -37,7 +39,17 @@ impl NeuronSum {
             _lpg: lanes_per_group,
             _f: f,
             _acc: vec![0; groups],
+            _w: 32,
         }
+    }
+
+    /// A neuron sums `fan_in` 16-bit products and a 16-bit bias, so its exact sum needs
+    /// `16 + bits(fan_in)` bits: a narrower accumulator is a shorter carry chain and the
+    /// same value (one spare bit kept).
+    pub fn with_fan_in(mut self, fan_in: usize) -> NeuronSum {
+        let bits = usize::BITS - fan_in.leading_zeros();
+        self._w = (17 + bits).min(32);
+        self
     }
 
     fn sums(&self) -> Vec<i64> {
@@ -76,12 +88,23 @@ impl Logic for NeuronSum {
     fn hdl(&self) -> Verilog {
         let g = self.h.len();
         let mut v = crate::fixed::verilog_functions(self._f, 0);
+        let w = self._w;
+        let (max, neg) = (self._f.max(), -(self._f.min() as i64));
+        let _ = writeln!(
+            v,
+            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    begin\n        if (x > {w}'sd{max}) sat_acc = {max};\n        else if (x < -{w}'sd{neg}) sat_acc = -{neg};\n        else sat_acc = x[15:0];\n    end\nendfunction",
+            wm = w - 1
+        );
         for q in 0..g {
-            let _ = writeln!(v, "reg signed [31:0] acc_{q};\nreg signed [31:0] sum_{q};");
+            let _ = writeln!(
+                v,
+                "reg signed [{wm}:0] acc_{q};\nreg signed [{wm}:0] sum_{q};",
+                wm = w - 1
+            );
         }
         v += "initial begin\n";
         for q in 0..g {
-            let _ = writeln!(v, "    acc_{q} = 32'sd0;");
+            let _ = writeln!(v, "    acc_{q} = {w}'sd0;");
         }
         v += "end\nalways @(*) begin\n";
         for q in 0..g {
@@ -89,7 +112,7 @@ impl Logic for NeuronSum {
             for l in q * self._lpg..(q + 1) * self._lpg {
                 let _ = write!(v, " + $signed(p${l})");
             }
-            let _ = writeln!(v, ";\n    h${q} = sat32(sum_{q});");
+            let _ = writeln!(v, ";\n    h${q} = sat_acc(sum_{q});");
         }
         v += "end\nalways @(posedge clock) begin\n    if (run) begin\n";
         for q in 0..g {
@@ -109,7 +132,7 @@ mod tests {
     fn adder_tree_and_accumulator_saturate_once() {
         let f = Format::new(2, 7);
         // z ≥ fi: two neurons of 2 lanes per clock
-        let mut t = NeuronSum::new(2, 2, f);
+        let mut t = NeuronSum::new(2, 2, f).with_fan_in(2);
         t.connect_all();
         t.run.next = true;
         t.first.next = true;
@@ -121,7 +144,7 @@ mod tests {
         settle(&mut t);
         assert_eq!((s16(t.h[0].val()), s16(t.h[1].val())), (400, 5));
         // z < fi: one neuron over 3 clocks; the exact sum only saturates at the end
-        let mut a = NeuronSum::new(1, 2, f);
+        let mut a = NeuronSum::new(1, 2, f).with_fan_in(6);
         a.connect_all();
         a.run.next = true;
         a.bias[0].next = b16(100);
@@ -140,6 +163,9 @@ mod tests {
 
     #[test]
     fn neuron_sum_verilog_is_clean() {
-        yosys_check(&NeuronSum::new(2, 3, Format::new(2, 7)), "neuron_sum");
+        yosys_check(
+            &NeuronSum::new(2, 3, Format::new(2, 7)).with_fan_in(3),
+            "neuron_sum",
+        );
     }
 }

@@ -84,7 +84,9 @@ impl Sequencer {
         let [sub, row, _, _] = self._s;
         if self.last.val() {
             (0, 0)
-        } else if self.adv.val() {
+        } else if self.adv.val() && self.k.val().index() < self._p.clocks {
+            // past the end of the pass (a shorter junction waits for the block cycle to end)
+            // the counters stand still, so `row` never exceeds the bias rows
             if sub + 1 == self._p.clocks_per_neuron {
                 (0, row + 1)
             } else {
@@ -169,62 +171,93 @@ impl Logic for Sequencer {
             p.act_copies,
             p.sp_copies,
         );
+        // Exact register widths: yosys keeps a register's declared width, and 16-bit
+        // counters with 16-bit comparisons cost carry chains an iCE40 UP5K cannot spare.
+        let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
+        let (sw_, rw_, aw, pw) = (bits(cpn - 1), bits(br), bits(ka - 1), bits(ks - 1));
+        let pad = |w: u32, e: &str| {
+            if w >= 16 {
+                e.to_string()
+            } else {
+                format!("{{{}'d0, {e}}}", 16 - w)
+            }
+        };
         Verilog::Custom(format!(
             "
-reg [15:0] sub;
-reg [15:0] rw;
-reg [15:0] aff;
-reg [15:0] sw;
-reg [15:0] nsub;
-reg [15:0] nrow;
+reg [{sm}:0] sub;
+reg [{rm}:0] rw;
+reg [{am}:0] aff;
+reg [{pm}:0] sw;
+reg [{sm}:0] nsub;
+reg [{rm}:0] nrow;
+reg [{am}:0] aw1;
+reg [{am}:0] aup;
+reg [{pm}:0] sr1;
 initial begin
-    sub = 16'd0; rw = 16'd0; aff = 16'd{a0}; sw = 16'd{s0};
+    sub = {sw_}'d0; rw = {rw_}'d0; aff = {aw}'d{a0}; sw = {pw}'d{s0};
 end
 always @(*) begin
     nsub = sub;
     nrow = rw;
     if (last) begin
-        nsub = 16'd0;
-        nrow = 16'd0;
-    end else if (adv) begin
-        if (sub == 16'd{cm}) begin
-            nsub = 16'd0;
-            nrow = rw + 16'd1;
-        end else nsub = sub + 16'd1;
+        nsub = {sw_}'d0;
+        nrow = {rw_}'d0;
+    end else if (adv && (k < 16'd{c})) begin
+        if (sub == {sw_}'d{cm}) begin
+            nsub = {sw_}'d0;
+            nrow = rw + {rw_}'d1;
+        end else nsub = sub + {sw_}'d1;
     end
     run_ff = adv && (k < 16'd{c}) && ff_en;
     run_bp = adv && (k < 16'd{c}) && bp_en;
-    first = (sub == 16'd0);
-    last_sub = (sub == 16'd{cm});
-    row = rw;
+    first = (sub == {sw_}'d0);
+    last_sub = (sub == {sw_}'d{cm});
+    row = {row16};
     if (h_sel) begin
         waddr = h_addr;
         baddr = h_addr;
     end else if (adv && !last) begin
         waddr = (k + 16'd1 < 16'd{c}) ? k + 16'd1 : 16'd0;
-        baddr = (nrow < 16'd{br}) ? nrow : 16'd0;
+        baddr = (nrow < {rw_}'d{br}) ? {nrow16} : 16'd0;
     end else begin
         waddr = 16'd0;
         baddr = 16'd0;
     end
-    a_ff = aff;
-    a_w = (aff + 16'd1 >= 16'd{ka}) ? aff + 16'd1 - 16'd{ka} : aff + 16'd1;
-    a_up = (aff + 16'd{uo} >= 16'd{ka}) ? aff + 16'd{uo} - 16'd{ka} : aff + 16'd{uo};
-    s_w = sw;
-    s_r = (sw + 16'd1 >= 16'd{ks}) ? sw + 16'd1 - 16'd{ks} : sw + 16'd1;
+    aw1 = (aff == {aw}'d{kam}) ? {aw}'d0 : aff + {aw}'d1;
+    aup = (aff >= {aw}'d{upw}) ? aff - {aw}'d{upw} : aff + {aw}'d{uo};
+    sr1 = (sw == {pw}'d{ksm}) ? {pw}'d0 : sw + {pw}'d1;
+    a_ff = {aff16};
+    a_w = {aw16};
+    a_up = {aup16};
+    s_w = {sw16};
+    s_r = {sr16};
 end
 always @(posedge clock) begin
     sub <= nsub;
     rw <= nrow;
     if (restart) begin
-        aff <= 16'd{a0};
-        sw <= 16'd{s0};
+        aff <= {aw}'d{a0};
+        sw <= {pw}'d{s0};
     end else if (last) begin
-        aff <= (aff + 16'd1 == 16'd{ka}) ? 16'd0 : aff + 16'd1;
-        sw <= (sw + 16'd1 == 16'd{ks}) ? 16'd0 : sw + 16'd1;
+        aff <= aw1;
+        sw <= sr1;
     end
 end
 ",
+            sm = sw_ - 1,
+            rm = rw_ - 1,
+            am = aw - 1,
+            pm = pw - 1,
+            kam = ka - 1,
+            ksm = ks - 1,
+            upw = ka - p.up_offset % ka,
+            row16 = pad(rw_, "rw"),
+            nrow16 = pad(rw_, "nrow"),
+            aff16 = pad(aw, "aff"),
+            aw16 = pad(aw, "aw1"),
+            aup16 = pad(aw, "aup"),
+            sw16 = pad(pw, "sw"),
+            sr16 = pad(pw, "sr1"),
             cm = cpn - 1,
             uo = p.up_offset,
         ))

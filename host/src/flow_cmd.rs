@@ -126,16 +126,30 @@ pub struct VerilogArgs {
     pub freq: Option<f64>,
     pub baud: u32,
     pub out: PathBuf,
+    /// `auto` or a number (hdl::input_lanes); 1 whenever a board top is written.
+    pub input_lanes: String,
     pub json: bool,
 }
 
 pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     let inner = inner(a.spec.as_deref(), a.standin.as_deref())?;
-    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
+    let mut lanes = 1;
+    let v = match (&inner, &a.board) {
+        (Inner::Network(spec), None) => {
+            lanes = edgeflow_hdl::input_lanes::parse_lanes(spec, &a.input_lanes)
+                .map_err(|e| anyhow!(e))?;
+            edgeflow_hdl::verilog_lanes(spec, lanes)
+        }
+        (Inner::Network(_), Some(b)) if !matches!(a.input_lanes.as_str(), "auto" | "1") => bail!(
+            "--input-lanes {}: the --board {b} top talks over a UART, one 16-bit word at a time; leave --input-lanes at auto (1 with a board)",
+            a.input_lanes
+        ),
+        _ => inner_verilog(&inner).map_err(|e| anyhow!(e))?,
+    };
     let net_file = a.out.join(format!("{}.v", inner.name()));
     write_atomic(&net_file, v.as_bytes())?;
     let mut files = vec![net_file.display().to_string()];
-    let mut report = json!({"design": inner.name()});
+    let mut report = json!({"design": inner.name(), "input_lanes": lanes});
     if let Some(bname) = &a.board {
         let b = board(bname).map_err(|e| anyhow!(e))?;
         let mhz = a.freq.unwrap_or(b.default_mhz);
@@ -363,7 +377,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     }
     let (cycle, samples_s) = match &inner {
         Inner::Network(spec) => {
-            let c = spec.derived().block_cycle_clocks as f64;
+            // the clocks this hardware spends per block cycle (the RTL's, not the spec's estimate)
+            let c = edgeflow_hdl::params::block_cycle_clocks(spec) as f64;
             (Some(c), Some(top.mhz * 1e6 / c))
         }
         Inner::Echo => (None, None),

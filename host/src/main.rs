@@ -220,6 +220,10 @@ enum Cmd {
         /// compiled with a generated harness; far faster).
         #[arg(long, default_value = "rust-hdl")]
         engine: String,
+        /// Sample words the host link takes per clock (1 to z_1), or `auto`: the fewest with
+        /// which a sample's words fit in a block cycle (hdl/PROTOCOL.md, input lanes).
+        #[arg(long, default_value = "auto")]
+        input_lanes: String,
         #[arg(long)]
         json: bool,
     },
@@ -262,6 +266,10 @@ enum Cmd {
         out: PathBuf,
         #[arg(long, hide = true)]
         standin: Option<String>,
+        /// Input lanes of the network's Verilog (1 to z_1, or `auto`); a --board top keeps the
+        /// UART's one word per clock.
+        #[arg(long, default_value = "auto")]
+        input_lanes: String,
         #[arg(long)]
         json: bool,
     },
@@ -293,7 +301,7 @@ enum Cmd {
         board: String,
         #[arg(short, long)]
         out: PathBuf,
-        /// Design clock in MHz (default: 30 on the iCEBreaker through its PLL, 100 on the Cu).
+        /// Design clock in MHz (default: 12 on the iCEBreaker, its oscillator; 100 on the Cu; other values go through the PLL).
         #[arg(long)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
@@ -528,12 +536,25 @@ fn dispatch(cli: Cli) -> Result<()> {
             data,
             vcd,
             engine,
+            input_lanes,
             json,
         }) => match engine.as_str() {
-            "verilator" => {
-                sim_verilator::sim_cmd(&spec, samples, data.as_deref(), vcd.is_some(), json)
-            }
-            "rust-hdl" => sim_cmd::sim_cmd(&spec, samples, data.as_deref(), vcd.as_deref(), json),
+            "verilator" => sim_verilator::sim_cmd(
+                &spec,
+                samples,
+                data.as_deref(),
+                vcd.is_some(),
+                &input_lanes,
+                json,
+            ),
+            "rust-hdl" => sim_cmd::sim_cmd(
+                &spec,
+                samples,
+                data.as_deref(),
+                vcd.as_deref(),
+                &input_lanes,
+                json,
+            ),
             other => anyhow::bail!("unknown --engine '{other}'; use rust-hdl or verilator"),
         },
         Some(Cmd::Verilog {
@@ -550,6 +571,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             baud,
             out,
             standin,
+            input_lanes,
             json,
         }) => flow_cmd::verilog_cmd(flow_cmd::VerilogArgs {
             spec,
@@ -558,6 +580,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             freq,
             baud,
             out,
+            input_lanes,
             json,
         }),
         Some(Cmd::Cost {

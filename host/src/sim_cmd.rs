@@ -3,7 +3,7 @@
 use crate::util::print_json;
 use anyhow::{bail, Context, Result};
 use edgeflow_core::{Dataset, Spec};
-use edgeflow_sim::rtl::{check, random_data};
+use edgeflow_sim::rtl::{check_lanes, random_data};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
@@ -13,9 +13,12 @@ pub fn sim_cmd(
     samples: usize,
     data: Option<&str>,
     vcd: Option<&Path>,
+    input_lanes: &str,
     json_out: bool,
 ) -> Result<()> {
     let spec = Spec::load(spec)?;
+    let lanes = edgeflow_hdl::input_lanes::parse_lanes(&spec, input_lanes)
+        .map_err(|e| anyhow::anyhow!(e))?;
     if samples == 0 || samples > 65535 {
         bail!("--samples = {samples}: must be between 1 and 65535 (one TRAIN command of the host link)");
     }
@@ -48,12 +51,12 @@ pub fn sim_cmd(
     if !json_out {
         bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
         bar.set_message(format!(
-            "simulating '{}': load, train {samples}, infer, read back",
+            "simulating '{}' ({lanes} input lanes): load, train {samples}, infer, read back",
             spec.name
         ));
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
     }
-    let rep = check(&spec, &data, vcd).map_err(|e| anyhow::anyhow!(e))?;
+    let rep = check_lanes(&spec, &data, vcd, lanes).map_err(|e| anyhow::anyhow!(e))?;
     bar.finish_and_clear();
     if json_out {
         print_json(&json!({
@@ -67,6 +70,7 @@ pub fn sim_cmd(
             "clocks_per_sample": rep.train_steady_clocks_per_sample,
             "infer_clocks_per_sample": rep.infer_steady_clocks_per_sample,
             "block_cycle_clocks": rep.block_cycle_clocks,
+            "input_lanes": rep.input_lanes,
             "state_sha256": rep.state_sha256,
             "sim_clocks_per_second": rep.sim_clocks_per_second.round(),
         }));
@@ -78,6 +82,10 @@ pub fn sim_cmd(
         println!(
             "  block cycle            {} clocks (C = max C_i)",
             rep.block_cycle_clocks
+        );
+        println!(
+            "  input lanes            {} sample words per clock",
+            rep.input_lanes
         );
         println!(
             "  training, steady state {} clocks/sample ({} clocks for the whole stream)",

@@ -7,12 +7,12 @@ use crate::util::print_json;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::flow::verilator;
-use edgeflow_sim::rtl::check_stream;
+use edgeflow_sim::rtl::check_stream_lanes;
 use edgeflow_sim::Reference;
 use serde_json::json;
 
-pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> {
-    let (words, reply) = check_stream(spec, data);
+pub fn sim_verilator(spec: &Spec, data: &Encoded, lanes: usize, json_out: bool) -> Result<()> {
+    let (words, reply) = check_stream_lanes(spec, data, lanes);
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_message(format!("building the Verilator model of '{}'", spec.name));
     pb.enable_steady_tick(std::time::Duration::from_millis(150));
@@ -21,7 +21,7 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
         spec.name,
         std::process::id()
     ));
-    let built = verilator::build(&dir, &edgeflow_hdl::verilog(spec));
+    let built = verilator::build(&dir, &edgeflow_hdl::verilog_lanes(spec, lanes));
     pb.set_message(format!(
         "simulating '{}': load, train {}, infer, read back",
         spec.name,
@@ -81,7 +81,9 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
     if json_out {
         print_json(&json!({
             "spec": spec.name, "engine": "verilator", "bit_exact": diff.is_none(), "first_difference": diff,
-            "samples": n, "train_clocks": train_clocks, "infer_clocks": infer_clocks, "clocks": got.clocks,
+            "samples": n, "input_lanes": lanes, "train_clocks": train_clocks,
+            "train_clocks_per_sample": train_clocks as f64 / n as f64,
+            "infer_clocks_per_sample": infer_clocks as f64 / n as f64, "infer_clocks": infer_clocks, "clocks": got.clocks,
             "state_sha256": state.sha256(), "sim_clocks_per_second": cps.round(),
             "verilator_build_seconds": h.build_seconds,
         }));
@@ -94,7 +96,11 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, json_out: bool) -> Result<()> 
             "  training               {train_clocks} device clocks ({:.1} per sample)",
             train_clocks as f64 / n as f64
         );
-        println!("  inference              {infer_clocks} device clocks");
+        println!(
+            "  inference              {infer_clocks} device clocks ({:.1} per sample)",
+            infer_clocks as f64 / n as f64
+        );
+        println!("  input lanes            {lanes} sample words per clock");
         println!(
             "  simulated              {} clocks at {cps:.0} clocks/s (build {:.1} s)",
             got.clocks, h.build_seconds
@@ -117,12 +123,15 @@ pub fn sim_cmd(
     samples: usize,
     data: Option<&str>,
     vcd: bool,
+    input_lanes: &str,
     json_out: bool,
 ) -> Result<()> {
     if vcd {
         bail!("--vcd is for the rust-hdl engine; the Verilator engine does not trace");
     }
     let spec = Spec::load(spec)?;
+    let lanes =
+        edgeflow_hdl::input_lanes::parse_lanes(&spec, input_lanes).map_err(|e| anyhow!(e))?;
     if samples == 0 || samples > 65535 {
         bail!("--samples = {samples}: must be between 1 and 65535 (one TRAIN command of the host link)");
     }
@@ -145,5 +154,5 @@ pub fn sim_cmd(
             ds.encode(&spec, &(0..samples.min(ds.len())).collect::<Vec<_>>())?
         }
     };
-    sim_verilator(&spec, &data, json_out)
+    sim_verilator(&spec, &data, lanes, json_out)
 }

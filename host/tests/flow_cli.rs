@@ -139,6 +139,8 @@ fn verilog_is_written_and_lint_clean_within_waivers() {
         "echo",
         "--board",
         "icebreaker",
+        "--freq", // the default is the bare 12 MHz oscillator; 30 MHz needs the PLL
+        "30",
         "-o",
         d.to_str().unwrap(),
         "--json",

@@ -7,6 +7,7 @@
 
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::host_link::*;
+use edgeflow_hdl::input_lanes::{push_inputs, push_word, push_words};
 use edgeflow_hdl::network::Network;
 use edgeflow_hdl::params::block_cycle_clocks;
 use edgeflow_hdl::testing::settle;
@@ -25,6 +26,8 @@ pub struct RtlSim {
     pub block_ends: Vec<u64>,
     /// Wall-clock seconds spent simulating.
     pub seconds: f64,
+    /// Input lanes `W`: words per beat of the host link (hdl::input_lanes).
+    pub lanes: usize,
 }
 
 /// Result of one TRAIN or INFER command.
@@ -38,7 +41,17 @@ pub struct CommandStats {
 
 impl RtlSim {
     pub fn new(spec: &Spec, vcd: Option<&std::path::Path>) -> Result<RtlSim, String> {
-        let mut net = Box::new(Network::new(spec));
+        RtlSim::with_lanes(spec, vcd, 1)
+    }
+
+    /// The network built with `lanes` input lanes; every command goes in beats of that width.
+    pub fn with_lanes(
+        spec: &Spec,
+        vcd: Option<&std::path::Path>,
+        lanes: usize,
+    ) -> Result<RtlSim, String> {
+        edgeflow_hdl::input_lanes::check_lanes(spec, lanes)?;
+        let mut net = Box::new(Network::with_input_lanes(spec, lanes));
         net.connect_all();
         let vcd = match vcd {
             Some(p) => {
@@ -57,6 +70,7 @@ impl RtlSim {
             vcd,
             block_ends: Vec::new(),
             seconds: 0.0,
+            lanes,
         })
     }
 
@@ -88,8 +102,17 @@ impl RtlSim {
         }
     }
 
-    /// Send `words`, then keep clocking until `reply` words came back (or `limit` clocks).
-    fn exchange(&mut self, words: &[u16], reply: usize) -> Result<Vec<u16>, String> {
+    /// Send a beat stream (`lanes` words per beat), then keep clocking until `reply` words
+    /// came back (or `limit` clocks).
+    fn exchange(&mut self, beats: &[u16], reply: usize) -> Result<Vec<u16>, String> {
+        let w = self.lanes;
+        if beats.len() % w != 0 {
+            return Err(format!(
+                "a beat stream of {} words is not a whole number of {w}-word beats",
+                beats.len()
+            ));
+        }
+        let words: Vec<&[u16]> = beats.chunks(w).collect();
         let t0 = std::time::Instant::now();
         let mut out = Vec::with_capacity(reply);
         let mut i = 0;
@@ -99,7 +122,11 @@ impl RtlSim {
         while i < words.len() || out.len() < reply {
             let n = self.net.as_mut();
             n.in_valid.next = i < words.len();
-            n.in_data.next = Bits::<16>::from(*words.get(i).unwrap_or(&0) as u64);
+            let beat = words.get(i).copied().unwrap_or(&[]);
+            n.in_data.next = Bits::<16>::from(*beat.first().unwrap_or(&0) as u64);
+            for k in 0..n.in_lanes.len() {
+                n.in_lanes[k].next = Bits::<16>::from(*beat.get(k + 1).unwrap_or(&0) as u64);
+            }
             n.out_ready.next = true;
             settle(n);
             let took = n.in_valid.val() && n.in_ready.val();
@@ -117,7 +144,7 @@ impl RtlSim {
                 idle += 1;
                 if idle > limit {
                     return Err(format!(
-                        "the device stopped: {} of {} words taken, {} of {} reply words after {} idle clocks",
+                        "the device stopped: {} of {} beats taken, {} of {} reply words after {} idle clocks",
                         i,
                         words.len(),
                         out.len(),
@@ -147,7 +174,9 @@ impl RtlSim {
         let mut words = vec![OP_LOAD];
         words.extend(state.weights.iter().flatten().map(|&v| v as u16));
         words.extend(state.biases.iter().flatten().map(|&v| v as u16));
-        let got = self.exchange(&words, 1)?;
+        let mut beats = vec![];
+        push_words(&mut beats, self.lanes, &words);
+        let got = self.exchange(&beats, 1)?;
         self.expect(&got, ACK_LOAD, "LOAD_STATE")
     }
 
@@ -156,7 +185,9 @@ impl RtlSim {
             .map(|j| self.spec.layers[j] * self.spec.fan_out[j])
             .sum();
         let nb: usize = self.spec.layers[1..].iter().sum();
-        let got = self.exchange(&[OP_READ], nw + nb + 1)?;
+        let mut beats = vec![];
+        push_word(&mut beats, self.lanes, OP_READ);
+        let got = self.exchange(&beats, nw + nb + 1)?;
         if got.len() != nw + nb + 1 || got[nw + nb] != ACK_READ {
             return Err(format!(
                 "READ_STATE: expected {} words and {ACK_READ:#06x}, got {} words",
@@ -205,12 +236,7 @@ impl RtlSim {
                 data.len()
             ));
         }
-        let mut words = vec![OP_TRAIN, data.len() as u16];
-        for n in 0..data.len() {
-            words.extend(data.input(n).iter().map(|&v| v as u16));
-            words.push(data.labels[n] as u16);
-        }
-        let got = self.exchange(&words, 3)?;
+        let got = self.exchange(&sample_beats(OP_TRAIN, data, self.lanes), 3)?;
         self.expect(&got, ACK_TRAIN, "TRAIN")?;
         Ok(self.stats(got[1], got[2]))
     }
@@ -223,11 +249,7 @@ impl RtlSim {
                 data.len()
             ));
         }
-        let mut words = vec![OP_INFER, data.len() as u16];
-        for n in 0..data.len() {
-            words.extend(data.input(n).iter().map(|&v| v as u16));
-        }
-        let got = self.exchange(&words, data.len() + 3)?;
+        let got = self.exchange(&sample_beats(OP_INFER, data, self.lanes), data.len() + 3)?;
         if got.len() != data.len() + 3 || got[data.len()] != ACK_INFER {
             return Err(format!(
                 "INFER: expected {} predictions and {ACK_INFER:#06x}, got {got:04x?}",
@@ -240,10 +262,26 @@ impl RtlSim {
         ))
     }
 
-    /// Send raw words and collect `reply` words (protocol tests).
+    /// Send a raw beat stream (`lanes` words per beat; plain words when `lanes` is 1) and
+    /// collect `reply` words (protocol tests).
     pub fn raw(&mut self, words: &[u16], reply: usize) -> Result<Vec<u16>, String> {
         self.exchange(words, reply)
     }
+}
+
+/// The beats of a TRAIN (`op` = OP_TRAIN, labels included) or INFER command: opcode and count
+/// one word per beat, each sample's inputs `lanes` per beat, the label a beat of its own.
+pub fn sample_beats(op: u16, data: &Encoded, lanes: usize) -> Vec<u16> {
+    let mut b = vec![];
+    push_words(&mut b, lanes, &[op, data.len() as u16]);
+    for n in 0..data.len() {
+        let x: Vec<u16> = data.input(n).iter().map(|&v| v as u16).collect();
+        push_inputs(&mut b, lanes, &x);
+        if op == OP_TRAIN {
+            push_word(&mut b, lanes, data.labels[n] as u16);
+        }
+    }
+    b
 }
 
 impl Drop for RtlSim {
@@ -268,6 +306,7 @@ pub struct CheckReport {
     pub infer_steady_clocks_per_sample: u64,
     pub state_sha256: String,
     pub sim_clocks_per_second: f64,
+    pub input_lanes: usize,
 }
 
 /// Load the spec's initial state, train on `data` (one stream), infer on it, read back
@@ -277,7 +316,17 @@ pub fn check(
     data: &Encoded,
     vcd: Option<&std::path::Path>,
 ) -> Result<CheckReport, String> {
-    let mut sim = RtlSim::new(spec, vcd)?;
+    check_lanes(spec, data, vcd, 1)
+}
+
+/// `check` with the network built for `lanes` input lanes.
+pub fn check_lanes(
+    spec: &Spec,
+    data: &Encoded,
+    vcd: Option<&std::path::Path>,
+    lanes: usize,
+) -> Result<CheckReport, String> {
+    let mut sim = RtlSim::with_lanes(spec, vcd, lanes)?;
     let init = State::initial(spec);
     sim.load_state(&init)?;
     let mut reference = crate::Reference::new(spec);
@@ -315,6 +364,7 @@ pub fn check(
         infer_steady_clocks_per_sample: inf.steady_clocks_per_sample,
         state_sha256: got.sha256(),
         sim_clocks_per_second: sim.clocks as f64 / sim.seconds.max(1e-9),
+        input_lanes: lanes,
     })
 }
 
@@ -459,22 +509,20 @@ mod random_tests {
 /// The host-link words of a full check (LOAD, TRAIN, INFER, READ) and how many words the
 /// device answers, so the same stream can drive the model and the generated Verilog.
 pub fn check_stream(spec: &Spec, data: &Encoded) -> (Vec<u16>, usize) {
+    check_stream_lanes(spec, data, 1)
+}
+
+/// `check_stream` as beats of `lanes` words (hdl::input_lanes).
+pub fn check_stream_lanes(spec: &Spec, data: &Encoded, lanes: usize) -> (Vec<u16>, usize) {
     let st = State::initial(spec);
-    let mut w = vec![OP_LOAD];
-    w.extend(st.weights.iter().flatten().map(|&v| v as u16));
-    w.extend(st.biases.iter().flatten().map(|&v| v as u16));
-    w.push(OP_TRAIN);
-    w.push(data.len() as u16);
-    for n in 0..data.len() {
-        w.extend(data.input(n).iter().map(|&v| v as u16));
-        w.push(data.labels[n] as u16);
-    }
-    w.push(OP_INFER);
-    w.push(data.len() as u16);
-    for n in 0..data.len() {
-        w.extend(data.input(n).iter().map(|&v| v as u16));
-    }
-    w.push(OP_READ);
+    let mut lw = vec![OP_LOAD];
+    lw.extend(st.weights.iter().flatten().map(|&v| v as u16));
+    lw.extend(st.biases.iter().flatten().map(|&v| v as u16));
+    let mut w = vec![];
+    push_words(&mut w, lanes, &lw);
+    w.extend(sample_beats(OP_TRAIN, data, lanes));
+    w.extend(sample_beats(OP_INFER, data, lanes));
+    push_word(&mut w, lanes, OP_READ);
     let values: usize = st.weights.iter().map(|x| x.len()).sum::<usize>()
         + st.biases.iter().map(|x| x.len()).sum::<usize>();
     (w, 1 + 3 + data.len() + 3 + values + 1)
@@ -488,19 +536,58 @@ pub fn iverilog_run(
     reply: usize,
     max_clocks: u64,
 ) -> Result<Option<Vec<u16>>, String> {
+    iverilog_run_lanes(spec, words, 1, reply, max_clocks)
+}
+
+/// `iverilog_run` on the network with `lanes` input lanes, fed a beat stream.
+pub fn iverilog_run_lanes(
+    spec: &Spec,
+    beats: &[u16],
+    lanes: usize,
+    reply: usize,
+    max_clocks: u64,
+) -> Result<Option<Vec<u16>>, String> {
     use std::process::Command;
+    if beats.len() % lanes != 0 {
+        return Err(format!(
+            "a beat stream of {} words is not a whole number of {lanes}-word beats",
+            beats.len()
+        ));
+    }
     if Command::new("iverilog").arg("-V").output().is_err() {
         return Ok(None);
     }
     let dir = std::env::temp_dir().join(format!(
-        "edgeflow-iverilog-{}-{}",
+        "edgeflow-iverilog-{}-{}-{lanes}",
         spec.name,
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let hex: String = words.iter().map(|w| format!("{w:04x}\n")).collect();
+    // one line per beat, lane W-1 first (the most significant 16 bits of the memory word)
+    let hex: String = beats
+        .chunks(lanes)
+        .map(|b| {
+            b.iter()
+                .rev()
+                .map(|w| format!("{w:04x}"))
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    let nbeats = beats.len() / lanes;
     std::fs::write(dir.join("in.hex"), hex).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("top.v"), edgeflow_hdl::verilog(spec)).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("top.v"), edgeflow_hdl::verilog_lanes(spec, lanes))
+        .map_err(|e| e.to_string())?;
+    let lane_ports: String = (1..lanes)
+        .map(|k| {
+            format!(
+                ", .in_lanes${}(words[i][{}:{}])",
+                k - 1,
+                16 * k + 15,
+                16 * k
+            )
+        })
+        .collect();
     let tb = format!(
         "`timescale 1ns/1ps
 module tb;
@@ -511,8 +598,8 @@ wire in_ready;
 wire [15:0] out_data;
 wire out_valid;
 reg out_ready = 1'b1;
-top dut(.clock(clock), .in_data(in_data), .in_valid(in_valid), .in_ready(in_ready), .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready));
-reg [15:0] words [0:{nw1}];
+top dut(.clock(clock), .in_data(in_data), .in_valid(in_valid), .in_ready(in_ready), .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready){lane_ports});
+reg [{bw}:0] words [0:{nw1}];
 integer i = 0;
 integer got = 0;
 integer cyc = 0;
@@ -520,7 +607,7 @@ initial $readmemh(\"in.hex\", words);
 always #5 clock = ~clock;
 always @(*) begin
     in_valid = (i < {nw});
-    in_data = (i < {nw}) ? words[i] : 16'd0;
+    in_data = (i < {nw}) ? words[i][15:0] : 16'd0;
 end
 always @(posedge clock) begin
     if (in_valid && in_ready) i = i + 1;
@@ -537,8 +624,9 @@ always @(posedge clock) begin
 end
 endmodule
 ",
-        nw1 = words.len().max(1) - 1,
-        nw = words.len(),
+        nw1 = nbeats.max(1) - 1,
+        nw = nbeats,
+        bw = 16 * lanes - 1,
     );
     std::fs::write(dir.join("tb.v"), tb).map_err(|e| e.to_string())?;
     let c = Command::new("iverilog")

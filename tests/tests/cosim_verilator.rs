@@ -6,7 +6,7 @@
 use edgeflow_core::{Dataset, Encoded, Spec, State};
 use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
 use edgeflow_hdl::flow::verilator;
-use edgeflow_sim::rtl::{check_stream, random_data, random_spec, RtlSim};
+use edgeflow_sim::rtl::{check_stream_lanes, random_data, random_spec, RtlSim};
 use edgeflow_sim::Reference;
 use std::path::Path;
 
@@ -37,16 +37,23 @@ struct Speeds {
 }
 
 fn cosim(spec: &Spec, data: &Encoded, tag: &str) -> Speeds {
-    let (words, reply) = check_stream(spec, data);
-    let mut sim = RtlSim::new(spec, None).unwrap();
+    cosim_lanes(spec, data, tag, 1)
+}
+
+/// The session in beats of `lanes` words, on the network built with that many input lanes.
+fn cosim_lanes(spec: &Spec, data: &Encoded, tag: &str, lanes: usize) -> Speeds {
+    let (words, reply) = check_stream_lanes(spec, data, lanes);
+    let mut sim = RtlSim::with_lanes(spec, None, lanes).unwrap();
     let want = sim.raw(&words, reply).unwrap();
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cosim-{tag}"));
     let _ = std::fs::remove_dir_all(&dir);
     // Random specs: short sessions, so compile time dominates; tiny and digits report speed.
-    let h = if tag.starts_with("random") {
-        verilator::build_quick(&dir, &edgeflow_hdl::verilog(spec)).unwrap()
+    let v = edgeflow_hdl::verilog_lanes(spec, lanes);
+    assert_eq!(verilator::input_lanes_of(&v), lanes);
+    let h = if tag.starts_with("random") || lanes > 1 {
+        verilator::build_quick(&dir, &v).unwrap()
     } else {
-        verilator::build(&dir, &edgeflow_hdl::verilog(spec)).unwrap()
+        verilator::build(&dir, &v).unwrap()
     };
     let got = h
         .run_batch(&words, reply, 0, 20 * sim.clocks + 10_000)
@@ -138,4 +145,30 @@ fn random_specs_a_cosim_is_bit_exact() {
 #[test]
 fn random_specs_b_cosim_is_bit_exact() {
     random_specs(&[303, 304, 305]);
+}
+
+// Input lanes: a beat of W sample words per clock, W not dividing N_0 (tiny, 8 inputs, W = 3:
+// a short last beat) and W = z_1 on a random spec with 2-4 junctions.
+#[test]
+fn input_lanes_tiny_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let sp = spec("tiny.toml");
+    cosim_lanes(&sp, &random_data(&sp, 16, 4), "lanes-tiny-3", 3);
+}
+
+#[test]
+fn input_lanes_random_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let sp = (500u64..).map(random_spec).find(|s| s.z[0] >= 4).unwrap();
+    let w = sp.z[0];
+    cosim_lanes(
+        &sp,
+        &random_data(&sp, 8, 5),
+        &format!("lanes-random-{}-{w}", sp.name),
+        w,
+    );
 }

@@ -2,7 +2,7 @@
 //! model: every weight, bias and prediction, on the bundled specs and random specs.
 
 use edgeflow_core::{Dataset, Spec};
-use edgeflow_sim::rtl::{check, random_data, random_spec, RtlSim};
+use edgeflow_sim::rtl::{check, check_lanes, random_data, random_spec, RtlSim};
 use std::path::Path;
 
 fn spec(name: &str) -> Spec {
@@ -116,4 +116,66 @@ fn protocol_errors_and_recovery() {
     let mut rest = sim.raw(&[], n).unwrap();
     assert_eq!(rest.len(), n);
     assert_eq!(rest.pop(), Some(0xA004));
+}
+
+#[test]
+fn dey_mnist_with_32_input_lanes_trains_at_c_plus_1() {
+    // N_0 = 1024 inputs, C = 32: one word per clock needs 1025 clocks per training sample;
+    // 32 lanes take a sample in 32 beats plus the label's.
+    let sp = spec("dey-mnist.toml");
+    let w = edgeflow_hdl::input_lanes::auto_lanes(&sp);
+    assert_eq!(w, 32);
+    let rep = check_lanes(&sp, &random_data(&sp, 6, 21), None, w).unwrap();
+    assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
+    assert_eq!(rep.block_cycle_clocks, 32);
+    assert_eq!(rep.train_steady_clocks_per_sample, 33);
+    assert_eq!(rep.infer_steady_clocks_per_sample, 32);
+}
+
+#[test]
+fn random_specs_with_input_lanes_bit_exact() {
+    // Every W from 2 to z_1, dividing N_0 or not (a short last beat), on random specs.
+    let (mut divides, mut short, mut full) = (false, false, false);
+    let mut seed = 400u64;
+    let mut done = 0;
+    while done < 10 {
+        seed += 1;
+        let sp = random_spec(seed);
+        let z1 = sp.z[0];
+        if z1 < 2 {
+            continue;
+        }
+        let n0 = sp.layers[0];
+        let w = match done % 3 {
+            0 => z1,
+            // a W that leaves the last beat of a sample short, when the spec has one
+            1 => (2..z1).find(|w| n0 % w != 0).unwrap_or(2),
+            _ => 2 + seed as usize % (z1 - 1),
+        };
+        divides |= n0 % w == 0;
+        short |= n0 % w != 0;
+        full |= w == z1;
+        let rep = check_lanes(&sp, &random_data(&sp, 8, seed), None, w).unwrap();
+        assert!(
+            rep.bit_exact,
+            "seed {seed}, {w} lanes: {}\n{}",
+            rep.first_difference.unwrap(),
+            sp.to_toml()
+        );
+        // the link now needs ceil(N_0/W) beats per sample (plus the label when training)
+        let t = rep.block_cycle_clocks as u64;
+        let beats = n0.div_ceil(w) as u64;
+        assert_eq!(
+            rep.train_steady_clocks_per_sample,
+            t.max(beats + 1),
+            "seed {seed}, {w} lanes"
+        );
+        assert_eq!(
+            rep.infer_steady_clocks_per_sample,
+            t.max(beats),
+            "seed {seed}, {w} lanes"
+        );
+        done += 1;
+    }
+    assert!(divides && short && full, "{divides} {short} {full}");
 }

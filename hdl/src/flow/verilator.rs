@@ -8,6 +8,10 @@
 //! running (the design may still be draining). Per clock it applies the same rule as
 //! `run_words`: `in_valid` while a word is queued, `out_ready` by `out_ready_at`.
 //! On exit it prints `clocks=N words=M seconds=S` to stderr.
+//!
+//! A top with input lanes (ports `in_lanes$0 …`, hdl/PROTOCOL.md) takes a beat of `W` words
+//! per clock: the harness is generated for the `W` of the Verilog it is built with, and the
+//! frames then carry whole beats (`W` words each, as `hdl::input_lanes` lays them out).
 
 use super::tools::VERILATOR;
 use anyhow::{bail, Context, Result};
@@ -100,9 +104,10 @@ int main(int argc, char** argv) {
             while (!raw.empty() && !eof_in) pump(true);
             if (queue_in.empty() && eof_in && expect < 0) break;
         }
-        bool have = !queue_in.empty();
+        bool have = queue_in.size() >= LANES;
         top->in_valid = have;
         top->in_data = have ? queue_in.front() : 0;
+        SET_LANES
         top->out_ready = (stall == 0 || clk % stall != stall - 1);
         top->eval();
         bool took = top->in_valid && top->in_ready;
@@ -113,7 +118,7 @@ int main(int argc, char** argv) {
         top->clock = 0;
         top->eval();
         clk++;
-        if (took) queue_in.pop_front();
+        if (took) queue_in.erase(queue_in.begin(), queue_in.begin() + LANES);
         if (gave) {
             out.push_back(w & 0xff);
             out.push_back(w >> 8);
@@ -156,6 +161,36 @@ pub fn frame(words: &[u16]) -> Vec<u8> {
     b
 }
 
+/// Input lanes of an emitted top: 1 plus its `in_lanes$k` ports.
+pub fn input_lanes_of(verilog: &str) -> usize {
+    let Some(at) = verilog.find("module top(") else {
+        return 1;
+    };
+    let ports = &verilog[at..at + verilog[at..].find(')').unwrap_or(0)];
+    1 + ports
+        .split([',', '(', ' ', '\n'])
+        .filter(|p| p.starts_with("in_lanes$"))
+        .count()
+}
+
+/// The harness for a top with `lanes` input lanes (Verilator spells `$` as `__024`).
+fn harness_cpp(lanes: usize) -> String {
+    let set: String = (1..lanes)
+        .map(|k| {
+            format!(
+                "top->in_lanes__024{} = have ? queue_in[{k}] : 0;\n        ",
+                k - 1
+            )
+        })
+        .collect();
+    HARNESS_CPP
+        .replace(
+            "static std::vector<uint8_t> raw;",
+            &format!("static const size_t LANES = {lanes};\nstatic std::vector<uint8_t> raw;"),
+        )
+        .replace("SET_LANES", set.trim_end())
+}
+
 /// Write the design and harness to `dir` and build them with Verilator.
 pub fn build(dir: &Path, verilog: &str) -> Result<Harness> {
     build_opt(dir, verilog, "OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1")
@@ -171,7 +206,10 @@ fn build_opt(dir: &Path, verilog: &str, make_opt: &str) -> Result<Harness> {
     let start = std::time::Instant::now();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     std::fs::write(dir.join("top.v"), verilog)?;
-    std::fs::write(dir.join("harness.cpp"), HARNESS_CPP)?;
+    std::fs::write(
+        dir.join("harness.cpp"),
+        harness_cpp(input_lanes_of(verilog)),
+    )?;
     let jobs = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)

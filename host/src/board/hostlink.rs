@@ -5,6 +5,7 @@
 use super::Board;
 use anyhow::{bail, Context, Result};
 use edgeflow_core::{Encoded, Spec, State};
+use edgeflow_hdl::input_lanes::{beats_per_sample, push_inputs, push_word, push_words};
 
 pub const LOAD_STATE: u16 = 0x0001;
 pub const TRAIN: u16 = 0x0002;
@@ -24,6 +25,9 @@ pub trait WordLink {
 /// The words of each command, given the spec both sides were built from.
 pub struct Codec {
     pub spec: Spec,
+    /// Input lanes of the device: every command goes in beats of this many words
+    /// (hdl::input_lanes; 1 = the plain word stream, what a UART carries).
+    pub lanes: usize,
 }
 
 fn word(v: i32, what: &str) -> Result<u16> {
@@ -49,7 +53,14 @@ impl Codec {
                 w.push(word(v, "bias")?);
             }
         }
-        Ok(w)
+        Ok(self.command(&w))
+    }
+
+    /// Words that each go in a beat of their own.
+    pub fn command(&self, words: &[u16]) -> Vec<u16> {
+        let mut b = Vec::with_capacity(words.len() * self.lanes);
+        push_words(&mut b, self.lanes, words);
+        b
     }
 
     fn samples(&self, op: u16, data: &Encoded, labels: bool) -> Result<Vec<u16>> {
@@ -64,15 +75,20 @@ impl Codec {
                 self.spec.layers[0]
             );
         }
-        let mut w = Vec::with_capacity(2 + n * (data.inputs_per_sample + 1));
-        w.push(op);
-        w.push(n as u16);
+        let lanes = self.lanes;
+        let mut w = Vec::with_capacity(
+            lanes * (2 + n * beats_per_sample(data.inputs_per_sample, lanes, labels)),
+        );
+        push_words(&mut w, lanes, &[op, n as u16]);
+        let mut x = Vec::with_capacity(data.inputs_per_sample);
         for s in 0..n {
+            x.clear();
             for &v in &data.inputs[s * data.inputs_per_sample..(s + 1) * data.inputs_per_sample] {
-                w.push(word(v, "input")?);
+                x.push(word(v, "input")?);
             }
+            push_inputs(&mut w, lanes, &x);
             if labels {
-                w.push(data.labels[s] as u16);
+                push_word(&mut w, lanes, data.labels[s] as u16);
             }
         }
         Ok(w)
@@ -131,10 +147,14 @@ pub struct HostLinkBoard<L: WordLink> {
 }
 
 impl<L: WordLink> HostLinkBoard<L> {
-    pub fn new(spec: &Spec, link: L) -> Self {
+    /// A device built with `lanes` input lanes (its link carries beats of that many words).
+    pub fn with_lanes(spec: &Spec, link: L, lanes: usize) -> Self {
         HostLinkBoard {
             link,
-            codec: Codec { spec: spec.clone() },
+            codec: Codec {
+                spec: spec.clone(),
+                lanes,
+            },
             last_clocks: None,
             last_train_samples: 0,
             last_train_clocks: None,
@@ -143,7 +163,11 @@ impl<L: WordLink> HostLinkBoard<L> {
 
     /// Open with the spec's initial state loaded, as every other backend starts.
     pub fn with_initial_state(spec: &Spec, link: L) -> Result<Self> {
-        let mut b = Self::new(spec, link);
+        Self::with_initial_state_lanes(spec, link, 1)
+    }
+
+    pub fn with_initial_state_lanes(spec: &Spec, link: L, lanes: usize) -> Result<Self> {
+        let mut b = Self::with_lanes(spec, link, lanes);
         b.load_state(&State::initial(spec))?;
         Ok(b)
     }
@@ -196,7 +220,7 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
         Ok(out)
     }
     fn read_state(&mut self) -> Result<State> {
-        self.link.send(&[READ_STATE])?;
+        self.link.send(&self.codec.command(&[READ_STATE]))?;
         let n = self.codec.state_words();
         let a = self
             .link
@@ -231,7 +255,10 @@ mod tests {
             "/../specs/tiny.toml"
         )))
         .unwrap();
-        let c = Codec { spec: spec.clone() };
+        let c = Codec {
+            spec: spec.clone(),
+            lanes: 1,
+        };
         let mut s = State::initial(&spec);
         s.biases[1][2] = -5;
         let w = c.load_state(&s).unwrap();

@@ -11,8 +11,10 @@ pub struct RtlBoard {
 }
 
 impl RtlBoard {
+    /// The network with the spec's automatic input lanes (hdl::input_lanes).
     pub fn new(spec: &Spec) -> Result<Self> {
-        let mut sim = RtlSim::new(spec, None).map_err(|e| anyhow!(e))?;
+        let lanes = edgeflow_hdl::input_lanes::auto_lanes(spec);
+        let mut sim = RtlSim::with_lanes(spec, None, lanes).map_err(|e| anyhow!(e))?;
         sim.load_state(&State::initial(spec))
             .map_err(|e| anyhow!(e))?;
         Ok(RtlBoard { sim })

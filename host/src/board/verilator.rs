@@ -4,7 +4,6 @@
 use super::hostlink::{HostLinkBoard, WordLink};
 use anyhow::{anyhow, Context, Result};
 use edgeflow_core::Spec;
-use edgeflow_hdl::design::{inner_verilog, Inner};
 use edgeflow_hdl::flow::verilator::{build, Live};
 use std::thread::JoinHandle;
 
@@ -56,12 +55,13 @@ impl Drop for VerilatorLink {
     }
 }
 
-/// Build (in a cache directory keyed by the Verilog's hash) and start the co-simulation.
+/// Build (in a cache directory keyed by the Verilog's hash) and start the co-simulation of
+/// the network with the spec's automatic input lanes (hdl::input_lanes).
 pub fn open(spec: &Spec) -> Result<HostLinkBoard<VerilatorLink>> {
-    let inner = Inner::Network(spec.clone());
-    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
+    let lanes = edgeflow_hdl::input_lanes::auto_lanes(spec);
+    let v = edgeflow_hdl::verilog_lanes(spec, lanes);
     let link = open_verilog(&v)?;
-    HostLinkBoard::with_initial_state(spec, link)
+    HostLinkBoard::with_initial_state_lanes(spec, link, lanes)
 }
 
 pub fn open_verilog(v: &str) -> Result<VerilatorLink> {
@@ -97,6 +97,7 @@ fn hex(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use edgeflow_hdl::design::{inner_verilog, Inner};
 
     #[test]
     fn the_echo_standin_answers_over_the_verilator_link() {
