@@ -71,24 +71,36 @@ pub fn synthesize(
     })
 }
 
-/// The multipliers to build from LUTs when `muls` (narrowest first) exceed `dsps`: every
-/// weight-update (UP) multiplier, as the published design (Dey et al.) keeps FF and BP in
-/// DSP48s and UP elsewhere, then the narrowest of the rest while still over budget.
+/// The multipliers to build from LUTs when `muls` (narrowest first) exceed `dsps`. Products
+/// narrower than the datapath's (address arithmetic, constant factors) go first: they cost
+/// the fewest LUTs and the datapath keeps its DSPs. If that is not enough, every full-width
+/// weight-update (UP) multiplier goes, as the published design (Dey et al.) keeps FF and BP
+/// in DSP48s and UP elsewhere; then the rest while still over budget.
 fn lut_multipliers(muls: &[(String, u64)], dsps: usize) -> Vec<String> {
     if muls.len() <= dsps {
         return vec![];
     }
     let excess = muls.len() - dsps;
+    let widest = muls.iter().map(|m| m.1).max().unwrap_or(0);
     let is_up = |n: &str| n.contains("\\up.") || n.contains("$up/");
-    let mut out: Vec<String> = muls
+    let narrow: Vec<String> = muls
         .iter()
-        .filter(|m| is_up(&m.0))
+        .filter(|m| m.1 < widest)
         .map(|m| m.0.clone())
         .collect();
+    if narrow.len() >= excess {
+        return narrow.into_iter().take(excess).collect();
+    }
+    let mut out = narrow;
+    out.extend(
+        muls.iter()
+            .filter(|m| m.1 == widest && is_up(&m.0))
+            .map(|m| m.0.clone()),
+    );
     let more = excess.saturating_sub(out.len());
     out.extend(
         muls.iter()
-            .filter(|m| !is_up(&m.0))
+            .filter(|m| m.1 == widest && !is_up(&m.0))
             .take(more)
             .map(|m| m.0.clone()),
     );
@@ -160,20 +172,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn update_multipliers_go_to_luts_first_then_the_narrowest() {
+    fn narrow_products_then_update_multipliers_go_to_luts() {
         let m = |n: &str, w| (n.to_string(), w);
         let muls = vec![
-            m("top/$flatten\\j$0.\\ff.$mul$1", 10),
-            m("top/$flatten\\j$0.\\bp.$mul$2", 12),
+            m("top/$flatten\\j$0.\\seq.$mul$9", 8),
+            m("top/$flatten\\j$0.\\ff.$mul$1", 20),
+            m("top/$flatten\\j$0.\\bp.$mul$2", 20),
             m("top/$flatten\\j$0.\\up.$mul$3", 20),
+            m("top/$flatten\\j$0.\\up.$mul$5", 20),
             m("top/$flatten\\j$0.\\ff.$mul$4", 20),
         ];
-        assert!(lut_multipliers(&muls, 4).is_empty());
-        assert_eq!(lut_multipliers(&muls, 3), vec![muls[2].0.clone()]);
-        assert_eq!(
-            lut_multipliers(&muls, 2),
-            vec![muls[2].0.clone(), muls[0].0.clone()]
-        );
+        assert!(lut_multipliers(&muls, 6).is_empty());
+        // the narrow product alone covers one missing DSP: the datapath keeps its DSPs
+        assert_eq!(lut_multipliers(&muls, 5), vec![muls[0].0.clone()]);
+        // two missing: the narrow one, then every UP multiplier
+        let two = vec![muls[0].0.clone(), muls[3].0.clone(), muls[4].0.clone()];
+        assert_eq!(lut_multipliers(&muls, 4), two);
+        // four missing: then an FF/BP multiplier as well
+        assert_eq!(lut_multipliers(&muls, 2).len(), 4);
+        assert_eq!(lut_multipliers(&muls, 2)[..3], two[..]);
     }
 
     #[test]
