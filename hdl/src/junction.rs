@@ -102,6 +102,52 @@ pub struct Junction {
 }
 
 impl Junction {
+    /// Mark every input as driven by the parent: the network and a stage both drive all of
+    /// them (unused lane and port vectors are empty).
+    pub fn connect_inputs(&mut self) {
+        for x in [
+            &mut self.adv,
+            &mut self.last,
+            &mut self.ff_en,
+            &mut self.bp_en,
+            &mut self.parity,
+            &mut self.restart,
+            &mut self.h_sel,
+            &mut self.h_bias,
+            &mut self.h_we,
+            &mut self.in_we,
+        ] {
+            x.connect();
+        }
+        for x in [
+            &mut self.k,
+            &mut self.label,
+            &mut self.h_addr,
+            &mut self.h_bank,
+            &mut self.h_wdata,
+            &mut self.in_copy,
+            &mut self.in_addr,
+            &mut self.in_data,
+        ] {
+            x.connect();
+        }
+        self.clock.connect();
+        for v in [
+            &mut self.lw_addr,
+            &mut self.lw_a,
+            &mut self.lw_sp,
+            &mut self.lq_addr,
+            &mut self.rq_sp,
+            &mut self.in_lane_data,
+        ] {
+            v.iter_mut().for_each(|s| s.connect());
+        }
+        for v in [&mut self.lw_en, &mut self.lq_clear, &mut self.in_lane_we] {
+            v.iter_mut().for_each(|s| s.connect());
+        }
+        self.rq_acc.iter_mut().for_each(|s| s.connect());
+    }
+
     /// Junction `p.j`; `prev_groups`: right neurons the previous junction finishes per clock.
     pub fn new(p: &JunctionParams, prev_groups: usize) -> Junction {
         let (z, g) = (p.z, p.groups);

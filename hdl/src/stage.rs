@@ -312,40 +312,7 @@ impl Logic for Stage {
         c.loaded.connect();
         c.lab_copy.connect();
         c.lab_data.connect();
-        for x in self.junctions.iter_mut() {
-            x.clock.connect();
-            x.adv.connect();
-            x.k.connect();
-            x.last.connect();
-            x.ff_en.connect();
-            x.bp_en.connect();
-            x.parity.connect();
-            x.restart.connect();
-            x.label.connect();
-            x.h_sel.connect();
-            x.h_bias.connect();
-            x.h_we.connect();
-            x.h_addr.connect();
-            x.h_bank.connect();
-            x.h_wdata.connect();
-            x.in_we.connect();
-            x.in_copy.connect();
-            x.in_addr.connect();
-            x.in_data.connect();
-            for v in [
-                &mut x.lw_addr,
-                &mut x.lw_a,
-                &mut x.lw_sp,
-                &mut x.lq_addr,
-                &mut x.rq_sp,
-            ] {
-                v.iter_mut().for_each(|s| s.connect());
-            }
-            for v in [&mut x.lw_en, &mut x.lq_clear] {
-                v.iter_mut().for_each(|s| s.connect());
-            }
-            x.rq_acc.iter_mut().for_each(|s| s.connect());
-        }
+        self.junctions.iter_mut().for_each(Junction::connect_inputs);
         for p in self.rport.iter_mut() {
             p.clock.connect();
             p.last.connect();
