@@ -5,20 +5,7 @@
 
 mod common;
 
-use common::{edgeflow, root};
-
-fn have(tool: &str, package: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-        .unwrap_or(false);
-    if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but {tool} (Debian package {package}) is missing");
-        }
-        eprintln!("skipping: {tool} not installed (Debian package {package})");
-    }
-    found
-}
+use common::{edgeflow, have, root};
 
 #[test]
 fn digits_bitstream_fits_the_up5k_and_meets_its_clock() {

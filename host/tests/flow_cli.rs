@@ -1,6 +1,9 @@
 //! The FPGA-flow commands from the outside: exit codes, files, messages. The stand-in design
 //! (hidden `--standin echo`) exercises the flow where the network is not needed.
 
+mod common;
+
+use common::have;
 use std::process::Command;
 
 fn edgeflow(args: &[&str]) -> (bool, String, String) {
@@ -20,19 +23,6 @@ fn scratch(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn have(tool: &str, package: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-        .unwrap_or(false);
-    if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but {tool} (Debian package {package}) is missing");
-        }
-        eprintln!("skipping: {tool} not installed (Debian package {package})");
-    }
-    found
 }
 
 #[test]

@@ -58,3 +58,18 @@ pub fn tmpdir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Whether `tool` is on PATH; under CI=true a missing tool fails the test (naming its Debian
+/// package) instead of skipping it.
+pub fn have(tool: &str, package: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+        .unwrap_or(false);
+    if !found {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI=true but {tool} (Debian package {package}) is missing");
+        }
+        eprintln!("skipping: {tool} not installed (Debian package {package})");
+    }
+    found
+}
