@@ -69,13 +69,7 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, lanes: usize, json_out: bool) 
     r.train(data);
     let mut diff = r.state.first_difference(&state, Some(&r.patterns));
     if diff.is_none() {
-        let want = r.infer(data);
-        diff = (0..n).find(|&k| want[k] != preds[k]).map(|k| {
-            format!(
-                "prediction of sample {k}: expected class {}, got {}",
-                want[k], preds[k]
-            )
-        });
+        diff = edgeflow_sim::rtl::first_prediction_difference(&r.infer(data), &preds[..n]);
     }
     let cps = got.clocks as f64 / got.seconds.max(1e-9);
     if json_out {

@@ -344,13 +344,7 @@ pub fn check_lanes(
             .first_difference(&got, Some(&reference.patterns));
     }
     if first_difference.is_none() {
-        let want = reference.infer(data);
-        if let Some(n) = (0..want.len()).find(|&n| want[n] != pred[n]) {
-            first_difference = Some(format!(
-                "prediction of sample {n}: expected class {}, got {}",
-                want[n], pred[n]
-            ));
-        }
+        first_difference = first_prediction_difference(&reference.infer(data), &pred);
     }
     Ok(CheckReport {
         bit_exact: first_difference.is_none(),
@@ -674,4 +668,18 @@ endmodule
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(Some(got))
+}
+
+/// The first sample whose predicted class differs from the reference's, as a message naming
+/// the sample, the expected and the received class.
+pub fn first_prediction_difference<T: PartialEq + std::fmt::Display>(
+    want: &[T],
+    got: &[T],
+) -> Option<String> {
+    want.iter().zip(got).position(|(w, g)| w != g).map(|n| {
+        format!(
+            "prediction of sample {n}: expected class {}, got {}",
+            want[n], got[n]
+        )
+    })
 }

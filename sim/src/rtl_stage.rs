@@ -781,13 +781,7 @@ pub fn check_chain_from(
     }
     let pred = chain.run(data, false)?;
     if first_difference.is_none() {
-        let want = reference.infer(data);
-        if let Some(n) = (0..want.len()).find(|&n| want[n] != pred[n]) {
-            first_difference = Some(format!(
-                "prediction of sample {n}: expected class {}, got {}",
-                want[n], pred[n]
-            ));
-        }
+        first_difference = crate::rtl::first_prediction_difference(&reference.infer(data), &pred);
     }
     Ok(ChainReport {
         stages: stages.to_vec(),
