@@ -48,7 +48,8 @@ impl CopyMemory {
 
     /// Declare that read port `r` only addresses neurons whose bank (`n mod z`) is in
     /// `banks[r]`, as a junction's lanes do without dither (one bank each). With one write
-    /// port the Verilog then keeps in replica `r` only those banks: `copies·size/z·|banks[r]|`
+    /// port (or `W` dividing `z`, bank `b` written by port `b mod W`) the Verilog then keeps
+    /// in replica `r` only those banks: `copies·size/z·|banks[r]|`
     /// words instead of `copies·size` (dey-mnist junction 1: 48 instead of 6144 words in
     /// each of 256 replicas). The behavioural model is unchanged; a read outside the declared
     /// banks is the caller's error and would read another neuron in the Verilog.
@@ -108,14 +109,17 @@ impl Logic for CopyMemory {
                 format!("{c} * {nb} + {a} / {nw}")
             }
         };
-        if let (Some((z, banks)), 1) = (&self._read_banks, self.wr_en.len()) {
-            // with every bank on every port (dither) the plain replicas are the same thing
-            if banks.iter().any(|b| {
-                let mut b = b.clone();
-                b.sort_unstable();
-                b.dedup();
-                b.len() < *z
-            }) {
+        if let Some((z, banks)) = &self._read_banks {
+            // with every bank on every port (dither) the plain replicas are the same thing;
+            // with W write ports dividing z, bank b is written by port b mod W alone
+            if *z % nw == 0
+                && banks.iter().any(|b| {
+                    let mut b = b.clone();
+                    b.sort_unstable();
+                    b.dedup();
+                    b.len() < *z
+                })
+            {
                 return Verilog::Custom(self.hdl_read_banks(*z, banks));
             }
         }
@@ -176,52 +180,73 @@ impl Logic for CopyMemory {
 }
 
 impl CopyMemory {
-    /// The Verilog with one write port and replica `r` holding only the banks read port `r`
-    /// reads: word `copy·|B|·rows + pos(n mod z)·rows + n / z` for neuron `n`, `pos` its
-    /// bank's place in the port's sorted bank list `B`, `rows = size / z`.
+    /// The Verilog with replica `r` holding only the banks read port `r` reads, split by the
+    /// write port that writes them (bank `b` by port `b mod W`, `W` dividing `z`): memory
+    /// `(w, r)` holds the banks `S` of port `r`'s sorted list with `b mod W = w`, neuron `n`
+    /// at word `copy·|S|·rows + pos_S(n mod z)·rows + n / z`, `rows = size / z`.
     fn hdl_read_banks(&self, z: usize, banks: &[Vec<usize>]) -> String {
         let (k, n) = (self._copies, self._size);
+        let nw = self.wr_en.len();
         let rows = n / z;
         let mut v = String::from("integer i;\n");
+        let mut sel = Vec::new();
         for (r, set) in banks.iter().enumerate() {
             let mut set = set.clone();
             set.sort_unstable();
             set.dedup();
-            let m = set.len();
-            let depth = k * m * rows;
-            let word = |c: String, a: String| {
-                let mut pos = String::from("0");
-                for (i, b) in set.iter().enumerate().skip(1).rev() {
-                    pos = format!("((({a}) % {z}) == {b}) ? {i} : ({pos})");
+            let mut parts = Vec::new();
+            for w in 0..nw {
+                let sub: Vec<usize> = set.iter().copied().filter(|b| b % nw == w).collect();
+                if sub.is_empty() {
+                    continue;
                 }
-                format!("{c} * {} + ({pos}) * {rows} + ({a}) / {z}", m * rows)
+                let m = sub.len();
+                let depth = k * m * rows;
+                let word = |c: String, a: String| {
+                    let mut pos = String::from("0");
+                    for (i, b) in sub.iter().enumerate().skip(1).rev() {
+                        pos = format!("((({a}) % {z}) == {b}) ? {i} : ({pos})");
+                    }
+                    format!("{c} * {} + ({pos}) * {rows} + ({a}) / {z}", m * rows)
+                };
+                let member = sub
+                    .iter()
+                    .map(|b| format!("((wr_addr${w} % {z}) == {b})"))
+                    .collect::<Vec<_>>()
+                    .join(" || ");
+                let _ = writeln!(
+                    v,
+                    "reg signed [15:0] mem_{w}_{r} [0:{}];\nreg signed [15:0] q_{w}_{r};\ninitial for (i = 0; i < {depth}; i = i + 1) mem_{w}_{r}[i] = 16'sd0;",
+                    depth - 1
+                );
+                let _ = writeln!(
+                    v,
+                    "always @(posedge clock) if (wr_en${w} && (wr_copy${w} < 16'd{k}) && (wr_addr${w} < 16'd{n}) && ({member})) mem_{w}_{r}[{}] <= wr_data${w};",
+                    word(format!("wr_copy${w}"), format!("wr_addr${w}"))
+                );
+                let _ = writeln!(
+                    v,
+                    "always @(negedge clock) q_{w}_{r} <= mem_{w}_{r}[{}];",
+                    word(format!("rd_copy${r}"), format!("rd_addr${r}"))
+                );
+                parts.push(w);
+            }
+            let e = if parts.len() == 1 {
+                format!("q_{}_{r}", parts[0])
+            } else {
+                let mut e = String::from("16'sd0");
+                for w in parts.iter().rev() {
+                    e = format!("((rd_addr${r} % {nw}) == {w}) ? q_{w}_{r} : ({e})");
+                }
+                e
             };
-            let member = set
-                .iter()
-                .map(|b| format!("((wr_addr$0 % {z}) == {b})"))
-                .collect::<Vec<_>>()
-                .join(" || ");
-            let _ = writeln!(
-                v,
-                "reg signed [15:0] mem_0_{r} [0:{}];\nreg signed [15:0] q_0_{r};\ninitial for (i = 0; i < {depth}; i = i + 1) mem_0_{r}[i] = 16'sd0;",
-                depth - 1
-            );
-            let _ = writeln!(
-                v,
-                "always @(posedge clock) if (wr_en$0 && (wr_copy$0 < 16'd{k}) && (wr_addr$0 < 16'd{n}) && ({member})) mem_0_{r}[{}] <= wr_data$0;",
-                word("wr_copy$0".into(), "wr_addr$0".into())
-            );
-            let _ = writeln!(
-                v,
-                "always @(negedge clock) q_0_{r} <= mem_0_{r}[{}];",
-                word(format!("rd_copy${r}"), format!("rd_addr${r}"))
-            );
+            sel.push(e);
         }
         v += "always @(*) begin\n";
-        for r in 0..banks.len() {
+        for (r, e) in sel.iter().enumerate() {
             let _ = writeln!(
                 v,
-                "    rd_data${r} = ((rd_copy${r} < 16'd{k}) && (rd_addr${r} < 16'd{n})) ? q_0_{r} : 16'sd0;"
+                "    rd_data${r} = ((rd_copy${r} < 16'd{k}) && (rd_addr${r} < 16'd{n})) ? ({e}) : 16'sd0;"
             );
         }
         v += "end\n";
@@ -276,6 +301,11 @@ mod tests {
         yosys_check(
             &CopyMemory::new(3, 8, 2, 1).with_read_banks(4, vec![vec![1], vec![2, 0]]),
             "copy_memory_banks",
+        );
+        // two write ports: each replica split by the port that writes its banks
+        yosys_check(
+            &CopyMemory::new(3, 8, 2, 2).with_read_banks(4, vec![vec![1], vec![2, 1]]),
+            "copy_memory_banks_two_writers",
         );
     }
 }

@@ -23,6 +23,11 @@ pub struct DeltaMemory {
     pub rd_data: Vec<Signal<Out, Bits<32>>>,
     _size: usize,
     _mem: Vec<i64>,
+    /// `(z, banks[l])`: lane `l` only ever accumulates into neurons `n` with `n mod z` in
+    /// `banks[l]` (see [`DeltaMemory::with_lane_banks`]).
+    _lane_banks: Option<(usize, Vec<Vec<usize>>)>,
+    /// Bits an entry keeps in the lane-bank Verilog (32 unless the sums are known narrower).
+    _bits: u32,
 }
 
 impl DeltaMemory {
@@ -38,7 +43,31 @@ impl DeltaMemory {
             rd_data: crate::sigs(reads),
             _size: size,
             _mem: vec![0; 2 * size],
+            _lane_banks: None,
+            _bits: 32,
         }
+    }
+
+    /// A neuron's sum has at most `terms` contributions of `width`-bit format values, so
+    /// `width + bits(terms)` bits hold it exactly: the lane-bank Verilog keeps that many per
+    /// entry (one spare bit kept) and sign-extends on read.
+    pub fn with_sum_terms(mut self, width: u32, terms: usize) -> DeltaMemory {
+        let bits = usize::BITS - terms.leading_zeros();
+        self._bits = (width + 1 + bits).min(32);
+        self
+    }
+
+    /// Declare that lane `l` only accumulates into neurons whose bank (`n mod z`) is in
+    /// `banks[l]`, as a junction's BP lanes do without dither (one bank each). The Verilog
+    /// then gives each lane one adder on a read of its own banks' entries and lets each entry
+    /// take only the lanes that can reach it, instead of a memory with a read-modify-write
+    /// port per lane reaching every entry (dey-mnist junction 1: 32 lanes, 128 entries). The
+    /// behavioural model is unchanged; a lane outside its declared banks is the caller's
+    /// error and would be dropped in the Verilog.
+    pub fn with_lane_banks(mut self, z: usize, banks: Vec<Vec<usize>>) -> DeltaMemory {
+        assert!(z > 0 && banks.len() == self.acc_en.len());
+        self._lane_banks = Some((z, banks));
+        self
     }
 }
 
@@ -78,6 +107,9 @@ impl Logic for DeltaMemory {
         if self.acc_en.len() == 1 && self.rd_data.len() == 1 {
             return self.hdl_bram();
         }
+        if let Some((z, banks)) = &self._lane_banks {
+            return Verilog::Custom(self.hdl_lane_banks(*z, banks));
+        }
         let n = self._size;
         let mut v = format!("reg signed [31:0] mem [0:{}];\ninteger i;\ninitial for (i = 0; i < {}; i = i + 1) mem[i] = 32'sd0;\n", 2 * n - 1, 2 * n);
         v += "always @(*) begin\n";
@@ -100,6 +132,74 @@ impl Logic for DeltaMemory {
 }
 
 impl DeltaMemory {
+    /// A register per entry (`m_{b·size + n}`, buffer `b`, neuron `n`); lane `l` adds to the
+    /// entry it addresses in the accumulating buffer, read through a mux over the neurons of
+    /// its own banks only, and an entry is written only by the lanes that can reach it (at
+    /// most one per clock: the lanes of a clock reach distinct neurons) or cleared by a
+    /// reader of the other buffer.
+    fn hdl_lane_banks(&self, z: usize, banks: &[Vec<usize>]) -> String {
+        let n = self._size;
+        let reach = |l: usize, x: usize| banks[l].contains(&(x % z));
+        let bm = self._bits - 1;
+        let mut v = String::new();
+        for e in 0..2 * n {
+            let _ = writeln!(v, "reg signed [{bm}:0] m_{e};\ninitial m_{e} = 0;");
+        }
+        for l in 0..banks.len() {
+            let _ = writeln!(
+                v,
+                "reg signed [{bm}:0] cur_{l};\nreg signed [{bm}:0] sum_{l};"
+            );
+        }
+        v += "always @(*) begin\n";
+        for l in 0..banks.len() {
+            let _ = writeln!(v, "    case (acc_addr${l})");
+            for x in (0..n).filter(|&x| reach(l, x)) {
+                let _ = writeln!(
+                    v,
+                    "        16'd{x}: cur_{l} = parity ? m_{} : m_{x};",
+                    n + x
+                );
+            }
+            let _ = writeln!(
+                v,
+                "        default: cur_{l} = 0;\n    endcase\n    sum_{l} = cur_{l} + $signed(acc_add${l});"
+            );
+        }
+        for r in 0..self.rd_data.len() {
+            let _ = writeln!(v, "    case (rd_addr${r})");
+            for x in 0..n {
+                let _ = writeln!(
+                    v,
+                    "        16'd{x}: rd_data${r} = parity ? m_{x} : m_{};",
+                    n + x
+                );
+            }
+            let _ = writeln!(v, "        default: rd_data${r} = 32'sd0;\n    endcase");
+        }
+        v += "end\nalways @(posedge clock) begin\n";
+        for e in 0..2 * n {
+            // buffer 1 accumulates when parity is set, buffer 0 otherwise
+            let (b, x) = (e / n, e % n);
+            let acc = if b == 1 { "parity" } else { "!parity" };
+            let rd = if b == 1 { "!parity" } else { "parity" };
+            for l in (0..banks.len()).filter(|&l| reach(l, x)) {
+                let _ = writeln!(
+                    v,
+                    "    if ({acc} && acc_en${l} && (acc_addr${l} == 16'd{x})) m_{e} <= sum_{l};"
+                );
+            }
+            for r in 0..self.rd_clear.len() {
+                let _ = writeln!(
+                    v,
+                    "    if ({rd} && rd_clear${r} && (rd_addr${r} == 16'd{x})) m_{e} <= 0;"
+                );
+            }
+        }
+        v += "end\n";
+        v
+    }
+
     /// One accumulating lane and one reader: each buffer is its own RAM with one read and
     /// one write port (accumulate when `parity` names it, read-and-clear otherwise). Reads
     /// are registered on the falling edge, after the rising edge that changed addresses and
@@ -176,5 +276,11 @@ mod tests {
     fn delta_memory_verilog_is_clean() {
         yosys_check(&DeltaMemory::new(6, 2, 2), "delta_memory");
         yosys_check(&DeltaMemory::new(6, 1, 1), "delta_memory_bram");
+        yosys_check(
+            &DeltaMemory::new(8, 2, 2)
+                .with_lane_banks(4, vec![vec![1], vec![2, 3]])
+                .with_sum_terms(10, 4),
+            "delta_memory_lane_banks",
+        );
     }
 }

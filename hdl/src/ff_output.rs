@@ -79,7 +79,7 @@ impl Logic for FfOutput {
         for q in 0..self.a.len() {
             let _ = writeln!(
                 v,
-                "    if (done && ((r${q} == 16'd0) || ($signed(a${q}) > cb_val))) begin\n        cb_val = a${q};\n        cb_idx = r${q};\n    end\n    out_delta${q} = sat32($signed(a${q}) - ((r${q} == label) ? {} : 0));",
+                "    if (done && ((r${q} == 16'd0) || ($signed(a${q}) > cb_val))) begin\n        cb_val = a${q};\n        cb_idx = r${q};\n    end\n    out_delta${q} = sat32(sx(a${q}) - ((r${q} == label) ? {} : 0));",
                 self._f.one()
             );
         }

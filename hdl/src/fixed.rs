@@ -47,8 +47,16 @@ pub fn mul(f: Format, a: i32, b: i32) -> i32 {
 }
 
 /// Verilog functions shared by every module that computes: `mul_rs` (multiply, round,
-/// saturate), `sat32` (saturate a 32-bit sum), `eta` (learning-rate shift with rounding).
+/// saturate), `sat32` (saturate a 32-bit sum), `eta` (learning-rate shift with rounding),
+/// `sx` (a value's `width` bits, sign-extended to the 16-bit bus).
+///
+/// Every value is a format value held sign-extended in 16 bits (`edgeflow_core::fixed`), so
+/// the operands are taken at the format's width and results are built at that width and
+/// sign-extended: a 10-bit format multiplies 10×10 bits instead of 16×16, and the synthesis
+/// sees the upper bus bits as copies of the sign, so the adders behind stay narrow too. The
+/// values are the same as with 16-bit operands.
 pub fn verilog_functions(f: Format, shift: u32) -> String {
+    let w = f.width;
     let round = if f.frac_bits == 0 {
         "0".to_string()
     } else {
@@ -61,38 +69,52 @@ pub fn verilog_functions(f: Format, shift: u32) -> String {
     };
     format!(
         "
+function signed [15:0] sx;
+    input signed [{wm}:0] x;
+    sx = x;
+endfunction
+
 function signed [15:0] sat32;
     input signed [31:0] x;
+    reg signed [{wm}:0] y;
     begin
-        if (x > {max}) sat32 = {max};
-        else if (x < -{neg}) sat32 = -{neg};
-        else sat32 = x[15:0];
+        if (x > {max}) y = {max};
+        else if (x < -{neg}) y = -{neg};
+        else y = x[{wm}:0];
+        sat32 = y;
     end
 endfunction
 
 function signed [15:0] mul_rs;
-    input signed [15:0] a;
-    input signed [15:0] b;
-    reg signed [31:0] p;
-    reg signed [32:0] q;
+    input signed [{wm}:0] a;
+    input signed [{wm}:0] b;
+    reg signed [{pm}:0] p;
+    reg signed [{qm}:0] q;
+    reg signed [{wm}:0] y;
     begin
         p = a * b;
-        q = ($signed({{p[31], p}}) + {round}) >>> {frac};
-        if (q > {max}) mul_rs = {max};
-        else if (q < -{neg}) mul_rs = -{neg};
-        else mul_rs = q[15:0];
+        q = ($signed({{p[{pm}], p}}) + {round}) >>> {frac};
+        if (q > {max}) y = {max};
+        else if (q < -{neg}) y = -{neg};
+        else y = q[{wm}:0];
+        mul_rs = y;
     end
 endfunction
 
 function signed [15:0] eta;
-    input signed [15:0] x;
+    input signed [{wm}:0] x;
     reg signed [31:0] q;
+    reg signed [{wm}:0] y;
     begin
-        q = ($signed({{{{16{{x[15]}}}}, x}}) + {eround}) >>> {shift};
-        eta = q[15:0];
+        q = ($signed(x) + {eround}) >>> {shift};
+        y = q[{wm}:0];
+        eta = y;
     end
 endfunction
 ",
+        wm = w - 1,
+        pm = 2 * w - 1,
+        qm = 2 * w,
         max = f.max(),
         neg = -(f.min() as i64),
         round = round,

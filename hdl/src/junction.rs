@@ -217,7 +217,16 @@ impl Junction {
                 vec![]
             },
             dmem: if hidden_left {
-                vec![DeltaMemory::new(p.left, z, prev)]
+                // BP lane l accumulates into lane l's neuron: only lane l's banks
+                vec![DeltaMemory::new(p.left, z, prev)
+                    .with_lane_banks(
+                        z,
+                        (0..z)
+                            .map(|l| p.pattern.bank.iter().map(|b| b[l]).collect())
+                            .collect(),
+                    )
+                    // a left neuron's fan-out: one contribution per edge
+                    .with_sum_terms(p.format.width, p.clocks * z / p.left)]
             } else {
                 vec![]
             },

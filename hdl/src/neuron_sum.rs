@@ -43,12 +43,12 @@ impl NeuronSum {
         }
     }
 
-    /// A neuron sums `fan_in` 16-bit products and a 16-bit bias, so its exact sum needs
-    /// `16 + bits(fan_in)` bits: a narrower accumulator is a shorter carry chain and the
-    /// same value (one spare bit kept).
+    /// A neuron sums `fan_in` products and a bias, format values of `width` bits, so its
+    /// exact sum needs `width + bits(fan_in)` bits: a narrower accumulator is a shorter carry
+    /// chain and the same value (one spare bit kept).
     pub fn with_fan_in(mut self, fan_in: usize) -> NeuronSum {
         let bits = usize::BITS - fan_in.leading_zeros();
-        self._w = (17 + bits).min(32);
+        self._w = (self._f.width + 1 + bits).min(32);
         self
     }
 
@@ -92,8 +92,9 @@ impl Logic for NeuronSum {
         let (max, neg) = (self._f.max(), -(self._f.min() as i64));
         let _ = writeln!(
             v,
-            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    begin\n        if (x > {w}'sd{max}) sat_acc = {max};\n        else if (x < -{w}'sd{neg}) sat_acc = -{neg};\n        else sat_acc = x[15:0];\n    end\nendfunction",
-            wm = w - 1
+            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    reg signed [{fm}:0] y;\n    begin\n        if (x > {w}'sd{max}) y = {max};\n        else if (x < -{w}'sd{neg}) y = -{neg};\n        else y = x[{fm}:0];\n        sat_acc = y;\n    end\nendfunction",
+            wm = w - 1,
+            fm = self._f.width - 1
         );
         for q in 0..g {
             let _ = writeln!(
@@ -108,9 +109,9 @@ impl Logic for NeuronSum {
         }
         v += "end\nalways @(*) begin\n";
         for q in 0..g {
-            let _ = write!(v, "    sum_{q} = (first ? $signed(bias${q}) : acc_{q})");
+            let _ = write!(v, "    sum_{q} = (first ? sx(bias${q}) : acc_{q})");
             for l in q * self._lpg..(q + 1) * self._lpg {
-                let _ = write!(v, " + $signed(p${l})");
+                let _ = write!(v, " + sx(p${l})");
             }
             let _ = writeln!(v, ";\n    h${q} = sat_acc(sum_{q});");
         }

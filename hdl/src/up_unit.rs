@@ -63,11 +63,11 @@ impl Logic for UpUnit {
             let q = l / self._lpg;
             let _ = writeln!(
                 v,
-                "    new_w${l} = sat32($signed(w${l}) - eta(mul_rs(d${q}, a${l})));"
+                "    new_w${l} = sat32(sx(w${l}) - eta(mul_rs(d${q}, a${l})));"
             );
         }
         for q in 0..self.d.len() {
-            let _ = writeln!(v, "    new_b${q} = sat32($signed(bias${q}) - eta(d${q}));");
+            let _ = writeln!(v, "    new_b${q} = sat32(sx(bias${q}) - eta(d${q}));");
         }
         v += "end\n";
         Verilog::Custom(v)

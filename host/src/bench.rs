@@ -505,6 +505,12 @@ pub fn fmax_from_report(path: &Path) -> Result<(f64, Option<String>)> {
     }
 }
 
+/// What a report's Fmax is (`fmax_kind`, e.g. `edgeflow synth`'s pre-route estimate), if it says.
+fn report_fmax_kind(path: &Path) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    v.get("fmax_kind")?.as_str().map(String::from)
+}
+
 /// The training rate a speed-up uses: the CPU-time rate where there is one (the work of one
 /// thread, unaffected by other load on the machine, and the best the baseline can do),
 /// otherwise wall clock.
@@ -708,8 +714,8 @@ fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
         let mut placed = !a.fmax.is_empty();
         if let (Some((f, rb)), Some(p)) = (&report, &a.synth_report) {
             if rb.as_deref().is_none_or(|rb| rb == n) {
-                b.clocks
-                    .push((*f, format!("place-and-route Fmax, {}", p.display())));
+                let kind = report_fmax_kind(p).unwrap_or_else(|| "place-and-route Fmax".into());
+                b.clocks.push((*f, format!("{kind}, {}", p.display())));
                 placed = true;
             }
         }

@@ -262,6 +262,10 @@ fn check_fit(inner: &Inner, t: &ResourceTable) -> Result<()> {
     Ok(())
 }
 
+/// How a synthesis-only Fmax is to be read (no open place and route for Xilinx).
+pub const LOGIC_FMAX_KIND: &str =
+    "pre-route estimate: yosys sta, 7-series cell delays, no routing (Vivado's post-route Fmax is lower)";
+
 pub fn synth_cmd(
     spec: Option<&Path>,
     standin: Option<&str>,
@@ -301,11 +305,16 @@ pub fn synth_cmd(
         crate::chart::resource_chart(p, &title, &rows)?;
     }
     if json {
-        print_json(
-            &json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
-            "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
-            "multipliers_in_luts": r.multipliers_in_luts}),
-        );
+        let mut v = json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
+        "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
+        "multipliers_in_luts": r.multipliers_in_luts});
+        if let Some(t) = &r.timing {
+            // top level, so `edgeflow bench --synth-report` finds it
+            v["fmax_mhz"] = json!(t.fmax_mhz);
+            v["fmax_kind"] = json!(LOGIC_FMAX_KIND);
+            v["timing"] = json!(t);
+        }
+        print_json(&v);
     } else {
         println!(
             "{} on {} (yosys {}, {:.1} s)",
@@ -315,6 +324,21 @@ pub fn synth_cmd(
             r.seconds
         );
         print!("{}", r.table.to_text());
+        if let Some(t) = &r.timing {
+            println!(
+                "Fmax {:.1} MHz: {LOGIC_FMAX_KIND}; logic delay {:.2} ns{}",
+                t.fmax_mhz,
+                t.logic_delay_ns,
+                if t.falling_edge_registers > 0 {
+                    format!(
+                        ", halved for the {} falling-edge registers ({:.1} MHz with a whole clock on every path)",
+                        t.falling_edge_registers, t.full_cycle_mhz
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
         if r.multipliers_in_luts > 0 {
             println!(
                 "{} of {} multipliers built from LUTs (the DSPs run out; weight-update ones first)",

@@ -16,6 +16,77 @@ pub struct SynthResult {
     /// Multipliers built from LUTs because the part has fewer DSPs than the design has
     /// multipliers (the DSP budget).
     pub multipliers_in_luts: usize,
+    /// yosys `sta` on the mapped netlist (Xilinx targets): a pre-route, logic-only estimate.
+    pub timing: Option<LogicTiming>,
+}
+
+/// What yosys' static timing analysis (`sta`) says about the mapped netlist, with the cell
+/// delays of yosys' Xilinx 7-series models (`+/xilinx/cells_sim.v` specify blocks) and no
+/// routing: the clock the logic alone would allow. Routing typically adds as much again on
+/// a 7-series part, so the real Fmax (Vivado, after place and route) is lower.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LogicTiming {
+    /// Latest arrival at any endpoint, from the clock pin through the clock buffer, the
+    /// launching register and the logic (ns).
+    pub logic_delay_ns: f64,
+    /// Registers clocked on the falling edge (memories read at the falling edge): paths
+    /// into or out of them have half a clock.
+    pub falling_edge_registers: u64,
+    /// The estimate: `1 / delay`, or `1 / (2·delay)` when falling-edge registers exist (the
+    /// worst path is then assumed to have half a clock, which is exact when it starts or
+    /// ends at one and conservative otherwise).
+    pub fmax_mhz: f64,
+    /// `1 / delay`: every path given a whole clock.
+    pub full_cycle_mhz: f64,
+    /// The worst path, endpoint first: `arrival_ps cell_type.pins`.
+    pub critical_path: Vec<String>,
+}
+
+/// Read `sta`'s report: the latest arrival (ps) and the cells of its path.
+pub fn parse_sta(text: &str, falling_edge_registers: u64) -> Result<LogicTiming> {
+    let mut lines = text.lines();
+    let ps: f64 = lines
+        .by_ref()
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("Latest arrival time in ")
+                .and_then(|r| r.rsplit(" is ").next())
+                .and_then(|n| n.trim_end_matches(':').trim().parse().ok())
+        })
+        .context("yosys sta printed no 'Latest arrival time'")?;
+    if !(ps > 0.0) {
+        bail!("yosys sta reports a latest arrival of {ps} ps: no timed path");
+    }
+    let mut path = vec![];
+    for l in lines {
+        let t = l.trim();
+        if t.starts_with("Arrival histogram") {
+            break;
+        }
+        // "  4078 name (FDRE.D)": an arrival, a cell, its type and pins
+        let mut w = t.split_whitespace();
+        if let (Some(a), Some(last)) = (w.next(), t.rsplit(' ').next()) {
+            if a.parse::<f64>().is_ok() && last.starts_with('(') && last.ends_with(')') {
+                path.push(format!(
+                    "{a} {}",
+                    last.trim_matches(|c| c == '(' || c == ')')
+                ));
+            }
+        }
+    }
+    let ns = ps / 1000.0;
+    let full = 1000.0 / ns;
+    Ok(LogicTiming {
+        logic_delay_ns: ns,
+        falling_edge_registers,
+        fmax_mhz: if falling_edge_registers > 0 {
+            full / 2.0
+        } else {
+            full
+        },
+        full_cycle_mhz: full,
+        critical_path: path,
+    })
 }
 
 /// The flattened, width-reduced design the multiplier listing writes for the synthesis.
@@ -56,13 +127,31 @@ pub fn synthesize(
         script += " -json top.json";
     }
     script += "\ntee -q -o stat.json stat -json\n";
+    let xilinx = target.synth.starts_with("synth_xilinx");
+    if xilinx {
+        // the cells' timing arcs: synth_xilinx reads them at its start, but MUXF7/8 and
+        // CARRY4 lose theirs by the end
+        script += "read_verilog -lib -specify +/xilinx/cells_sim.v\ntee -q -o sta.txt sta\n";
+    }
     let ys = dir.join("synth.ys");
     std::fs::write(&ys, &script).with_context(|| format!("cannot write {}", ys.display()))?;
     YOSYS.run(&["-q", "-s", "synth.ys"], dir, &dir.join("yosys.log"))?;
     let stat =
         std::fs::read_to_string(dir.join("stat.json")).context("yosys wrote no stat.json")?;
     let cells = parse_stat_cells(&stat)?;
+    let timing = if xilinx {
+        let falling: u64 = cells
+            .iter()
+            .filter(|(k, _)| k.starts_with("FD") && k.ends_with("_1"))
+            .map(|(_, n)| n)
+            .sum();
+        let sta = std::fs::read_to_string(dir.join("sta.txt")).context("yosys wrote no sta.txt")?;
+        Some(parse_sta(&sta, falling)?)
+    } else {
+        None
+    };
     Ok(SynthResult {
+        timing,
         table: ResourceTable::from_cells(target, &cells),
         netlist: netlist.then(|| dir.join("top.json")),
         seconds: start.elapsed().as_secs_f64(),
@@ -73,9 +162,11 @@ pub fn synthesize(
 
 /// The multipliers to build from LUTs when `muls` (narrowest first) exceed `dsps`. Products
 /// narrower than the datapath's (address arithmetic, constant factors) go first: they cost
-/// the fewest LUTs and the datapath keeps its DSPs. If that is not enough, every full-width
-/// weight-update (UP) multiplier goes, as the published design (Dey et al.) keeps FF and BP
-/// in DSP48s and UP elsewhere; then the rest while still over budget.
+/// the fewest LUTs and the datapath keeps its DSPs. If that is not enough, full-width
+/// weight-update (UP) multipliers go, as the published design (Dey et al.) keeps FF and BP
+/// in DSP48s and UP elsewhere, but only as many as the DSPs lack: a DSP the FF and BP leave
+/// free still takes an UP product (about 250 LUTs each for a 10-bit format in yosys' LUT
+/// mapping); then the rest while still over budget.
 fn lut_multipliers(muls: &[(String, u64)], dsps: usize) -> Vec<String> {
     if muls.len() <= dsps {
         return vec![];
@@ -92,9 +183,11 @@ fn lut_multipliers(muls: &[(String, u64)], dsps: usize) -> Vec<String> {
         return narrow.into_iter().take(excess).collect();
     }
     let mut out = narrow;
+    let up = excess - out.len();
     out.extend(
         muls.iter()
             .filter(|m| m.1 == widest && is_up(&m.0))
+            .take(up)
             .map(|m| m.0.clone()),
     );
     let more = excess.saturating_sub(out.len());
@@ -185,12 +278,32 @@ mod tests {
         assert!(lut_multipliers(&muls, 6).is_empty());
         // the narrow product alone covers one missing DSP: the datapath keeps its DSPs
         assert_eq!(lut_multipliers(&muls, 5), vec![muls[0].0.clone()]);
-        // two missing: the narrow one, then every UP multiplier
-        let two = vec![muls[0].0.clone(), muls[3].0.clone(), muls[4].0.clone()];
-        assert_eq!(lut_multipliers(&muls, 4), two);
+        // two missing: the narrow one, then one UP multiplier (the other keeps its DSP)
+        assert_eq!(
+            lut_multipliers(&muls, 4),
+            vec![muls[0].0.clone(), muls[3].0.clone()]
+        );
+        // three missing: the narrow one and both UP multipliers
+        let three = vec![muls[0].0.clone(), muls[3].0.clone(), muls[4].0.clone()];
+        assert_eq!(lut_multipliers(&muls, 3), three);
         // four missing: then an FF/BP multiplier as well
         assert_eq!(lut_multipliers(&muls, 2).len(), 4);
-        assert_eq!(lut_multipliers(&muls, 2)[..3], two[..]);
+        assert_eq!(lut_multipliers(&muls, 2)[..3], three[..]);
+    }
+
+    #[test]
+    fn sta_report_is_read() {
+        let txt = "4. Executing STA pass (static timing analysis).\nLatest arrival time in 'top' is 4000:\n    4000 $x (FDRE.D)\n           $y [3]\n    3102 $abc$1 (LUT2.I0->O)\n     399 $ff$2 (FDRE.C->Q)\n       0   \\clk (<primary input>)\n\nArrival histogram:\n 3000 ****\n";
+        let t = parse_sta(txt, 0).unwrap();
+        assert_eq!(t.logic_delay_ns, 4.0);
+        assert_eq!(t.fmax_mhz, 250.0);
+        assert_eq!(
+            t.critical_path,
+            ["4000 FDRE.D", "3102 LUT2.I0->O", "399 FDRE.C->Q"]
+        );
+        // falling-edge registers: half a clock for the worst path
+        assert_eq!(parse_sta(txt, 3).unwrap().fmax_mhz, 125.0);
+        assert!(parse_sta("nothing", 0).is_err());
     }
 
     #[test]
