@@ -26,6 +26,8 @@ pub struct CopyMemory {
     /// `(z, banks[r])`: read port `r` only ever addresses neurons `n` with `n mod z` in
     /// `banks[r]` (see [`CopyMemory::with_read_banks`]).
     _read_banks: Option<(usize, Vec<Vec<usize>>)>,
+    /// Bits a word keeps in the read-bank Verilog: the values' format width (16 unless set).
+    _width: u32,
 }
 
 impl CopyMemory {
@@ -43,6 +45,7 @@ impl CopyMemory {
             _size: size,
             _mem: vec![0; copies * size],
             _read_banks: None,
+            _width: 16,
         }
     }
 
@@ -56,6 +59,15 @@ impl CopyMemory {
     pub fn with_read_banks(mut self, z: usize, banks: Vec<Vec<usize>>) -> CopyMemory {
         assert!(z > 0 && self._size % z == 0 && banks.len() == self.rd_data.len());
         self._read_banks = Some((z, banks));
+        self
+    }
+
+    /// The values are `width`-bit format values held sign-extended (`edgeflow_core::fixed`):
+    /// the read-bank Verilog stores `width` bits a word and sign-extends on read (a 10-bit
+    /// format needs 10/16 of the distributed RAM). The behavioural model is unchanged.
+    pub fn with_width(mut self, width: u32) -> CopyMemory {
+        assert!((1..=16).contains(&width));
+        self._width = width;
         self
     }
 
@@ -188,6 +200,7 @@ impl CopyMemory {
         let (k, n) = (self._copies, self._size);
         let nw = self.wr_en.len();
         let rows = n / z;
+        let bm = self._width - 1;
         let mut v = String::from("integer i;\n");
         let mut sel = Vec::new();
         for (r, set) in banks.iter().enumerate() {
@@ -216,18 +229,20 @@ impl CopyMemory {
                     .join(" || ");
                 let _ = writeln!(
                     v,
-                    "reg signed [15:0] mem_{w}_{r} [0:{}];\nreg signed [15:0] q_{w}_{r};\ninitial for (i = 0; i < {depth}; i = i + 1) mem_{w}_{r}[i] = 16'sd0;",
+                    "reg signed [{bm}:0] mem_{w}_{r} [0:{}];\nreg signed [{bm}:0] q_{w}_{r};\ninitial for (i = 0; i < {depth}; i = i + 1) mem_{w}_{r}[i] = 0;",
                     depth - 1
                 );
                 let _ = writeln!(
                     v,
-                    "always @(posedge clock) if (wr_en${w} && (wr_copy${w} < 16'd{k}) && (wr_addr${w} < 16'd{n}) && ({member})) mem_{w}_{r}[{}] <= wr_data${w};",
+                    "always @(posedge clock) if (wr_en${w} && (wr_copy${w} < 16'd{k}) && (wr_addr${w} < 16'd{n}) && ({member})) mem_{w}_{r}[{}] <= wr_data${w}[{bm}:0];",
                     word(format!("wr_copy${w}"), format!("wr_addr${w}"))
                 );
                 let _ = writeln!(
                     v,
-                    "always @(negedge clock) q_{w}_{r} <= mem_{w}_{r}[{}];",
-                    word(format!("rd_copy${r}"), format!("rd_addr${r}"))
+                    // an out-of-range read gives 0: the register's synchronous reset, no mux
+                    "always @(negedge clock) q_{w}_{r} <= ((rd_copy${r} < 16'd{k}) && (rd_addr${r} < 16'd{n})) ? mem_{w}_{r}[{}] : {}'sd0;",
+                    word(format!("rd_copy${r}"), format!("rd_addr${r}")),
+                    bm + 1
                 );
                 parts.push(w);
             }
@@ -244,10 +259,7 @@ impl CopyMemory {
         }
         v += "always @(*) begin\n";
         for (r, e) in sel.iter().enumerate() {
-            let _ = writeln!(
-                v,
-                "    rd_data${r} = ((rd_copy${r} < 16'd{k}) && (rd_addr${r} < 16'd{n})) ? ({e}) : 16'sd0;"
-            );
+            let _ = writeln!(v, "    rd_data${r} = {e};");
         }
         v += "end\n";
         v

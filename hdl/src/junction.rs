@@ -210,7 +210,8 @@ impl Junction {
                 (0..2 * z)
                     .map(|r| p.pattern.bank.iter().map(|b| b[r % z]).collect())
                     .collect(),
-            ),
+            )
+            .with_width(p.format.width),
             smem: if hidden_left {
                 vec![CopyMemory::new(p.sp_copies, p.left, prev, prev)]
             } else {

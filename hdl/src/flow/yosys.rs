@@ -122,6 +122,11 @@ pub fn synthesize(
         }
         script += "\n";
     }
+    if target.synth.starts_with("synth_xilinx") {
+        // The weight banks (32 rows each for dey-mnist) would go to distributed RAM plus a
+        // read register, LUTs the LUT multipliers need; block RAM is otherwise unused.
+        script += "setattr -set ram_style \"block\" m:*wmem*\nsetattr -set ram_style \"block\" *wmem/m:*\n";
+    }
     script += target.synth;
     if netlist {
         script += " -json top.json";
