@@ -133,3 +133,40 @@ fn multipliers_beyond_the_dsp_count_go_to_luts() {
         r.table.to_text()
     );
 }
+
+#[test]
+fn xc7_logic_fmax_falls_with_depth_and_halves_for_falling_edge_registers() {
+    if !tool_for_test(YOSYS) {
+        return;
+    }
+    let x7 = targets::target("xc7a100t").unwrap();
+    // a sum of `n` registered 16-bit operands, registered on `edge`
+    let run = |name: &str, n: usize, edge: &str| {
+        let terms: Vec<String> = (0..n)
+            .map(|i| format!("r[{}:{}]", 16 * i + 15, 16 * i))
+            .collect();
+        let v = format!(
+            "module top(input clock, input [127:0] x, output reg [19:0] y);\nreg [127:0] r;\nalways @(posedge clock) r <= x;\nalways @({edge} clock) y <= {};\nendmodule\n",
+            terms.join(" + ")
+        );
+        let dir = scratch(name);
+        std::fs::write(dir.join("top.v"), v).unwrap();
+        yosys::synthesize(x7, &dir, "top.v", false)
+            .unwrap()
+            .timing
+            .expect("xc7 synthesis reports timing")
+    };
+    let short = run("fmax-short", 2, "posedge");
+    let long = run("fmax-long", 8, "posedge");
+    assert_eq!(short.falling_edge_registers, 0);
+    assert!((short.fmax_mhz - 1000.0 / short.logic_delay_ns).abs() < 1e-9);
+    assert!(
+        long.logic_delay_ns > short.logic_delay_ns && long.fmax_mhz < short.fmax_mhz,
+        "8 terms {long:?} vs 2: {short:?}"
+    );
+    // registers on the other edge: the worst path is given half a clock
+    let half = run("fmax-half", 8, "negedge");
+    assert!(half.falling_edge_registers > 0);
+    assert!((half.fmax_mhz * 2.0 - half.full_cycle_mhz).abs() < 1e-9);
+    assert!((half.full_cycle_mhz - 1000.0 / half.logic_delay_ns).abs() < 1e-9);
+}

@@ -1308,6 +1308,21 @@ mod tests {
     }
 
     #[test]
+    fn a_synth_report_fmax_is_projected_with_its_kind() {
+        let dir = std::env::temp_dir().join(format!("edgeflow-bench-fmax-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("synth.json");
+        std::fs::write(
+            &p,
+            r#"{"design":"dey-mnist","fits":true,"fmax_kind":"pre-route estimate","fmax_mhz":42.5,"timing":{"full_cycle_mhz":85.0}}"#,
+        )
+        .unwrap();
+        assert_eq!(fmax_from_report(&p).unwrap(), (42.5, None));
+        assert_eq!(report_fmax_kind(&p).as_deref(), Some("pre-route estimate"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn nexys4_projection_includes_the_published_clock() {
         let b = board_clocks("nexys4-ddr").unwrap();
         assert!(b

@@ -113,6 +113,23 @@ fn synth_prints_a_resource_table_as_json() {
     assert_eq!(names, ["LUT", "FF", "DSP", "BRAM"]);
     assert_eq!(rows[1]["used"], 17.0);
     assert_eq!(rows[0]["available"], 5280);
+    // Xilinx: a pre-route, logic-only Fmax from yosys sta, where `bench --synth-report`
+    // looks for it
+    let (ok, out, err) = edgeflow(&[
+        "synth",
+        "--standin",
+        "echo",
+        "--target",
+        "xc7a100t",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let f = v["fmax_mhz"].as_f64().unwrap();
+    let t = &v["timing"];
+    assert!(f > 0.0 && v["fmax_kind"].as_str().unwrap().contains("pre-route"));
+    assert!((f - 1000.0 / t["logic_delay_ns"].as_f64().unwrap()).abs() < 1e-9);
+    assert!(!t["critical_path"].as_array().unwrap().is_empty());
     let (ok, _, err) = edgeflow(&["synth", "--standin", "echo", "--target", "virtex2"]);
     assert!(!ok && err.contains("known targets"), "{err}");
 }
