@@ -64,8 +64,8 @@ impl Default for Fit {
     /// The iCE40 UP5K fit (boards/icebreaker.toml, docs/calibration).
     fn default() -> Fit {
         Fit {
-            logic_per_junction: 891,
-            logic_per_lane_bit: 29,
+            logic_per_junction: 796,
+            logic_per_lane_bit: 34,
             logic_per_board: 660,
             ff_per_board: 54,
             ff_per_lane_bit: 18,
