@@ -114,11 +114,12 @@ impl Logic for CopyMemory {
         let (nw, nr) = (self.wr_en.len().max(1), self.rd_data.len());
         let nb = n.div_ceil(nw);
         let depth = k * nb;
+        let aw = addr_bits(n);
         let idx = |c: String, a: String| {
             if nw == 1 {
                 format!("{c} * {nb} + {a}")
             } else {
-                format!("{c} * {nb} + {a} / {nw}")
+                format!("{c} * {nb} + {}", narrow(&a, aw, "/", nw))
             }
         };
         if let Some((z, banks)) = &self._read_banks {
@@ -177,7 +178,8 @@ impl Logic for CopyMemory {
             } else {
                 let mut e = String::from("16'sd0");
                 for b in (0..nw).rev() {
-                    e = format!("((rd_addr${r} % {nw}) == {b}) ? q_{b}_{r} : ({e})");
+                    let bank = narrow(&format!("rd_addr${r}"), aw, "%", nw);
+                    e = format!("({bank} == {b}) ? q_{b}_{r} : ({e})");
                 }
                 e
             };
@@ -191,6 +193,20 @@ impl Logic for CopyMemory {
     }
 }
 
+/// Bits that hold every address below `size` and `size` itself. Bank and row are taken from
+/// this slice of the 16-bit address: the out-of-range guard already discards larger ones, and
+/// a 16-bit divider by a lane count that is not a power of two (z = 6) costs thousands of
+/// LUTs where a divider of the exact width costs tens.
+fn addr_bits(size: usize) -> usize {
+    (usize::BITS - size.leading_zeros()) as usize
+}
+
+/// `a[aw-1:0] op d` at `aw` bits: the braces make it self-determined, so the divider is not
+/// widened to the 32 bits of the surrounding index arithmetic.
+fn narrow(a: &str, aw: usize, op: &str, d: usize) -> String {
+    format!("{{{a}[{}:0] {op} {aw}'d{d}}}", aw - 1)
+}
+
 impl CopyMemory {
     /// The Verilog with replica `r` holding only the banks read port `r` reads, split by the
     /// write port that writes them (bank `b` by port `b mod W`, `W` dividing `z`): memory
@@ -201,6 +217,7 @@ impl CopyMemory {
         let nw = self.wr_en.len();
         let rows = n / z;
         let bm = self._width - 1;
+        let aw = addr_bits(n);
         let mut v = String::from("integer i;\n");
         let mut sel = Vec::new();
         for (r, set) in banks.iter().enumerate() {
@@ -218,13 +235,17 @@ impl CopyMemory {
                 let word = |c: String, a: String| {
                     let mut pos = String::from("0");
                     for (i, b) in sub.iter().enumerate().skip(1).rev() {
-                        pos = format!("((({a}) % {z}) == {b}) ? {i} : ({pos})");
+                        pos = format!("({} == {b}) ? {i} : ({pos})", narrow(&a, aw, "%", z));
                     }
-                    format!("{c} * {} + ({pos}) * {rows} + ({a}) / {z}", m * rows)
+                    format!(
+                        "{c} * {} + ({pos}) * {rows} + {}",
+                        m * rows,
+                        narrow(&a, aw, "/", z)
+                    )
                 };
                 let member = sub
                     .iter()
-                    .map(|b| format!("((wr_addr${w} % {z}) == {b})"))
+                    .map(|b| format!("({} == {b})", narrow(&format!("wr_addr${w}"), aw, "%", z)))
                     .collect::<Vec<_>>()
                     .join(" || ");
                 let _ = writeln!(
@@ -251,7 +272,10 @@ impl CopyMemory {
             } else {
                 let mut e = String::from("16'sd0");
                 for w in parts.iter().rev() {
-                    e = format!("((rd_addr${r} % {nw}) == {w}) ? q_{w}_{r} : ({e})");
+                    e = format!(
+                        "({} == {w}) ? q_{w}_{r} : ({e})",
+                        narrow(&format!("rd_addr${r}"), aw, "%", nw)
+                    );
                 }
                 e
             };
