@@ -329,6 +329,7 @@ initial begin
     for (i = 0; i < {k0}; i = i + 1) labels[i] = 16'd0;
 end
 reg [{cm}:0] total;
+initial total = {cw}'d0;
 reg can_start;
 reg need_out;
 reg at_end;
@@ -336,9 +337,6 @@ reg adv_c;
 reg last_c;
 reg done_c;
 always @(*) begin
-    if (samples == 16'd0) total = {cw}'d0;
-    else if (train) total = samples + {cw}'d{tt};
-    else total = samples + {cw}'d{ti};
     can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
     need_out = !train && ffe[{lm}];
     at_end = (kk == {kw}'d{te});
@@ -361,8 +359,6 @@ always @(*) begin
         lwm = lw - 1,
         cpad = 32 - cw,
         kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
-        tt = p.bp[0],
-        ti = p.ff[l - 1],
         te = p.t - 1,
         free = if p.wait_all { "1'b0 && " } else { "" },
     );
@@ -371,6 +367,7 @@ always @(*) begin
     }
     v += "end\n";
     let last_copy = k0 - 1;
+    let (tt, ti) = (p.bp[0], p.ff[l - 1]);
     let mut start = String::from("begin\n");
     for j in 0..l {
         let (b, f) = (p.bp_offset(j), p.ff[j]);
@@ -388,6 +385,10 @@ always @(posedge clock) begin
     if (lab_we && (lab_copy < 16'd{k0})) labels[lab_copy] <= lab_data;
     if (go) begin
         active <= 1'b1; train <= go_train; samples <= go_samples;
+        // block cycles of the stream, registered: no adder before the comparisons
+        if (go_samples == 16'd0) total <= {cw}'d0;
+        else if (go_train) total <= go_samples + {cw}'d{tt};
+        else total <= go_samples + {cw}'d{ti};
         started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
     end else if (adv_c) begin
         if (last_c) begin

@@ -396,12 +396,13 @@ reg [15:0] row;
 reg read_phase;
 reg [31:0] samples;
 reg [31:0] loaded_r;
+reg [31:0] loaded_m1;
 reg [15:0] widx;
 reg [15:0] in_copy_r;
 initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
-    samples = 32'd0; loaded_r = 32'd0; widx = 16'd0; in_copy_r = 16'd0;
+    samples = 32'd0; loaded_r = 32'd0; loaded_m1 = 32'd0; widx = 16'd0; in_copy_r = 16'd0;
 end
 reg pending;
 reg in_ready_c;
@@ -420,7 +421,8 @@ always @(*) begin
     case (mode)
         M_IDLE, M_ERR: in_ready_c = !pending;
         M_LOAD, M_COUNT: in_ready_c = 1'b1;
-        M_STREAM: in_ready_c = (loaded_r < samples) && (loaded_r <= started + 32'd1);
+        // loaded_r <= started + 1, without the adder: loaded_m1 = loaded_r - 1
+        M_STREAM: in_ready_c = (loaded_r < samples) && ((loaded_r == 32'd0) || (loaded_m1 <= started));
         default: in_ready_c = 1'b0;
     endcase
     take = in_ready_c && in_valid;
@@ -480,7 +482,7 @@ always @(*) begin
     let _ = writeln!(
         v,
         "    h_bias = bias;
-    h_we = (mode == M_LOAD) && take;
+    h_we = (mode == M_LOAD) && in_valid;
     h_addr = row;
     h_bank = bank;
     h_wdata = in_data;
@@ -527,7 +529,7 @@ always @(posedge clock) begin
             end
         end
         M_COUNT: if (take) begin
-            samples <= {{16'd0, in_data}}; loaded_r <= 32'd0; widx <= 16'd0; in_copy_r <= 16'd0;
+            samples <= {{16'd0, in_data}}; loaded_r <= 32'd0; loaded_m1 <= 32'd0; widx <= 16'd0; in_copy_r <= 16'd0;
             mode <= M_STREAM;
         end
         M_STREAM: begin
@@ -535,6 +537,7 @@ always @(posedge clock) begin
                 if ((widx >= 16'd{inputs}) || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs}))) begin
                     widx <= 16'd0;
                     loaded_r <= loaded_r + 32'd1;
+                    loaded_m1 <= loaded_r;
                     in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
                 end else widx <= widx + 16'd{lanes};
             end
