@@ -2,8 +2,9 @@
 //! activation ROM of each finished neuron, and the output stage (output delta, prediction).
 //! A composite of the blocks in lanes.rs, neuron_sum.rs, act_rom.rs, ff_pipe.rs and
 //! ff_output.rs. Three pipeline stages: products and sums in the clock of the edges; the
-//! saturation and the ROM one clock later; `act`, `sp`, `out_delta`, `done` and `r_out`
-//! (the neuron's row) two clocks later, when the junction writes them (`FF_LATENCY`).
+//! saturation and the ROM's table lookup one clock later (registered read); the ROM's
+//! mirror, `act`, `sp`, `out_delta`, `done` and `r_out` (the neuron's row) two clocks later,
+//! when the junction writes them (`FF_LATENCY`).
 
 use crate::act_rom::ActivationRom;
 use crate::ff_output::FfOutput;
@@ -76,6 +77,9 @@ impl Logic for FfUnit {
         self.sum.clock.next = clock;
         self.pipe.clock.next = clock;
         self.out.clock.next = clock;
+        for rom in self.roms.iter_mut() {
+            rom.clock.next = clock;
+        }
         self.sum.run.next = self.run.val();
         self.sum.first.next = self.first.val();
         for l in 0..self.w.len() {
@@ -91,12 +95,10 @@ impl Logic for FfUnit {
             self.sum.bias[q].next = self.bias[q].val();
             self.roms[q].h.next = self.sum.h[q].val();
             self.pipe.r_in[q].next = self.r[q].val();
-            self.pipe.a_in[q].next = self.roms[q].a.val();
-            self.pipe.sp_in[q].next = self.roms[q].sp.val();
-            self.act[q].next = self.pipe.a[q].val();
-            self.sp[q].next = self.pipe.sp[q].val();
+            self.act[q].next = self.roms[q].a.val();
+            self.sp[q].next = self.roms[q].sp.val();
             self.r_out[q].next = self.pipe.r[q].val();
-            self.out.a[q].next = self.pipe.a[q].val();
+            self.out.a[q].next = self.roms[q].a.val();
             self.out.r[q].next = self.pipe.r[q].val();
             self.out_delta[q].next = self.out.out_delta[q].val();
         }
@@ -106,6 +108,9 @@ impl Logic for FfUnit {
         self.sum.clock.connect();
         self.pipe.clock.connect();
         self.out.clock.connect();
+        for rom in self.roms.iter_mut() {
+            rom.clock.connect();
+        }
         self.sum.run.connect();
         self.sum.first.connect();
         for l in 0..self.w.len() {
@@ -121,8 +126,6 @@ impl Logic for FfUnit {
             self.sum.bias[q].connect();
             self.roms[q].h.connect();
             self.pipe.r_in[q].connect();
-            self.pipe.a_in[q].connect();
-            self.pipe.sp_in[q].connect();
             self.act[q].connect();
             self.sp[q].connect();
             self.r_out[q].connect();
@@ -144,7 +147,7 @@ impl Logic for FfUnit {
         for q in 0..self.r.len() {
             let _ = writeln!(
                 v,
-                "    sum$bias${q} = bias${q};\n    roms${q}$h = sum$h${q};\n    pipe$r_in${q} = r${q};\n    pipe$a_in${q} = roms${q}$a;\n    pipe$sp_in${q} = roms${q}$sp;\n    act${q} = pipe$a${q};\n    sp${q} = pipe$sp${q};\n    r_out${q} = pipe$r${q};\n    out$a${q} = pipe$a${q};\n    out$r${q} = pipe$r${q};\n    out_delta${q} = out$out_delta${q};"
+                "    sum$bias${q} = bias${q};\n    roms${q}$h = sum$h${q};\n    roms${q}$clock = clock;\n    pipe$r_in${q} = r${q};\n    act${q} = roms${q}$a;\n    sp${q} = roms${q}$sp;\n    r_out${q} = pipe$r${q};\n    out$a${q} = roms${q}$a;\n    out$r${q} = pipe$r${q};\n    out_delta${q} = out$out_delta${q};"
             );
         }
         v += "    pred = out$pred;\nend\n";
