@@ -66,13 +66,14 @@ function [64:0] act_{name}_raw;
         hs = h >>> {drop};
         neg = hs[{hb}];
         u = hs[{ub}:0] ^ {{{hb}{{neg}}}};
-        case (u)
+        // logic, not block RAM: every EBR is taken, and yosys maps a registered table to one
+        (* rom_style = \"logic\" *) case (u)
 {upper}        default: begin s = 16'd0; p = 16'd0; end
         endcase
         cs = 16'd0;
         cp = 16'd0;
         if (neg) begin
-            case (u)
+            (* rom_style = \"logic\" *) case (u)
 {fix}            default: begin cs = 16'd0; cp = 16'd0; end
             endcase
         end

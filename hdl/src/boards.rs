@@ -42,9 +42,9 @@ pub const BOARDS: &[BoardInfo] = &[
         pll_pad: true,
         loader_board: "ice40_generic",
         usb_id: "0403:6010",
-        // The oscillator itself: digits reaches ~12.2 MHz (nextpnr, seed 1) until the datapath
-        // is pipelined, below the PLL's 16 MHz minimum output. `--freq` asks for the PLL.
-        default_mhz: 12.0,
+        // 30 MHz from the PLL (12 MHz × 5/2): the pipelined datapath runs digits above it
+        // (nextpnr, seed 1; host/tests/bitstream_digits.rs). `--freq` asks for another clock.
+        default_mhz: 30.0,
     },
     BoardInfo {
         name: "alchitry-cu",

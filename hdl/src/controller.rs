@@ -333,13 +333,16 @@ initial total = {cw}'d0;
 reg can_start;
 reg need_out;
 reg at_end;
+// kk == T - 1, kept with kk (T >= 3): no comparison in front of adv
+reg at_end_r;
+initial at_end_r = 1'b0;
 reg adv_c;
 reg last_c;
 reg done_c;
 always @(*) begin
     can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
     need_out = !train && ffe[{lm}];
-    at_end = (kk == {kw}'d{te});
+    at_end = at_end_r;
     adv_c = active && running && !(at_end && need_out && out_busy);
     last_c = adv_c && at_end;
     done_c = active && !running && (started_r == total);
@@ -359,7 +362,6 @@ always @(*) begin
         lwm = lw - 1,
         cpad = 32 - cw,
         kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
-        te = p.t - 1,
         free = if p.wait_all { "1'b0 && " } else { "" },
     );
     for j in 0..l {
@@ -368,6 +370,8 @@ always @(*) begin
     v += "end\n";
     let last_copy = k0 - 1;
     let (tt, ti) = (p.bp[0], p.ff[l - 1]);
+    assert!(p.t >= 3, "the block cycle includes the FF pipeline");
+    let te1 = p.t - 2;
     let mut start = String::from("begin\n");
     for j in 0..l {
         let (b, f) = (p.bp_offset(j), p.ff[j]);
@@ -377,7 +381,7 @@ always @(*) begin
         );
     }
     start +=
-        &format!("            running <= 1'b1; kk <= {kw}'d0; started_r <= started_r + {cw}'d1;\n        end");
+        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; started_r <= started_r + {cw}'d1;\n        end");
     let _ = writeln!(
         v,
         "
@@ -396,7 +400,10 @@ always @(posedge clock) begin
             lab_ptr <= (lab_ptr == {lw}'d{last_copy}) ? {lw}'d0 : lab_ptr + {lw}'d1;
             running <= 1'b0;
             if (can_start) {start}
-        end else kk <= kk + {kw}'d1;
+        end else begin
+            kk <= kk + {kw}'d1;
+            at_end_r <= (kk == {kw}'d{te1});
+        end
     end else if (!running && can_start) {start}
     else if (done_c && !out_busy) active <= 1'b0;
 end"

@@ -129,7 +129,7 @@ fn verilog_is_written_and_lint_clean_within_waivers() {
         "echo",
         "--board",
         "icebreaker",
-        "--freq", // the default is the bare 12 MHz oscillator; 30 MHz needs the PLL
+        "--freq", // 30 MHz is the default, from the PLL; ask for it explicitly all the same
         "30",
         "-o",
         d.to_str().unwrap(),
