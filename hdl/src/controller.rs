@@ -6,7 +6,8 @@
 //! the input copies, read for the sample the last junction's FF is on (`t - (L-1)`).
 //!
 //! A block cycle starts as soon as the previous one has ended and its sample is loaded, so
-//! in the steady state a sample takes exactly `T = max(C, 2)` clocks (or the `N_0 + 1`
+//! in the steady state a sample takes exactly `T = C + 2` clocks (`C` the longest pass plus
+//! the FF pipeline's latency, params.rs; or the `N_0 + 1`
 //! clocks its words take on the link, when that is longer). The host link (host_link.rs)
 //! takes input for sample `m` once block cycle `m - 3` is done, so the host streams up to
 //! two samples ahead. In infer mode the block cycle that produces a prediction does not end

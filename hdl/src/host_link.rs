@@ -377,6 +377,7 @@ impl Logic for HostLink {
 
 fn verilog(p: &CtrlParams, lanes: usize) -> String {
     let l = p.junctions;
+    let lm1 = l - 1;
     let k0 = p.in_copies;
     let mut v = String::from(
         "
@@ -409,6 +410,9 @@ reg in_ready_c;
 reg take;
 reg [15:0] banks;
 reg [15:0] rows;
+reg bank_end;
+reg row_end;
+reg lj_end;
 reg [15:0] nb;
 reg [15:0] nr;
 reg [15:0] nl;
@@ -433,29 +437,26 @@ always @(*) begin
         let _ = writeln!(
             v,
             "        16'd{j}: begin banks = bias ? 16'd{} : 16'd{}; rows = bias ? 16'd{} : 16'd{}; rdata = h_rdata${j}; end",
-            p.b_banks[j], p.w_banks[j], p.b_rows[j], p.w_rows[j]
+            p.b_banks[j] - 1,
+            p.w_banks[j] - 1,
+            p.b_rows[j] - 1,
+            p.w_rows[j] - 1
         );
     }
     let _ = writeln!(
         v,
-        "        default: begin banks = 16'd1; rows = 16'd1; rdata = 16'd0; end
+        "        default: begin banks = 16'd0; rows = 16'd0; rdata = 16'd0; end
     endcase
-    nb = bank + 16'd1; nr = row; nl = lj; nbias = bias; wdone = 1'b0;
-    if (nb == banks) begin
-        nb = 16'd0;
-        nr = row + 16'd1;
-        if (nr == rows) begin
-            nr = 16'd0;
-            nl = lj + 16'd1;
-            if (nl == 16'd{l}) begin
-                nl = 16'd0;
-                if (bias) begin
-                    nbias = 1'b0;
-                    wdone = 1'b1;
-                end else nbias = 1'b1;
-            end
-        end
-    end
+    // banks and rows hold the last bank and row: the three comparisons side by side, on
+    // registers, instead of each behind the previous increment
+    bank_end = (bank == banks);
+    row_end = (row == rows);
+    lj_end = (lj == 16'd{lm1});
+    nb = bank_end ? 16'd0 : bank + 16'd1;
+    nr = bank_end ? (row_end ? 16'd0 : row + 16'd1) : row;
+    nl = (bank_end && row_end) ? (lj_end ? 16'd0 : lj + 16'd1) : lj;
+    nbias = (bank_end && row_end && lj_end) ? !bias : bias;
+    wdone = bank_end && row_end && lj_end && bias;
     cyc1 = cycles + 32'd1;
     in_ready = in_ready_c;
     out_valid = pending;

@@ -4,12 +4,18 @@
 //! junction, and the FF, BP and UP units. It runs one FF pass and one BP/UP pass per block
 //! cycle, both over the edges in edge order: clock `k` handles edges `k·z … k·z+z-1`.
 //!
-//! Timing (clock `k` of a block cycle, `C_j` clocks per pass):
+//! Timing (clock `k` of a block cycle, `C_j` clocks per pass, `C = max C_j`):
 //! - weights and biases are synchronous-read RAMs whose address for clock `k` is presented in
 //!   clock `k-1` (prefetch), so FF, BP and UP of clock `k` share one read of `w_e`;
-//! - FF, BP and UP compute within clock `k` and write at its closing edge: UP writes `w_e`
-//!   after FF and BP have read it (BP reads a weight before UP writes it), and FF of the next
-//!   block cycle sees every write of this one, so a block cycle is `C = max C_j` clocks;
+//! - FF multiplies and sums in clock `k`; a finished neuron's sum is saturated and looked up
+//!   in the activation ROM (registered read) in `k+1`, and its σ, σ′, output delta and the
+//!   prediction update land at the end of `k+2` (ff_unit.rs, `params::FF_LATENCY`);
+//! - BP computes the deltas in clock `k`; they and the weights, activations and addresses of
+//!   clock `k` are registered (`bpp`), and the contributions `w·δ` (into the left delta sums)
+//!   and UP's new weights and biases are computed and written in `k+1`. The next read of a
+//!   weight or bias is in the next block cycle, so the delay needs no forwarding;
+//! - a block cycle is `T = C + FF_LATENCY` clocks: the last right-layer write of a pass lands
+//!   at the end of its last clock, before the next junction reads it in block cycle `t+1`;
 //! - the left layer's memories are read combinationally, so a delta sum read in clock `k+1`
 //!   already holds what was added at the end of clock `k`: the read-modify-write hazard
 //!   across a sweep boundary cannot occur and needs no forwarding.
@@ -17,9 +23,10 @@
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
 //! contents only change at the rising edge, so the next rising edge sees exactly the
 //! combinational read of the behavioural model), the type-1 interleaver tables are ROMs read
-//! at the rising edge with the counters' next state. That fits digits in an iCE40 UP5K, but
-//! the read → multiply → add → activate path now has half a clock: the pipelined datapath
-//! (prefetched reads, registered product and sum) is still to do.
+//! at the rising edge with the counters' next state. What follows a falling-edge read is
+//! short (the BP delta and the delta-sum addition; the products are in SB_MAC16s), so on the
+//! iCE40 UP5K the critical path of digits is now the activation ROM's table lookup (about
+//! 23 MHz); prefetching the left layer's addresses is not needed for that.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.

@@ -129,7 +129,7 @@ fn verilog_is_written_and_lint_clean_within_waivers() {
         "echo",
         "--board",
         "icebreaker",
-        "--freq", // 30 MHz is the default, from the PLL; ask for it explicitly all the same
+        "--freq", // the default is 21 MHz from the PLL; 30 MHz needs it too
         "30",
         "-o",
         d.to_str().unwrap(),
