@@ -13,6 +13,7 @@ need=(
   "iverilog:iverilog"
   "openFPGALoader:openfpgaloader"
   "clinfo:clinfo"
+  "tclsh:tcl"
   "/usr/lib/x86_64-linux-gnu/libOpenCL.so:ocl-icd-opencl-dev"
   "/etc/OpenCL/vendors/pocl.icd:pocl-opencl-icd"
   # plotters' PNG text: fontconfig headers to build, a sans-serif font to draw

@@ -2,8 +2,9 @@
 # Calibration of the planner's cost model (planner/src/cost.rs) against yosys: synthesize a
 # set of specs at several z with `edgeflow synth --json`, ask the model with `edgeflow cost
 # --synth`, and write every pair to docs/calibration/calibration.json and a Markdown table
-# to docs/calibration/calibration.md. Rerun after any datapath change; then refit the
-# constants in cost.rs from the JSON (the README says how) and run it again.
+# to docs/calibration/calibration.md. Rerun after any datapath change; then
+# `edgeflow cost --fit docs/calibration/runs --board icebreaker` (and nexys4-ddr) prints the
+# refitted `[fit]` table for the board files, and `COST_ONLY=1` reruns the comparison.
 #
 # Usage: [JOBS=N] [COST_ONLY=1] docs/calibration/reproduce.sh [CASE-FILTER]
 #        (CASE-FILTER: a substring of "spec@z:target"; COST_ONLY: reuse the synthesis reports)
@@ -30,6 +31,7 @@ cases=(
   "specs/tiny.toml||xc7a100t|nexys4-ddr"
   "specs/digits.toml||xc7a100t|nexys4-ddr"
   "docs/calibration/specs/small-a.toml||xc7a100t|nexys4-ddr"
+  "docs/calibration/specs/small-b.toml||xc7a100t|nexys4-ddr"
 )
 
 one_case() {

@@ -101,11 +101,12 @@ impl Logic for CopyMemory {
         let (nw, nr) = (self.wr_en.len().max(1), self.rd_data.len());
         let nb = n.div_ceil(nw);
         let depth = k * nb;
+        let aw = addr_bits(n);
         let idx = |c: String, a: String| {
             if nw == 1 {
                 format!("{c} * {nb} + {a}")
             } else {
-                format!("{c} * {nb} + {a} / {nw}")
+                format!("{c} * {nb} + {}", narrow(&a, aw, "/", nw))
             }
         };
         if let (Some((z, banks)), 1) = (&self._read_banks, self.wr_en.len()) {
@@ -161,7 +162,8 @@ impl Logic for CopyMemory {
             } else {
                 let mut e = String::from("16'sd0");
                 for b in (0..nw).rev() {
-                    e = format!("((rd_addr${r} % {nw}) == {b}) ? q_{b}_{r} : ({e})");
+                    let bank = narrow(&format!("rd_addr${r}"), aw, "%", nw);
+                    e = format!("({bank} == {b}) ? q_{b}_{r} : ({e})");
                 }
                 e
             };
@@ -175,6 +177,20 @@ impl Logic for CopyMemory {
     }
 }
 
+/// Bits that hold every address below `size` and `size` itself. Bank and row are taken from
+/// this slice of the 16-bit address: the out-of-range guard already discards larger ones, and
+/// a 16-bit divider by a lane count that is not a power of two (z = 6) costs thousands of
+/// LUTs where a divider of the exact width costs tens.
+fn addr_bits(size: usize) -> usize {
+    (usize::BITS - size.leading_zeros()) as usize
+}
+
+/// `a[aw-1:0] op d` at `aw` bits: the braces make it self-determined, so the divider is not
+/// widened to the 32 bits of the surrounding index arithmetic.
+fn narrow(a: &str, aw: usize, op: &str, d: usize) -> String {
+    format!("{{{a}[{}:0] {op} {aw}'d{d}}}", aw - 1)
+}
+
 impl CopyMemory {
     /// The Verilog with one write port and replica `r` holding only the banks read port `r`
     /// reads: word `copy·|B|·rows + pos(n mod z)·rows + n / z` for neuron `n`, `pos` its
@@ -182,6 +198,7 @@ impl CopyMemory {
     fn hdl_read_banks(&self, z: usize, banks: &[Vec<usize>]) -> String {
         let (k, n) = (self._copies, self._size);
         let rows = n / z;
+        let aw = addr_bits(n);
         let mut v = String::from("integer i;\n");
         for (r, set) in banks.iter().enumerate() {
             let mut set = set.clone();
@@ -192,13 +209,17 @@ impl CopyMemory {
             let word = |c: String, a: String| {
                 let mut pos = String::from("0");
                 for (i, b) in set.iter().enumerate().skip(1).rev() {
-                    pos = format!("((({a}) % {z}) == {b}) ? {i} : ({pos})");
+                    pos = format!("({} == {b}) ? {i} : ({pos})", narrow(&a, aw, "%", z));
                 }
-                format!("{c} * {} + ({pos}) * {rows} + ({a}) / {z}", m * rows)
+                format!(
+                    "{c} * {} + ({pos}) * {rows} + {}",
+                    m * rows,
+                    narrow(&a, aw, "/", z)
+                )
             };
             let member = set
                 .iter()
-                .map(|b| format!("((wr_addr$0 % {z}) == {b})"))
+                .map(|b| format!("({} == {b})", narrow("wr_addr$0", aw, "%", z)))
                 .collect::<Vec<_>>()
                 .join(" || ");
             let _ = writeln!(

@@ -5,6 +5,7 @@
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::Spec;
+use edgeflow_planner::calibrate::{fit, Case, Terms};
 use edgeflow_planner::cost::{single_board_usage, Net};
 use edgeflow_planner::Board;
 use serde_json::json;
@@ -23,7 +24,7 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
     let net = Net::from_spec(&spec);
     let z: Vec<u64> = spec.z.iter().map(|&z| z as u64).collect();
     let u = single_board_usage(&net, &board, &z);
-    let ffs = edgeflow_planner::cost::flip_flops(&net, &z);
+    let ffs = edgeflow_planner::cost::flip_flops(&net, &board, &z);
     let report = match synth {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -84,6 +85,7 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
             "spec": spec.name, "board": board.name, "z": z,
             "target": report.as_ref().and_then(|v| v["table"]["target"].as_str().map(String::from)),
             "usage": u, "flip_flops": ffs, "rows": out,
+            "terms": Terms::new(&net, &board, &z),
         }));
     } else {
         println!(
@@ -107,5 +109,132 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
             );
         }
     }
+    Ok(())
+}
+
+/// `edgeflow cost --fit DIR --board B`: refit the board's constants from the calibration runs
+/// in DIR (`*.cost.json` of this board, each next to its `*.synth.json`), print them as the
+/// board file's `[fit]` table and show every case with the refitted model.
+pub fn fit_cmd(dir: &Path, board: &str, json: bool) -> Result<()> {
+    let board = Board::resolve(board).map_err(|e| anyhow!(e))?;
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read calibration directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".cost.json"))
+        .collect();
+    paths.sort();
+    let (mut cases, mut skipped) = (Vec::new(), Vec::new());
+    for p in &paths {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p)?)
+            .with_context(|| format!("{} is not JSON", p.display()))?;
+        if v["board"] != board.name.as_str() {
+            continue;
+        }
+        let name = p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .trim_end_matches(".cost.json")
+            .to_string();
+        let terms: Terms = serde_json::from_value(v["terms"].clone()).with_context(|| {
+            format!(
+                "{} has no model terms: rerun `COST_ONLY=1 docs/calibration/reproduce.sh`",
+                p.display()
+            )
+        })?;
+        let synth = |r: &str| {
+            v["rows"]
+                .as_array()
+                .and_then(|rows| rows.iter().find(|x| x["resource"] == r))
+                .and_then(|x| x["synthesized"].as_f64())
+        };
+        let (Some(logic), Some(ffs)) = (synth("LUT"), synth("FF")) else {
+            skipped.push((name, "no synthesis numbers".to_string()));
+            continue;
+        };
+        // Past the part's block RAMs yosys moves memories into flip-flops and read muxes,
+        // which the model does not represent (it refuses such a design by its RAM limits).
+        let sp = p.with_file_name(format!("{name}.synth.json"));
+        if let Ok(text) = std::fs::read_to_string(&sp) {
+            let s: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            if let Some(r) = s["table"]["rows"]
+                .as_array()
+                .and_then(|rows| rows.iter().find(|x| x["resource"] == "BRAM"))
+            {
+                let (used, avail) = (r["used"].as_f64(), r["available"].as_f64());
+                if let (Some(u), Some(a)) = (used, avail) {
+                    if u > a {
+                        skipped.push((
+                            name,
+                            format!("{u} block RAMs of {a}: memories spilled into logic"),
+                        ));
+                        continue;
+                    }
+                }
+            }
+        }
+        cases.push(Case {
+            name,
+            terms,
+            logic,
+            flip_flops: ffs,
+        });
+    }
+    let (f, lpm) = fit(&cases, &board).map_err(|e| anyhow!("{} ({})", e, dir.display()))?;
+    let predict = |c: &Case| {
+        (
+            f.logic_per_board as f64
+                + f.logic_per_junction as f64 * c.terms.junctions
+                + f.logic_per_lane_bit as f64 * c.terms.lane_bits
+                + lpm as f64 * c.terms.lut_multiplier_units,
+            f.ff_per_board as f64
+                + f.ff_per_lane_bit as f64 * c.terms.lane_bits
+                + f.ff_per_lut_multiplier as f64 * c.terms.lut_multipliers,
+        )
+    };
+    let rows: Vec<_> = cases
+        .iter()
+        .map(|c| {
+            let (l, ff) = predict(c);
+            json!({"case": c.name, "logic_predicted": l.round(), "logic_synthesized": c.logic,
+                   "logic_ratio": l / c.logic, "ff_predicted": ff.round(),
+                   "ff_synthesized": c.flip_flops, "ff_ratio": ff / c.flip_flops})
+        })
+        .collect();
+    if json {
+        print_json(&json!({
+            "board": board.name, "fit": f, "lut_per_multiplier": lpm, "cases": rows,
+            "skipped": skipped.iter().map(|(n, why)| json!({"case": n, "why": why})).collect::<Vec<_>>(),
+        }));
+        return Ok(());
+    }
+    println!(
+        "{} cases of board {} in {} (least squares; logic_per_board held at its measured {}):",
+        cases.len(),
+        board.name,
+        dir.display(),
+        f.logic_per_board
+    );
+    println!(
+        "{:<28} {:>10} {:>10} {:>7} {:>8} {:>8} {:>7}",
+        "case", "LUT pred", "LUT synth", "ratio", "FF pred", "FF synth", "ratio"
+    );
+    for r in &rows {
+        println!(
+            "{:<28} {:>10} {:>10} {:>7.2} {:>8} {:>8} {:>7.2}",
+            r["case"].as_str().unwrap_or(""),
+            r["logic_predicted"].as_f64().unwrap_or(0.0),
+            r["logic_synthesized"].as_f64().unwrap_or(0.0),
+            r["logic_ratio"].as_f64().unwrap_or(0.0),
+            r["ff_predicted"].as_f64().unwrap_or(0.0),
+            r["ff_synthesized"].as_f64().unwrap_or(0.0),
+            r["ff_ratio"].as_f64().unwrap_or(0.0)
+        );
+    }
+    for (n, why) in &skipped {
+        println!("skipped {n}: {why}");
+    }
+    println!("\nfor the board file (lut_per_multiplier = {lpm}):\n[fit]");
+    print!("{}", toml::to_string(&f)?);
     Ok(())
 }

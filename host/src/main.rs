@@ -162,10 +162,19 @@ enum Cmd {
     /// network at the spec's own z, and with --synth how close it is to an `edgeflow synth
     /// --json` report of the same spec (docs/calibration/reproduce.sh).
     ///
+    /// With --fit DIR it refits the board's logic and flip-flop constants to the calibration
+    /// runs in DIR instead, and prints them as the board file's `[fit]` table.
+    ///
     /// Example: edgeflow cost --spec specs/digits.toml --board icebreaker --synth synth.json
+    ///
+    /// Example: edgeflow cost --fit docs/calibration/runs --board icebreaker
     Cost {
-        #[arg(long)]
-        spec: PathBuf,
+        #[arg(long, required_unless_present = "fit")]
+        spec: Option<PathBuf>,
+        /// Refit from this directory of `edgeflow cost --json` and `edgeflow synth --json`
+        /// reports (docs/calibration/runs, written by docs/calibration/reproduce.sh).
+        #[arg(long, conflicts_with_all = ["spec", "synth"])]
+        fit: Option<PathBuf>,
         /// Board name or file, as for `edgeflow plan --boards`.
         #[arg(long)]
         board: String,
@@ -585,10 +594,15 @@ fn dispatch(cli: Cli) -> Result<()> {
         }),
         Some(Cmd::Cost {
             spec,
+            fit,
             board,
             synth,
             json,
-        }) => cost_cmd::cost_cmd(&spec, &board, synth.as_deref(), json),
+        }) => match (fit, spec) {
+            (Some(dir), _) => cost_cmd::fit_cmd(&dir, &board, json),
+            (None, Some(spec)) => cost_cmd::cost_cmd(&spec, &board, synth.as_deref(), json),
+            (None, None) => unreachable!("clap requires --spec without --fit"),
+        },
         Some(Cmd::Synth {
             spec,
             target,

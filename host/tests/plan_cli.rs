@@ -154,3 +154,81 @@ fn plan_errors_name_the_problem() {
         &["nosuch.toml", "cannot be read"],
     );
 }
+
+/// `edgeflow cost --fit` on runs made from known constants gives those constants back, leaves
+/// out a run whose memories spilled past the part's block RAMs, and names what is missing.
+#[test]
+fn cost_fit_recovers_known_constants_from_runs() {
+    let dir = common::tmpdir("cost-fit");
+    // (junctions, lane bits, 16x16 LUT multipliers, block RAMs used)
+    let cases = [
+        (2.0, 32.0, 0.0, 20.0),
+        (2.0, 48.0, 0.0, 25.0),
+        (3.0, 72.0, 16.0, 25.0),
+        (2.0, 60.0, 8.0, 17.0),
+        (2.0, 96.0, 8.0, 38.0),
+    ];
+    for (i, &(j, s, m, bram)) in cases.iter().enumerate() {
+        // board 660 (held), 900 per junction, 25 per lane bit, 800 per LUT multiplier; the
+        // spilled last case is far off the law and must not move the fit
+        let logic = if bram > 30.0 {
+            99999.0
+        } else {
+            660.0 + 900.0 * j + 25.0 * s + 800.0 * m
+        };
+        let ff = 50.0 + 20.0 * s + 100.0 * m;
+        let cost = serde_json::json!({
+            "board": "icebreaker", "spec": format!("c{i}"),
+            "rows": [{"resource": "LUT", "synthesized": logic}, {"resource": "FF", "synthesized": ff}],
+            "terms": {"junctions": j, "lane_bits": s, "lut_multipliers": m, "lut_multiplier_units": m},
+        });
+        let synth = serde_json::json!({"table": {"rows": [
+            {"resource": "BRAM", "used": bram, "available": 30.0}]}});
+        std::fs::write(dir.join(format!("c{i}.cost.json")), cost.to_string()).unwrap();
+        std::fs::write(dir.join(format!("c{i}.synth.json")), synth.to_string()).unwrap();
+    }
+    let d = dir.to_str().unwrap();
+    let v = ok_json(&["cost", "--fit", d, "--board", "icebreaker", "--json"]);
+    let f = &v["fit"];
+    assert_eq!(
+        (
+            f["logic_per_junction"].as_u64(),
+            f["logic_per_lane_bit"].as_u64(),
+            v["lut_per_multiplier"].as_u64(),
+            f["logic_per_board"].as_u64()
+        ),
+        (Some(900), Some(25), Some(800), Some(660)),
+        "{v}"
+    );
+    assert_eq!(
+        (
+            f["ff_per_board"].as_u64(),
+            f["ff_per_lane_bit"].as_u64(),
+            f["ff_per_lut_multiplier"].as_u64()
+        ),
+        (Some(50), Some(20), Some(100)),
+        "{v}"
+    );
+    assert_eq!(v["skipped"][0]["case"], "c4", "{v}");
+    assert_eq!(v["cases"].as_array().unwrap().len(), 4);
+    // a run written before the model reported its terms
+    std::fs::write(
+        dir.join("c0.cost.json"),
+        r#"{"board": "icebreaker", "rows": []}"#,
+    )
+    .unwrap();
+    fails_with(
+        &["cost", "--fit", d, "--board", "icebreaker"],
+        &["has no model terms", "COST_ONLY=1"],
+    );
+    fails_with(
+        &[
+            "cost",
+            "--fit",
+            "/nonexistent/runs",
+            "--board",
+            "icebreaker",
+        ],
+        &["cannot read calibration directory"],
+    );
+}

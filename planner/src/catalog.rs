@@ -32,6 +32,46 @@ pub struct Board {
     pub link_mbps: f64,
     /// One-way latency of that link, µs.
     pub link_latency_us: f64,
+    /// The cost model's constants for this board's logic family, fitted to synthesis
+    /// (`[fit]` in the board file; `edgeflow cost --fit` computes them). A board file without
+    /// it gets the iCE40 (LUT4) fit.
+    #[serde(default)]
+    pub fit: Fit,
+}
+
+/// Logic and flip-flop constants of the cost model (planner/src/cost.rs), per logic family:
+/// a LUT6 part maps the same network to fewer cells than a LUT4 part.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fit {
+    /// Cells per junction beyond its lanes: sequencer, interleaver, activation ROM, memories'
+    /// read muxes.
+    pub logic_per_junction: u64,
+    /// Cells per lane and value bit: the FF, BP and UP adders and saturation, copy-memory
+    /// replicas' addressing.
+    pub logic_per_lane_bit: u64,
+    /// Cells of the controller and the host link, once per board. Measured, not fitted: in
+    /// networks of equal depth it cannot be told apart from the per-junction term.
+    pub logic_per_board: u64,
+    /// Flip-flops once per board, per lane bit and per multiplier built from logic (reported
+    /// next to synthesis, not a planning constraint).
+    pub ff_per_board: u64,
+    pub ff_per_lane_bit: u64,
+    pub ff_per_lut_multiplier: u64,
+}
+
+impl Default for Fit {
+    /// The iCE40 UP5K fit (boards/icebreaker.toml, docs/calibration).
+    fn default() -> Fit {
+        Fit {
+            logic_per_junction: 796,
+            logic_per_lane_bit: 34,
+            logic_per_board: 660,
+            ff_per_board: 54,
+            ff_per_lane_bit: 18,
+            ff_per_lut_multiplier: 131,
+        }
+    }
 }
 
 const BUILT_IN: [(&str, &str); 4] = [

@@ -11,9 +11,10 @@
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
 //!   `edgeflow spec check` counts them. DSPs are used first; the rest are built from logic at
 //!   `⌈lut_per_multiplier · w² / 256⌉` cells each.
-//! * **Logic**: [`LOGIC_PER_JUNCTION`] (address generators, sweep counters) plus
-//!   [`LOGIC_PER_LANE_BIT`]` · w` per lane (the FF, BP and UP adders and saturation), plus per
-//!   board [`LOGIC_PER_BOARD`] (control, host link) and [`LOGIC_PER_LINK`] per link endpoint.
+//! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
+//!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
+//!   saturation), plus once per board `fit.logic_per_board` (control, host link) and
+//!   [`LOGIC_PER_LINK`] per link endpoint ([`crate::catalog::Fit`]).
 //! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
 //!   (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i); σ′ of the right
 //!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
@@ -39,40 +40,25 @@
 //! Every resource grows with `z` and with `s`, so the smallest `z` that meets a block-cycle
 //! target is best in every resource at once: the property the planner's exactness rests on.
 //!
-//! Calibration: the logic and flip-flop constants and the iCE40 boards' `lut_per_multiplier`
-//! are fitted to `edgeflow synth` reports (see the constants and the README's calibration
-//! table, `docs/calibration/reproduce.sh` reruns it); memory blocks and the XC7 boards are
-//! not calibrated yet.
+//! Calibration: the logic and flip-flop constants (each board file's `[fit]`) and
+//! `lut_per_multiplier` are least-squares fits to `edgeflow synth` reports
+//! ([`crate::calibrate`]; `docs/calibration/reproduce.sh` synthesizes the cases, `edgeflow
+//! cost --fit docs/calibration/runs --board B` refits, README "Calibration" gives the
+//! closeness). Memory blocks are not fitted: yosys puts small banks in logic and large ones
+//! in block RAM, which a linear term does not follow; the model's block count is the one to
+//! distrust (README).
 
 use crate::catalog::Board;
 use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
 use edgeflow_core::{Activation, Spec};
 use serde::{Deserialize, Serialize};
 
-// Calibrated against yosys 0.23 `synth_ice40 -dsp -abc9` of the emitted network
-// (docs/calibration/reproduce.sh, runs in docs/calibration/runs/, README "Calibration"):
-// least squares over digits at z = (1, 1) and (2, 1), tiny and small-a on the iCE40 UP5K.
-// digits gives 55 LUT4 per lane-bit ((7465 − 6586) / 16) and 4828 for two junctions and the
-// board; the split of those 4828 between board and junctions is not identified by networks
-// that all have two junctions, so the board keeps its earlier estimate. Counts are LUT4s:
-// the XC7A100T maps the same network to about 0.6× as many LUT6s (tiny: 4931 vs 8124).
+// The logic and flip-flop constants are per logic family, in the board files' `[fit]` tables
+// ([`crate::catalog::Fit`]), fitted by `edgeflow cost --fit` to the synthesis runs of
+// docs/calibration (README "Calibration").
 
-/// Logic cells per junction beyond its lanes: sequencer, address generator, ROMs, memories'
-/// read muxes.
-pub const LOGIC_PER_JUNCTION: u64 = 2014;
-/// Logic cells per lane and value bit: the FF, BP and UP adders, saturation, copy-memory
-/// replicas' addressing.
-pub const LOGIC_PER_LANE_BIT: u64 = 55;
-/// Control and host link (not separated from [`LOGIC_PER_JUNCTION`] by the calibration).
-pub const LOGIC_PER_BOARD: u64 = 800;
 /// Not calibrated (no synthesized multi-board design yet).
 pub const LOGIC_PER_LINK: u64 = 120;
-/// Flip-flops, fitted on the same runs with no per-junction term (a negative intercept fits
-/// best: the flip-flops follow the small memories yosys keeps in flip-flops more than the
-/// lanes); within 0.8–1.6× of synthesis.
-pub const FF_PER_JUNCTION: u64 = 0;
-pub const FF_PER_LANE_BIT: u64 = 28;
-pub const FF_PER_BOARD: u64 = 300;
 /// Every value travels in 16 bits in the RTL whatever the spec's width, so a multiplier
 /// built from logic costs the 16 × 16 price (yosys cannot narrow it).
 pub const DATAPATH_BITS: u64 = 16;
@@ -231,7 +217,7 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
     let blocks = z.saturating_mul(w).div_ceil(board.ram_block_width) + 3;
     Need {
         multipliers: z * mult_factor(j),
-        logic: LOGIC_PER_JUNCTION + LOGIC_PER_LANE_BIT * w * z,
+        logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
         ram_bits: fixed + s * per_s,
         ram_blocks: blocks,
     }
@@ -249,13 +235,15 @@ pub fn single_board_usage(net: &Net, board: &Board, z: &[u64]) -> Usage {
 
 /// Flip-flops of the whole network on one board with lanes `z`: reported next to synthesis,
 /// not a planning constraint (every supported part has at least as many flip-flops as logic
-/// cells). [`FF_PER_JUNCTION`] per junction, [`FF_PER_LANE_BIT`]` · w` per lane,
-/// [`FF_PER_BOARD`] once.
-pub fn flip_flops(net: &Net, z: &[u64]) -> u64 {
-    FF_PER_BOARD
+/// cells).
+pub fn flip_flops(net: &Net, board: &Board, z: &[u64]) -> u64 {
+    let f = &board.fit;
+    let lut_mults = single_board_usage(net, board, z).lut_multipliers;
+    f.ff_per_board
         + z.iter()
-            .map(|&zj| FF_PER_JUNCTION + FF_PER_LANE_BIT * net.width * zj)
+            .map(|&zj| f.ff_per_lane_bit * net.width * zj)
             .sum::<u64>()
+        + f.ff_per_lut_multiplier * lut_mults
 }
 
 /// Logic cells of one multiplier built from logic, for `width`-bit values.
@@ -333,7 +321,7 @@ impl Usage {
             dsp_available: board.dsp,
             lut_multipliers: lut_mults,
             logic: need.logic
-                + LOGIC_PER_BOARD
+                + board.fit.logic_per_board
                 + LOGIC_PER_LINK * links
                 + lut_mults * lut_multiplier_cost(board, net.width),
             logic_available: board.logic,

@@ -2,6 +2,7 @@
 //! the cost model, the exact planner, an exhaustive checker, the baselines users know and the
 //! report `edgeflow plan` prints. No hardware dependencies.
 
+pub mod calibrate;
 pub mod catalog;
 pub mod cost;
 pub mod dp;
@@ -9,6 +10,6 @@ pub mod exhaustive;
 pub mod instances;
 pub mod report;
 
-pub use catalog::Board;
+pub use catalog::{Board, Fit};
 pub use cost::{Net, Ps};
 pub use dp::{optimize, Order, Solution, StagePlan};

@@ -3,9 +3,7 @@
 //! and the same figures for the baselines users know.
 
 use crate::catalog::Board;
-use crate::cost::{
-    junction_need, junction_time, lut_multiplier_cost, Net, Ps, Usage, LOGIC_PER_BOARD,
-};
+use crate::cost::{junction_need, junction_time, lut_multiplier_cost, Net, Ps, Usage};
 use crate::dp::{
     evaluate, optimize, optimize_fixed, Order, PlanError, Solution, StagePlan, MAX_PERMUTE_STATES,
 };
@@ -140,8 +138,8 @@ pub fn lower_bound(net: &Net, boards: &[Board]) -> Bound {
     let capacity: f64 = boards
         .iter()
         .map(|b| {
-            let lut =
-                b.logic.saturating_sub(LOGIC_PER_BOARD) / lut_multiplier_cost(b, net.width).max(1);
+            let lut = b.logic.saturating_sub(b.fit.logic_per_board)
+                / lut_multiplier_cost(b, net.width).max(1);
             (b.dsp + lut) as f64 * b.clock_mhz * 1e-6
         })
         .sum();

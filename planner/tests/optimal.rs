@@ -61,6 +61,7 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             ram_block_width: [16, 36, 72][r.below(3)],
             link_mbps: [1.0, 10.0, 100.0, 1000.0][r.below(4)],
             link_latency_us: [0.0, 0.05, 1.0, 5.0][r.below(4)],
+            fit: Default::default(),
         })
         .collect()
 }
