@@ -7,16 +7,25 @@ use edgeflow_core::fixed::{activate, Activation, ActivationTable};
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
-/// Verilog function `act_<name>(h) -> {σ, σ′}` (32 bits: σ in the high half).
+/// Verilog functions for the ROM in two parts: `act_<name>_raw(h)` (65 bits: the table
+/// lookup, for sigmoid `{neg, s, p, cs, cp}` of the mirrored half table) and
+/// `act_<name>_fin(raw) -> {σ, σ′}` (the mirror's subtraction), so a register can sit
+/// between them; and `act_<name>(h)`, both in one (32 bits: σ in the high half).
 pub fn verilog_function(name: &str, act: Activation, t: &ActivationTable) -> String {
-    match act {
+    let parts = match act {
         Activation::Relu => format!(
             "
-function [31:0] act_{name};
+function [64:0] act_{name}_raw;
     input signed [15:0] h;
     begin
-        if (h > 0) act_{name} = {{h, 16'd1}};
-        else act_{name} = 32'd0;
+        if (h > 0) act_{name}_raw = {{33'd0, h, 16'd1}};
+        else act_{name}_raw = 65'd0;
+    end
+endfunction
+function [31:0] act_{name}_fin;
+    input [64:0] raw;
+    begin
+        act_{name}_fin = raw[31:0];
     end
 endfunction
 "
@@ -44,7 +53,7 @@ endfunction
             }
             format!(
                 "
-function [31:0] act_{name};
+function [64:0] act_{name}_raw;
     input signed [15:0] h;
     reg signed [15:0] hs;
     reg neg;
@@ -57,17 +66,25 @@ function [31:0] act_{name};
         hs = h >>> {drop};
         neg = hs[{hb}];
         u = hs[{ub}:0] ^ {{{hb}{{neg}}}};
-        case (u)
+        // logic, not block RAM: every EBR is taken, and yosys maps a registered table to one
+        (* rom_style = \"logic\" *) case (u)
 {upper}        default: begin s = 16'd0; p = 16'd0; end
         endcase
         cs = 16'd0;
         cp = 16'd0;
         if (neg) begin
-            case (u)
+            (* rom_style = \"logic\" *) case (u)
 {fix}            default: begin cs = 16'd0; cp = 16'd0; end
             endcase
-            act_{name} = {{16'h{k:04x} - s - cs, p + cp}};
-        end else act_{name} = {{s, p}};
+        end
+        act_{name}_raw = {{neg, s, p, cs, cp}};
+    end
+endfunction
+function [31:0] act_{name}_fin;
+    input [64:0] raw;
+    begin
+        if (raw[64]) act_{name}_fin = {{16'h{k:04x} - raw[63:48] - raw[31:16], raw[47:32] + raw[15:0]}};
+        else act_{name}_fin = raw[63:32];
     end
 endfunction
 ",
@@ -75,7 +92,17 @@ endfunction
                 k = m.k as u16,
             )
         }
-    }
+    };
+    format!(
+        "{parts}
+function [31:0] act_{name};
+    input signed [15:0] h;
+    begin
+        act_{name} = act_{name}_fin(act_{name}_raw(h));
+    end
+endfunction
+"
+    )
 }
 
 /// The sigmoid table as its upper half (non-negative pre-activations) plus the mirror
@@ -134,41 +161,50 @@ impl Mirror {
     }
 }
 
-/// The ROM as a block (combinational, like a LUT ROM; the junction inlines the same function).
+/// The ROM as a block with a registered read, like a block RAM: `a`, `sp` are σ and σ′ of
+/// the `h` of the previous clock. The register sits after the table lookup, before the
+/// mirror's subtraction (the FF pipeline's second stage, ff_unit.rs).
 #[derive(LogicBlock)]
 pub struct ActivationRom {
+    pub clock: Signal<In, Clock>,
     pub h: Signal<In, Bits<16>>,
     pub a: Signal<Out, Bits<16>>,
     pub sp: Signal<Out, Bits<16>>,
     _act: Activation,
     _table: ActivationTable,
+    _q: (i32, i32),
 }
 
 impl ActivationRom {
     pub fn new(act: Activation, table: ActivationTable) -> Self {
         ActivationRom {
+            clock: Default::default(),
             h: Default::default(),
             a: Default::default(),
             sp: Default::default(),
             _act: act,
             _table: table,
+            _q: (0, 0),
         }
     }
 }
 
 impl Logic for ActivationRom {
     fn update(&mut self) {
-        let (a, sp) = activate(self._act, &self._table, s16(self.h.val()));
-        self.a.next = b16(a);
-        self.sp.next = b16(sp);
+        if self.clock.pos_edge() {
+            self._q = activate(self._act, &self._table, s16(self.h.val()));
+        }
+        self.a.next = b16(self._q.0);
+        self.sp.next = b16(self._q.1);
     }
     fn connect(&mut self) {
         self.a.connect();
         self.sp.connect();
     }
     fn hdl(&self) -> Verilog {
+        // raw = 0 reads as (0, 0), the model's initial output
         Verilog::Custom(format!(
-            "{}\nalways @(*) begin\n    a = act_rom(h) >> 16;\n    sp = act_rom(h);\nend\n",
+            "{}\nreg [64:0] raw;\ninitial raw = 65'd0;\nalways @(posedge clock) raw <= act_rom_raw(h);\nalways @(*) begin\n    a = act_rom_fin(raw) >> 16;\n    sp = act_rom_fin(raw);\nend\n",
             verilog_function("rom", self._act, &self._table)
         ))
     }
@@ -177,11 +213,11 @@ impl Logic for ActivationRom {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{settle, yosys_check};
+    use crate::testing::{tick, yosys_check};
     use edgeflow_core::fixed::Format;
 
     #[test]
-    fn rom_matches_the_table_for_every_input() {
+    fn rom_matches_the_table_for_every_input_one_clock_later() {
         for (act, f) in [
             (Activation::Sigmoid, Format::new(2, 7)),
             (Activation::Relu, Format::new(2, 7)),
@@ -192,7 +228,7 @@ mod tests {
             rom.connect_all();
             for h in f.min()..=f.max() {
                 rom.h.next = b16(h);
-                settle(&mut rom);
+                tick(&mut rom, |r| &mut r.clock);
                 assert_eq!(
                     (s16(rom.a.val()), s16(rom.sp.val())),
                     activate(act, &t, h),

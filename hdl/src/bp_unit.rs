@@ -1,7 +1,9 @@
 //! The BP unit: each group's right delta (the output layer's `sat(a − y)` as stored, or a
 //! hidden layer's `σ′ · sat(Σ w·δ)` — a multiply for sigmoid, a gate for ReLU), and each
-//! lane's contribution `w_e · δ` to its left neuron's delta sum. It reads the weight before
-//! UP rewrites it (both see the same RAM read).
+//! lane's contribution `w_e · δ` to its left neuron's delta sum. The junction registers the
+//! deltas (and the weights, activations and addresses they go with) for one clock, so the
+//! contribution takes the registered delta `dq` with the weight of the same clock: the delta
+//! and the contribution / UP update are in consecutive pipeline stages.
 
 use crate::fixed::{b16, b32, mul, s16, s32, sat};
 use edgeflow_core::fixed::{hidden_delta, Activation, Format};
@@ -14,6 +16,8 @@ pub struct BpUnit {
     /// Right layer: stored output delta (sign-extended) or the hidden delta sum.
     pub acc: Vec<Signal<In, Bits<32>>>,
     pub sp: Vec<Signal<In, Bits<16>>>,
+    /// The deltas of the previous clock (registered `delta`), for the contributions.
+    pub dq: Vec<Signal<In, Bits<16>>>,
     pub delta: Vec<Signal<Out, Bits<16>>>,
     pub contrib: Vec<Signal<Out, Bits<32>>>,
     _f: Format,
@@ -35,6 +39,7 @@ impl BpUnit {
             w: crate::sigs(z),
             acc: crate::sigs(groups),
             sp: crate::sigs(groups),
+            dq: crate::sigs(groups),
             delta: crate::sigs(groups),
             contrib: crate::sigs(z),
             _f: f,
@@ -62,7 +67,8 @@ impl Logic for BpUnit {
             self.delta[q].next = b16(d[q]);
         }
         for l in 0..self.w.len() {
-            self.contrib[l].next = b32(mul(f, s16(self.w[l].val()), d[l / self._lpg]) as i64);
+            let dq = s16(self.dq[l / self._lpg].val());
+            self.contrib[l].next = b32(mul(f, s16(self.w[l].val()), dq) as i64);
         }
     }
     fn connect(&mut self) {
@@ -88,11 +94,7 @@ impl Logic for BpUnit {
             let _ = writeln!(v, "    delta${q} = {e};");
         }
         for l in 0..self.w.len() {
-            let _ = writeln!(
-                v,
-                "    contrib${l} = mul_rs(w${l}, delta${});",
-                l / self._lpg
-            );
+            let _ = writeln!(v, "    contrib${l} = mul_rs(w${l}, dq${});", l / self._lpg);
         }
         v += "end\n";
         Verilog::Custom(v)
@@ -121,9 +123,11 @@ mod tests {
                     .map(|_| r.below(40) as i32 * (r.below(2) as i32))
                     .collect();
                 let w: Vec<i32> = (0..4).map(|_| f.min() + r.below(1024) as i32).collect();
+                let dq: Vec<i32> = (0..2).map(|_| f.min() + r.below(1024) as i32).collect();
                 for q in 0..2 {
                     u.acc[q].next = b32(acc[q]);
                     u.sp[q].next = b16(sp[q]);
+                    u.dq[q].next = b16(dq[q]);
                 }
                 for l in 0..4 {
                     u.w[l].next = b16(w[l]);
@@ -138,10 +142,7 @@ mod tests {
                     assert_eq!(s16(u.delta[q].val()), want);
                 }
                 for l in 0..4 {
-                    assert_eq!(
-                        s32(u.contrib[l].val()),
-                        f.mul(w[l], s16(u.delta[l / 2].val())) as i64
-                    );
+                    assert_eq!(s32(u.contrib[l].val()), f.mul(w[l], dq[l / 2]) as i64);
                 }
             }
         }

@@ -6,7 +6,8 @@
 //! the input copies, read for the sample the last junction's FF is on (`t - (L-1)`).
 //!
 //! A block cycle starts as soon as the previous one has ended and its sample is loaded, so
-//! in the steady state a sample takes exactly `T = max(C, 2)` clocks (or the `N_0 + 1`
+//! in the steady state a sample takes exactly `T = C + 2` clocks (`C` the longest pass plus
+//! the FF pipeline's latency, params.rs; or the `N_0 + 1`
 //! clocks its words take on the link, when that is longer). The host link (host_link.rs)
 //! takes input for sample `m` once block cycle `m - 3` is done, so the host streams up to
 //! two samples ahead. In infer mode the block cycle that produces a prediction does not end
@@ -329,19 +330,20 @@ initial begin
     for (i = 0; i < {k0}; i = i + 1) labels[i] = 16'd0;
 end
 reg [{cm}:0] total;
+initial total = {cw}'d0;
 reg can_start;
 reg need_out;
 reg at_end;
+// kk == T - 1, kept with kk (T >= 3): no comparison in front of adv
+reg at_end_r;
+initial at_end_r = 1'b0;
 reg adv_c;
 reg last_c;
 reg done_c;
 always @(*) begin
-    if (samples == 16'd0) total = {cw}'d0;
-    else if (train) total = samples + {cw}'d{tt};
-    else total = samples + {cw}'d{ti};
     can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
     need_out = !train && ffe[{lm}];
-    at_end = (kk == {kw}'d{te});
+    at_end = at_end_r;
     adv_c = active && running && !(at_end && need_out && out_busy);
     last_c = adv_c && at_end;
     done_c = active && !running && (started_r == total);
@@ -361,9 +363,6 @@ always @(*) begin
         lwm = lw - 1,
         cpad = 32 - cw,
         kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
-        tt = p.bp[0],
-        ti = p.ff[l - 1],
-        te = p.t - 1,
         free = if p.wait_all { "1'b0 && " } else { "" },
     );
     for j in 0..l {
@@ -371,6 +370,9 @@ always @(*) begin
     }
     v += "end\n";
     let last_copy = k0 - 1;
+    let (tt, ti) = (p.bp[0], p.ff[l - 1]);
+    assert!(p.t >= 3, "the block cycle includes the FF pipeline");
+    let te1 = p.t - 2;
     let mut start = String::from("begin\n");
     for j in 0..l {
         let (b, f) = (p.bp_offset(j), p.ff[j]);
@@ -380,7 +382,7 @@ always @(*) begin
         );
     }
     start +=
-        &format!("            running <= 1'b1; kk <= {kw}'d0; started_r <= started_r + {cw}'d1;\n        end");
+        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; started_r <= started_r + {cw}'d1;\n        end");
     let _ = writeln!(
         v,
         "
@@ -388,6 +390,10 @@ always @(posedge clock) begin
     if (lab_we && (lab_copy < 16'd{k0})) labels[lab_copy] <= lab_data;
     if (go) begin
         active <= 1'b1; train <= go_train; samples <= go_samples;
+        // block cycles of the stream, registered: no adder before the comparisons
+        if (go_samples == 16'd0) total <= {cw}'d0;
+        else if (go_train) total <= go_samples + {cw}'d{tt};
+        else total <= go_samples + {cw}'d{ti};
         started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
     end else if (adv_c) begin
         if (last_c) begin
@@ -395,7 +401,10 @@ always @(posedge clock) begin
             lab_ptr <= (lab_ptr == {lw}'d{last_copy}) ? {lw}'d0 : lab_ptr + {lw}'d1;
             running <= 1'b0;
             if (can_start) {start}
-        end else kk <= kk + {kw}'d1;
+        end else begin
+            kk <= kk + {kw}'d1;
+            at_end_r <= (kk == {kw}'d{te1});
+        end
     end else if (!running && can_start) {start}
     else if (done_c && !out_busy) active <= 1'b0;
 end"

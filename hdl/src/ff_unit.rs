@@ -1,9 +1,14 @@
 //! The FF unit of a junction: lanes (`w·a`), adder tree / accumulator with the bias, the
 //! activation ROM of each finished neuron, and the output stage (output delta, prediction).
-//! A composite of the blocks in lanes.rs, neuron_sum.rs, act_rom.rs and ff_output.rs.
+//! A composite of the blocks in lanes.rs, neuron_sum.rs, act_rom.rs, ff_pipe.rs and
+//! ff_output.rs. Three pipeline stages: products and sums in the clock of the edges; the
+//! saturation and the ROM's table lookup one clock later (registered read); the ROM's
+//! mirror, `act`, `sp`, `out_delta`, `done` and `r_out` (the neuron's row) two clocks later,
+//! when the junction writes them (`FF_LATENCY`).
 
 use crate::act_rom::ActivationRom;
 use crate::ff_output::FfOutput;
+use crate::ff_pipe::FfPipe;
 use crate::lanes::Lanes;
 use crate::neuron_sum::NeuronSum;
 use crate::params::JunctionParams;
@@ -25,9 +30,14 @@ pub struct FfUnit {
     pub sp: Vec<Signal<Out, Bits<16>>>,
     pub out_delta: Vec<Signal<Out, Bits<16>>>,
     pub pred: Signal<Out, Bits<16>>,
+    /// The neurons on `act`, `sp`, `out_delta` are finished (a write this clock).
+    pub done: Signal<Out, Bit>,
+    /// Their rows (`r` two clocks earlier).
+    pub r_out: Vec<Signal<Out, Bits<16>>>,
     pub lanes: Lanes,
     pub sum: NeuronSum,
     pub roms: Vec<ActivationRom>,
+    pub pipe: FfPipe,
     pub out: FfOutput,
 }
 
@@ -48,11 +58,14 @@ impl FfUnit {
             sp: crate::sigs(g),
             out_delta: crate::sigs(g),
             pred: Default::default(),
+            done: Default::default(),
+            r_out: crate::sigs(g),
             lanes: Lanes::new(z, p.format),
             sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),
             roms: (0..g)
                 .map(|_| ActivationRom::new(p.right_act, p.table.clone()))
                 .collect(),
+            pipe: FfPipe::new(g),
             out: FfOutput::new(g, p.format),
         }
     }
@@ -62,7 +75,11 @@ impl Logic for FfUnit {
     fn update(&mut self) {
         let clock = self.clock.val();
         self.sum.clock.next = clock;
+        self.pipe.clock.next = clock;
         self.out.clock.next = clock;
+        for rom in self.roms.iter_mut() {
+            rom.clock.next = clock;
+        }
         self.sum.run.next = self.run.val();
         self.sum.first.next = self.first.val();
         for l in 0..self.w.len() {
@@ -70,22 +87,30 @@ impl Logic for FfUnit {
             self.lanes.a[l].next = self.a[l].val();
             self.sum.p[l].next = self.lanes.p[l].val();
         }
-        self.out.done.next = self.run.val() && self.last_sub.val();
+        self.pipe.done_in.next = self.run.val() && self.last_sub.val();
+        self.out.done.next = self.pipe.done.val();
+        self.done.next = self.pipe.done.val();
         self.out.label.next = self.label.val();
         for q in 0..self.r.len() {
             self.sum.bias[q].next = self.bias[q].val();
             self.roms[q].h.next = self.sum.h[q].val();
+            self.pipe.r_in[q].next = self.r[q].val();
             self.act[q].next = self.roms[q].a.val();
             self.sp[q].next = self.roms[q].sp.val();
+            self.r_out[q].next = self.pipe.r[q].val();
             self.out.a[q].next = self.roms[q].a.val();
-            self.out.r[q].next = self.r[q].val();
+            self.out.r[q].next = self.pipe.r[q].val();
             self.out_delta[q].next = self.out.out_delta[q].val();
         }
         self.pred.next = self.out.pred.val();
     }
     fn connect(&mut self) {
         self.sum.clock.connect();
+        self.pipe.clock.connect();
         self.out.clock.connect();
+        for rom in self.roms.iter_mut() {
+            rom.clock.connect();
+        }
         self.sum.run.connect();
         self.sum.first.connect();
         for l in 0..self.w.len() {
@@ -93,13 +118,17 @@ impl Logic for FfUnit {
             self.lanes.a[l].connect();
             self.sum.p[l].connect();
         }
+        self.pipe.done_in.connect();
         self.out.done.connect();
+        self.done.connect();
         self.out.label.connect();
         for q in 0..self.r.len() {
             self.sum.bias[q].connect();
             self.roms[q].h.connect();
+            self.pipe.r_in[q].connect();
             self.act[q].connect();
             self.sp[q].connect();
+            self.r_out[q].connect();
             self.out.a[q].connect();
             self.out.r[q].connect();
             self.out_delta[q].connect();
@@ -107,18 +136,18 @@ impl Logic for FfUnit {
         self.pred.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut v = String::from("always @(*) begin\n    sum$clock = clock;\n    out$clock = clock;\n    sum$run = run;\n    sum$first = first;\n");
+        let mut v = String::from("always @(*) begin\n    sum$clock = clock;\n    pipe$clock = clock;\n    out$clock = clock;\n    sum$run = run;\n    sum$first = first;\n");
         for l in 0..self.w.len() {
             let _ = writeln!(
                 v,
                 "    lanes$w${l} = w${l};\n    lanes$a${l} = a${l};\n    sum$p${l} = lanes$p${l};"
             );
         }
-        v += "    out$done = run && last_sub;\n    out$label = label;\n";
+        v += "    pipe$done_in = run && last_sub;\n    out$done = pipe$done;\n    done = pipe$done;\n    out$label = label;\n";
         for q in 0..self.r.len() {
             let _ = writeln!(
                 v,
-                "    sum$bias${q} = bias${q};\n    roms${q}$h = sum$h${q};\n    act${q} = roms${q}$a;\n    sp${q} = roms${q}$sp;\n    out$a${q} = roms${q}$a;\n    out$r${q} = r${q};\n    out_delta${q} = out$out_delta${q};"
+                "    sum$bias${q} = bias${q};\n    roms${q}$h = sum$h${q};\n    roms${q}$clock = clock;\n    pipe$r_in${q} = r${q};\n    act${q} = roms${q}$a;\n    sp${q} = roms${q}$sp;\n    r_out${q} = pipe$r${q};\n    out$a${q} = roms${q}$a;\n    out$r${q} = pipe$r${q};\n    out_delta${q} = out$out_delta${q};"
             );
         }
         v += "    pred = out$pred;\nend\n";
@@ -143,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn ff_unit_computes_one_neuron_over_two_clocks() {
+    fn ff_unit_computes_one_neuron_over_two_clocks_and_delivers_it_two_later() {
         let p = params();
         let f = p.format;
         let mut u = FfUnit::new(&p);
@@ -163,16 +192,29 @@ mod tests {
                 h += f.mul(w[2 * c + l], a[2 * c + l]) as i64;
             }
             settle(&mut u);
-            if c == 1 {
-                let (av, spv) = activate(p.right_act, &p.table, f.saturate(h));
-                assert_eq!((s16(u.act[0].val()), s16(u.sp[0].val())), (av, spv));
-                assert_eq!(
-                    s16(u.out_delta[0].val()),
-                    f.saturate(av as i64 - f.one() as i64)
-                );
-            }
+            assert!(!u.done.val());
             tick(&mut u, |u| &mut u.clock);
         }
+        // the neuron's last clock was c = 1: its results come FF_LATENCY clocks later
+        u.run.next = false;
+        for c in 0..crate::params::FF_LATENCY {
+            settle(&mut u);
+            assert_eq!(
+                u.done.val(),
+                c + 1 == crate::params::FF_LATENCY,
+                "clock {c}"
+            );
+            if c + 1 < crate::params::FF_LATENCY {
+                tick(&mut u, |u| &mut u.clock);
+            }
+        }
+        let (av, spv) = activate(p.right_act, &p.table, f.saturate(h));
+        assert_eq!((s16(u.act[0].val()), s16(u.sp[0].val())), (av, spv));
+        assert_eq!(u.r_out[0].val().index(), 0);
+        assert_eq!(
+            s16(u.out_delta[0].val()),
+            f.saturate(av as i64 - f.one() as i64)
+        );
     }
 
     #[test]

@@ -377,6 +377,7 @@ impl Logic for HostLink {
 
 fn verilog(p: &CtrlParams, lanes: usize) -> String {
     let l = p.junctions;
+    let lm1 = l - 1;
     let k0 = p.in_copies;
     let mut v = String::from(
         "
@@ -396,18 +397,22 @@ reg [15:0] row;
 reg read_phase;
 reg [31:0] samples;
 reg [31:0] loaded_r;
+reg [31:0] loaded_m1;
 reg [15:0] widx;
 reg [15:0] in_copy_r;
 initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
-    samples = 32'd0; loaded_r = 32'd0; widx = 16'd0; in_copy_r = 16'd0;
+    samples = 32'd0; loaded_r = 32'd0; loaded_m1 = 32'd0; widx = 16'd0; in_copy_r = 16'd0;
 end
 reg pending;
 reg in_ready_c;
 reg take;
 reg [15:0] banks;
 reg [15:0] rows;
+reg bank_end;
+reg row_end;
+reg lj_end;
 reg [15:0] nb;
 reg [15:0] nr;
 reg [15:0] nl;
@@ -420,7 +425,8 @@ always @(*) begin
     case (mode)
         M_IDLE, M_ERR: in_ready_c = !pending;
         M_LOAD, M_COUNT: in_ready_c = 1'b1;
-        M_STREAM: in_ready_c = (loaded_r < samples) && (loaded_r <= started + 32'd1);
+        // loaded_r <= started + 1, without the adder: loaded_m1 = loaded_r - 1
+        M_STREAM: in_ready_c = (loaded_r < samples) && ((loaded_r == 32'd0) || (loaded_m1 <= started));
         default: in_ready_c = 1'b0;
     endcase
     take = in_ready_c && in_valid;
@@ -431,29 +437,26 @@ always @(*) begin
         let _ = writeln!(
             v,
             "        16'd{j}: begin banks = bias ? 16'd{} : 16'd{}; rows = bias ? 16'd{} : 16'd{}; rdata = h_rdata${j}; end",
-            p.b_banks[j], p.w_banks[j], p.b_rows[j], p.w_rows[j]
+            p.b_banks[j] - 1,
+            p.w_banks[j] - 1,
+            p.b_rows[j] - 1,
+            p.w_rows[j] - 1
         );
     }
     let _ = writeln!(
         v,
-        "        default: begin banks = 16'd1; rows = 16'd1; rdata = 16'd0; end
+        "        default: begin banks = 16'd0; rows = 16'd0; rdata = 16'd0; end
     endcase
-    nb = bank + 16'd1; nr = row; nl = lj; nbias = bias; wdone = 1'b0;
-    if (nb == banks) begin
-        nb = 16'd0;
-        nr = row + 16'd1;
-        if (nr == rows) begin
-            nr = 16'd0;
-            nl = lj + 16'd1;
-            if (nl == 16'd{l}) begin
-                nl = 16'd0;
-                if (bias) begin
-                    nbias = 1'b0;
-                    wdone = 1'b1;
-                end else nbias = 1'b1;
-            end
-        end
-    end
+    // banks and rows hold the last bank and row: the three comparisons side by side, on
+    // registers, instead of each behind the previous increment
+    bank_end = (bank == banks);
+    row_end = (row == rows);
+    lj_end = (lj == 16'd{lm1});
+    nb = bank_end ? 16'd0 : bank + 16'd1;
+    nr = bank_end ? (row_end ? 16'd0 : row + 16'd1) : row;
+    nl = (bank_end && row_end) ? (lj_end ? 16'd0 : lj + 16'd1) : lj;
+    nbias = (bank_end && row_end && lj_end) ? !bias : bias;
+    wdone = bank_end && row_end && lj_end && bias;
     cyc1 = cycles + 32'd1;
     in_ready = in_ready_c;
     out_valid = pending;
@@ -480,7 +483,7 @@ always @(*) begin
     let _ = writeln!(
         v,
         "    h_bias = bias;
-    h_we = (mode == M_LOAD) && take;
+    h_we = (mode == M_LOAD) && in_valid;
     h_addr = row;
     h_bank = bank;
     h_wdata = in_data;
@@ -527,7 +530,7 @@ always @(posedge clock) begin
             end
         end
         M_COUNT: if (take) begin
-            samples <= {{16'd0, in_data}}; loaded_r <= 32'd0; widx <= 16'd0; in_copy_r <= 16'd0;
+            samples <= {{16'd0, in_data}}; loaded_r <= 32'd0; loaded_m1 <= 32'd0; widx <= 16'd0; in_copy_r <= 16'd0;
             mode <= M_STREAM;
         end
         M_STREAM: begin
@@ -535,6 +538,7 @@ always @(posedge clock) begin
                 if ((widx >= 16'd{inputs}) || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs}))) begin
                     widx <= 16'd0;
                     loaded_r <= loaded_r + 32'd1;
+                    loaded_m1 <= loaded_r;
                     in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
                 end else widx <= widx + 16'd{lanes};
             end

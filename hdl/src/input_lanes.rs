@@ -13,13 +13,13 @@
 
 use edgeflow_core::Spec;
 
-/// The smallest `W` with which the link keeps up with the block cycle `C = max C_i`:
-/// `⌈N_0/W⌉ ≤ C`, so inference takes one sample per `C` clocks and training (one more beat for
-/// the label) at most `C + 1`. `W = z_1` always suffices (`N_0/z_1 = C_1 ≤ C`), so the result
+/// The smallest `W` with which the link keeps up with the longest pass `C = max C_i`:
+/// `⌈N_0/W⌉ ≤ C`, so a sample's beats (one more for the label when training) fit in the block
+/// cycle of `C + 2` clocks (params.rs). `W = z_1` always suffices (`N_0/z_1 = C_1 ≤ C`), so the result
 /// never exceeds `z_1`; the bus stays as narrow as the throughput allows.
 pub fn auto_lanes(spec: &Spec) -> usize {
     let n0 = spec.layers[0];
-    let c = crate::params::block_cycle_clocks(spec);
+    let c = crate::params::max_pass_clocks(spec).max(2);
     let z1 = spec.z[0].max(1);
     (1..=z1).find(|&w| n0.div_ceil(w) <= c).unwrap_or(z1)
 }

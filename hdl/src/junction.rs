@@ -4,12 +4,18 @@
 //! junction, and the FF, BP and UP units. It runs one FF pass and one BP/UP pass per block
 //! cycle, both over the edges in edge order: clock `k` handles edges `k·z … k·z+z-1`.
 //!
-//! Timing (clock `k` of a block cycle, `C_j` clocks per pass):
+//! Timing (clock `k` of a block cycle, `C_j` clocks per pass, `C = max C_j`):
 //! - weights and biases are synchronous-read RAMs whose address for clock `k` is presented in
 //!   clock `k-1` (prefetch), so FF, BP and UP of clock `k` share one read of `w_e`;
-//! - FF, BP and UP compute within clock `k` and write at its closing edge: UP writes `w_e`
-//!   after FF and BP have read it (BP reads a weight before UP writes it), and FF of the next
-//!   block cycle sees every write of this one, so a block cycle is `C = max C_j` clocks;
+//! - FF multiplies and sums in clock `k`; a finished neuron's sum is saturated and looked up
+//!   in the activation ROM (registered read) in `k+1`, and its σ, σ′, output delta and the
+//!   prediction update land at the end of `k+2` (ff_unit.rs, `params::FF_LATENCY`);
+//! - BP computes the deltas in clock `k`; they and the weights, activations and addresses of
+//!   clock `k` are registered (`bpp`), and the contributions `w·δ` (into the left delta sums)
+//!   and UP's new weights and biases are computed and written in `k+1`. The next read of a
+//!   weight or bias is in the next block cycle, so the delay needs no forwarding;
+//! - a block cycle is `T = C + FF_LATENCY` clocks: the last right-layer write of a pass lands
+//!   at the end of its last clock, before the next junction reads it in block cycle `t+1`;
 //! - the left layer's memories are read combinationally, so a delta sum read in clock `k+1`
 //!   already holds what was added at the end of clock `k`: the read-modify-write hazard
 //!   across a sweep boundary cannot occur and needs no forwarding.
@@ -17,9 +23,10 @@
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
 //! contents only change at the rising edge, so the next rising edge sees exactly the
 //! combinational read of the behavioural model), the type-1 interleaver tables are ROMs read
-//! at the rising edge with the counters' next state. That fits digits in an iCE40 UP5K, but
-//! the read → multiply → add → activate path now has half a clock: the pipelined datapath
-//! (prefetched reads, registered product and sum) is still to do.
+//! at the rising edge with the counters' next state. What follows a falling-edge read is
+//! short (the BP delta and the delta-sum addition; the products are in SB_MAC16s), so on the
+//! iCE40 UP5K the critical path of digits is now the activation ROM's table lookup (about
+//! 23 MHz); prefetching the left layer's addresses is not needed for that.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
@@ -32,6 +39,7 @@ use crate::delta_memory::DeltaMemory;
 use crate::ff_unit::FfUnit;
 use crate::fixed::{b16, b32, s16};
 use crate::params::JunctionParams;
+use crate::pipe_regs::PipeRegs;
 use crate::sequencer::Sequencer;
 use crate::up_unit::UpUnit;
 use rust_hdl::core::prelude::*;
@@ -98,7 +106,39 @@ pub struct Junction {
     pub ff: FfUnit,
     pub bp: BpUnit,
     pub up: UpUnit,
+    /// BP/UP pipeline registers (see [`BpWord`]): deltas and the operands of their clock.
+    pub bpp: PipeRegs,
     _p: Box<JunctionParams>,
+}
+
+/// Words of the BP/UP pipeline registers: the weight row `k`, the bias row, then per group
+/// the delta and the bias, per lane the weight, UP's activation and the left neuron.
+struct BpWord {
+    z: usize,
+    g: usize,
+}
+
+impl BpWord {
+    const K: usize = 0;
+    const ROW: usize = 1;
+    fn d(&self, q: usize) -> usize {
+        2 + q
+    }
+    fn bias(&self, q: usize) -> usize {
+        2 + self.g + q
+    }
+    fn w(&self, l: usize) -> usize {
+        2 + 2 * self.g + l
+    }
+    fn a(&self, l: usize) -> usize {
+        2 + 2 * self.g + self.z + l
+    }
+    fn left(&self, l: usize) -> usize {
+        2 + 2 * self.g + 2 * self.z + l
+    }
+    fn count(&self) -> usize {
+        2 + 2 * self.g + 3 * self.z
+    }
 }
 
 impl Junction {
@@ -239,6 +279,8 @@ impl Junction {
             ff: FfUnit::new(p),
             bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last()),
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift),
+            // bits: BP/UP runs, and it finishes a right neuron (bias write)
+            bpp: PipeRegs::new(2, BpWord { z, g }.count()),
             _p: Box::new(p.clone()),
         }
     }
@@ -292,15 +334,33 @@ impl Logic for Junction {
         );
         let host_w = h_sel && h_we && !h_bias;
         let host_b = h_sel && h_we && h_bias;
+        // BP/UP pipeline registers: BP's deltas at clock k, the contributions and updates
+        // of clock k's edges at k + 1
+        let bw = BpWord { z, g };
+        self.bpp.clock.next = clock;
+        self.bpp.bit_in[0].next = run_bp;
+        self.bpp.bit_in[1].next = run_bp && last_sub;
+        self.bpp.word_in[BpWord::K].next = self.k.val();
+        self.bpp.word_in[BpWord::ROW].next = self.seq.row.val();
+        for q in 0..g {
+            self.bpp.word_in[bw.d(q)].next = self.bp.delta[q].val();
+            self.bpp.word_in[bw.bias(q)].next = self.bmem.rdata[q].val();
+        }
+        for l in 0..z {
+            self.bpp.word_in[bw.w(l)].next = self.wmem.rdata[l].val();
+            self.bpp.word_in[bw.a(l)].next = self.amem.rd_data[z + l].val();
+            self.bpp.word_in[bw.left(l)].next = self.agen.left[l].val();
+        }
+        let (bp_run, bp_row_done) = (self.bpp.bit[0].val(), self.bpp.bit[1].val());
         // weight and bias memories: one write port per bank, UP's value or the host's
         self.wmem.clock.next = clock;
         self.wmem.raddr.next = self.seq.waddr.val();
         for l in 0..z {
-            self.wmem.we[l].next = run_bp || (host_w && h_bank == l);
+            self.wmem.we[l].next = bp_run || (host_w && h_bank == l);
             self.wmem.waddr[l].next = if h_sel {
                 self.h_addr.val()
             } else {
-                self.k.val()
+                self.bpp.word[BpWord::K].val()
             };
             self.wmem.wdata[l].next = if h_sel {
                 self.h_wdata.val()
@@ -311,11 +371,11 @@ impl Logic for Junction {
         self.bmem.clock.next = clock;
         self.bmem.raddr.next = self.seq.baddr.val();
         for q in 0..g {
-            self.bmem.we[q].next = (run_bp && last_sub) || (host_b && h_bank == q);
+            self.bmem.we[q].next = bp_row_done || (host_b && h_bank == q);
             self.bmem.waddr[q].next = if h_sel {
                 self.h_addr.val()
             } else {
-                self.seq.row.val()
+                self.bpp.word[BpWord::ROW].val()
             };
             self.bmem.wdata[q].next = if h_sel {
                 self.h_wdata.val()
@@ -366,8 +426,8 @@ impl Logic for Junction {
             }
             let dm = &mut self.dmem[0];
             for l in 0..z {
-                dm.acc_en[l].next = run_bp;
-                dm.acc_addr[l].next = self.agen.left[l].val();
+                dm.acc_en[l].next = bp_run;
+                dm.acc_addr[l].next = self.bpp.word[bw.left(l)].val();
                 dm.acc_add[l].next = self.bp.contrib[l].val();
             }
         }
@@ -393,9 +453,9 @@ impl Logic for Junction {
             for q in 0..g {
                 om.rd_copy[q].next = b16(!self.parity.val() as i32);
                 om.rd_addr[q].next = r[q];
-                om.wr_en[q].next = run_ff && last_sub;
+                om.wr_en[q].next = self.ff.done.val();
                 om.wr_copy[q].next = b16(self.parity.val() as i32);
-                om.wr_addr[q].next = r[q];
+                om.wr_addr[q].next = self.ff.r_out[q].val();
                 om.wr_data[q].next = self.ff.out_delta[q].val();
                 self.bp.acc[q].next = b32(s16(om.rd_data[q].val()) as i64);
                 self.bp.sp[q].next = b16(0);
@@ -407,14 +467,16 @@ impl Logic for Junction {
             }
         }
         // BP and UP share the weight read with FF
+        // the contributions and the updates take the registered operands
         for l in 0..z {
-            self.bp.w[l].next = self.wmem.rdata[l].val();
-            self.up.w[l].next = self.wmem.rdata[l].val();
-            self.up.a[l].next = self.amem.rd_data[z + l].val();
+            self.bp.w[l].next = self.bpp.word[bw.w(l)].val();
+            self.up.w[l].next = self.bpp.word[bw.w(l)].val();
+            self.up.a[l].next = self.bpp.word[bw.a(l)].val();
         }
         for q in 0..g {
-            self.up.d[q].next = self.bp.delta[q].val();
-            self.up.bias[q].next = self.bmem.rdata[q].val();
+            self.bp.dq[q].next = self.bpp.word[bw.d(q)].val();
+            self.up.d[q].next = self.bpp.word[bw.d(q)].val();
+            self.up.bias[q].next = self.bpp.word[bw.bias(q)].val();
         }
         // outputs
         self.h_rdata.next = if h_bias {
@@ -432,8 +494,8 @@ impl Logic for Junction {
         };
         self.pred.next = self.ff.pred.val();
         for q in 0..self.rw_en.len() {
-            self.rw_en[q].next = run_ff && last_sub;
-            self.rw_addr[q].next = r[q];
+            self.rw_en[q].next = self.ff.done.val();
+            self.rw_addr[q].next = self.ff.r_out[q].val();
             self.rw_a[q].next = self.ff.act[q].val();
             self.rw_sp[q].next = self.ff.sp[q].val();
             self.rq_addr[q].next = r[q];
@@ -513,6 +575,10 @@ impl Logic for Junction {
         self.bp.w.iter_mut().for_each(|x| x.connect());
         self.bp.acc.iter_mut().for_each(|x| x.connect());
         self.bp.sp.iter_mut().for_each(|x| x.connect());
+        self.bp.dq.iter_mut().for_each(|x| x.connect());
+        self.bpp.clock.connect();
+        self.bpp.bit_in.iter_mut().for_each(|x| x.connect());
+        self.bpp.word_in.iter_mut().for_each(|x| x.connect());
         for v in [
             &mut self.up.w,
             &mut self.up.a,
@@ -538,14 +604,45 @@ impl Logic for Junction {
         for s in ["clock", "adv", "last"] {
             a(format!("agen${s}"), s.into());
         }
+        let bw = BpWord { z, g };
+        a("bpp$clock".into(), "clock".into());
+        a("bpp$bit_in$0".into(), "seq$run_bp".into());
+        a("bpp$bit_in$1".into(), "seq$run_bp && seq$last_sub".into());
+        a(format!("bpp$word_in${}", BpWord::K), "k".into());
+        a(format!("bpp$word_in${}", BpWord::ROW), "seq$row".into());
+        for q in 0..g {
+            a(format!("bpp$word_in${}", bw.d(q)), format!("bp$delta${q}"));
+            a(
+                format!("bpp$word_in${}", bw.bias(q)),
+                format!("bmem$rdata${q}"),
+            );
+            a(format!("bp$dq${q}"), format!("bpp$word${}", bw.d(q)));
+        }
+        for l in 0..z {
+            a(
+                format!("bpp$word_in${}", bw.w(l)),
+                format!("wmem$rdata${l}"),
+            );
+            a(
+                format!("bpp$word_in${}", bw.a(l)),
+                format!("amem$rd_data${}", z + l),
+            );
+            a(
+                format!("bpp$word_in${}", bw.left(l)),
+                format!("agen$left${l}"),
+            );
+        }
         a("wmem$clock".into(), "clock".into());
         a("wmem$raddr".into(), "seq$waddr".into());
         for l in 0..z {
             a(
                 format!("wmem$we${l}"),
-                format!("seq$run_bp || (h_sel && h_we && !h_bias && (h_bank == 16'd{l}))"),
+                format!("bpp$bit$0 || (h_sel && h_we && !h_bias && (h_bank == 16'd{l}))"),
             );
-            a(format!("wmem$waddr${l}"), "h_sel ? h_addr : k".into());
+            a(
+                format!("wmem$waddr${l}"),
+                format!("h_sel ? h_addr : bpp$word${}", BpWord::K),
+            );
             a(
                 format!("wmem$wdata${l}"),
                 format!("h_sel ? h_wdata : up$new_w${l}"),
@@ -555,8 +652,14 @@ impl Logic for Junction {
         a("bmem$raddr".into(), "seq$baddr".into());
         let r = |q: usize| format!("(seq$row * 16'd{g} + 16'd{q})");
         for q in 0..g {
-            a(format!("bmem$we${q}"), format!("(seq$run_bp && seq$last_sub) || (h_sel && h_we && h_bias && (h_bank == 16'd{q}))"));
-            a(format!("bmem$waddr${q}"), "h_sel ? h_addr : seq$row".into());
+            a(
+                format!("bmem$we${q}"),
+                format!("bpp$bit$1 || (h_sel && h_we && h_bias && (h_bank == 16'd{q}))"),
+            );
+            a(
+                format!("bmem$waddr${q}"),
+                format!("h_sel ? h_addr : bpp$word${}", BpWord::ROW),
+            );
             a(
                 format!("bmem$wdata${q}"),
                 format!("h_sel ? h_wdata : up$new_b${q}"),
@@ -608,8 +711,11 @@ impl Logic for Junction {
                 a(format!("lq_acc${q}"), format!("dmem$0$rd_data${q}"));
             }
             for l in 0..z {
-                a(format!("dmem$0$acc_en${l}"), "seq$run_bp".into());
-                a(format!("dmem$0$acc_addr${l}"), format!("agen$left${l}"));
+                a(format!("dmem$0$acc_en${l}"), "bpp$bit$0".into());
+                a(
+                    format!("dmem$0$acc_addr${l}"),
+                    format!("bpp$word${}", bw.left(l)),
+                );
                 a(format!("dmem$0$acc_add${l}"), format!("bp$contrib${l}"));
             }
         }
@@ -622,15 +728,15 @@ impl Logic for Junction {
         for l in 0..z {
             a(format!("ff$w${l}"), format!("wmem$rdata${l}"));
             a(format!("ff$a${l}"), format!("amem$rd_data${l}"));
-            a(format!("bp$w${l}"), format!("wmem$rdata${l}"));
-            a(format!("up$w${l}"), format!("wmem$rdata${l}"));
-            a(format!("up$a${l}"), format!("amem$rd_data${}", z + l));
+            a(format!("bp$w${l}"), format!("bpp$word${}", bw.w(l)));
+            a(format!("up$w${l}"), format!("bpp$word${}", bw.w(l)));
+            a(format!("up$a${l}"), format!("bpp$word${}", bw.a(l)));
         }
         for q in 0..g {
             a(format!("ff$bias${q}"), format!("bmem$rdata${q}"));
             a(format!("ff$r${q}"), r(q));
-            a(format!("up$d${q}"), format!("bp$delta${q}"));
-            a(format!("up$bias${q}"), format!("bmem$rdata${q}"));
+            a(format!("up$d${q}"), format!("bpp$word${}", bw.d(q)));
+            a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
         }
         if p.is_last() {
             a("omem$0$clock".into(), "clock".into());
@@ -640,15 +746,12 @@ impl Logic for Junction {
                     "parity ? 16'd0 : 16'd1".into(),
                 );
                 a(format!("omem$0$rd_addr${q}"), r(q));
-                a(
-                    format!("omem$0$wr_en${q}"),
-                    "seq$run_ff && seq$last_sub".into(),
-                );
+                a(format!("omem$0$wr_en${q}"), "ff$done".into());
                 a(
                     format!("omem$0$wr_copy${q}"),
                     "parity ? 16'd1 : 16'd0".into(),
                 );
-                a(format!("omem$0$wr_addr${q}"), r(q));
+                a(format!("omem$0$wr_addr${q}"), format!("ff$r_out${q}"));
                 a(format!("omem$0$wr_data${q}"), format!("ff$out_delta${q}"));
                 a(
                     format!("bp$acc${q}"),
@@ -660,8 +763,8 @@ impl Logic for Junction {
             for q in 0..g {
                 a(format!("bp$acc${q}"), format!("rq_acc${q}"));
                 a(format!("bp$sp${q}"), format!("rq_sp${q}"));
-                a(format!("rw_en${q}"), "seq$run_ff && seq$last_sub".into());
-                a(format!("rw_addr${q}"), r(q));
+                a(format!("rw_en${q}"), "ff$done".into());
+                a(format!("rw_addr${q}"), format!("ff$r_out${q}"));
                 a(format!("rw_a${q}"), format!("ff$act${q}"));
                 a(format!("rw_sp${q}"), format!("ff$sp${q}"));
                 a(format!("rq_addr${q}"), r(q));
@@ -735,8 +838,9 @@ mod tests {
         // one block cycle of FF alone
         let mut got = vec![None; p.right];
         jn.ff_en.next = true;
-        for k in 0..p.clocks {
-            jn.adv.next = true;
+        // the pass, then the FF pipeline's last writes
+        for k in 0..p.clocks + crate::params::FF_LATENCY {
+            jn.adv.next = k < p.clocks;
             jn.k.next = b16(k as i32);
             jn.last.next = k + 1 == p.clocks;
             settle(&mut jn);

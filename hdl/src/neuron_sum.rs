@@ -2,7 +2,9 @@
 //! `min(z, fi)` lanes, one group per right neuron. With `z ≥ fi` each group's adder tree
 //! completes a neuron every clock (`z/fi` per clock); with `z < fi` one group accumulates a
 //! neuron over `fi/z` clocks. The bias starts the sum on the neuron's first clock; the sum is
-//! exact (32 bits) and saturated once, on the way out.
+//! exact (32 bits) and saturated once, on the way out: `h` is the saturated accumulator, so a
+//! neuron finished in clock `k` appears on `h` during clock `k+1` (the first FF pipeline
+//! stage; the adder tree and the saturation are in different clocks).
 
 use crate::fixed::{b16, s16, sat};
 use edgeflow_core::fixed::Format;
@@ -18,7 +20,8 @@ pub struct NeuronSum {
     pub first: Signal<In, Bit>,
     pub p: Vec<Signal<In, Bits<16>>>,
     pub bias: Vec<Signal<In, Bits<16>>>,
-    /// Saturated pre-activation of each group's neuron (final on its last clock).
+    /// Saturated accumulator of each group: the pre-activation of the neuron whose last
+    /// clock was the previous one.
     pub h: Vec<Signal<Out, Bits<16>>>,
     _lpg: usize,
     _f: Format,
@@ -75,9 +78,8 @@ impl Logic for NeuronSum {
         if self.clock.pos_edge() && self.run.val() {
             self._acc = self.sums();
         }
-        let s = self.sums();
         for q in 0..self.h.len() {
-            self.h[q].next = b16(sat(self._f, s[q]));
+            self.h[q].next = b16(sat(self._f, self._acc[q]));
         }
     }
     fn connect(&mut self) {
@@ -90,11 +92,13 @@ impl Logic for NeuronSum {
         let mut v = crate::fixed::verilog_functions(self._f, 0);
         let w = self._w;
         let (max, neg) = (self._f.max(), -(self._f.min() as i64));
+        // In range exactly when the bits from the format's sign bit up are all equal: a
+        // reduction, not the carry chains of two comparisons.
+        let top = self._f.width - 1;
         let _ = writeln!(
             v,
-            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    reg signed [{fm}:0] y;\n    begin\n        if (x > {w}'sd{max}) y = {max};\n        else if (x < -{w}'sd{neg}) y = -{neg};\n        else y = x[{fm}:0];\n        sat_acc = y;\n    end\nendfunction",
-            wm = w - 1,
-            fm = self._f.width - 1
+            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    reg signed [{top}:0] y;\n    begin\n        if ((&x[{wm}:{top}]) || !(|x[{wm}:{top}])) y = x[{top}:0];\n        else if (x[{wm}]) y = -{neg};\n        else y = {max};\n        sat_acc = y;\n    end\nendfunction",
+            wm = w - 1
         );
         for q in 0..g {
             let _ = writeln!(
@@ -113,7 +117,7 @@ impl Logic for NeuronSum {
             for l in q * self._lpg..(q + 1) * self._lpg {
                 let _ = write!(v, " + sx(p${l})");
             }
-            let _ = writeln!(v, ";\n    h${q} = sat_acc(sum_{q});");
+            let _ = writeln!(v, ";\n    h${q} = sat_acc(acc_{q});");
         }
         v += "end\nalways @(posedge clock) begin\n    if (run) begin\n";
         for q in 0..g {
@@ -130,7 +134,7 @@ mod tests {
     use crate::testing::{settle, tick, yosys_check};
 
     #[test]
-    fn adder_tree_and_accumulator_saturate_once() {
+    fn adder_tree_and_accumulator_saturate_once_a_clock_later() {
         let f = Format::new(2, 7);
         // z ≥ fi: two neurons of 2 lanes per clock
         let mut t = NeuronSum::new(2, 2, f).with_fan_in(2);
@@ -142,6 +146,8 @@ mod tests {
         }
         t.bias[0].next = b16(-200);
         t.bias[1].next = b16(3);
+        tick(&mut t, |t| &mut t.clock);
+        t.run.next = false;
         settle(&mut t);
         assert_eq!((s16(t.h[0].val()), s16(t.h[1].val())), (400, 5));
         // z < fi: one neuron over 3 clocks; the exact sum only saturates at the end
@@ -154,12 +160,13 @@ mod tests {
             a.first.next = c == 0;
             a.p[0].next = b16(pp[0]);
             a.p[1].next = b16(pp[1]);
-            settle(&mut a);
-            if c == 2 {
-                assert_eq!(s16(a.h[0].val()), sat(f, 100 + 1000 - 800 - 85));
-            }
             tick(&mut a, |a| &mut a.clock);
         }
+        // a clock without products keeps the finished sum
+        a.run.next = false;
+        a.p[0].next = b16(7);
+        tick(&mut a, |a| &mut a.clock);
+        assert_eq!(s16(a.h[0].val()), sat(f, 100 + 1000 - 800 - 85));
     }
 
     #[test]

@@ -108,12 +108,24 @@ impl JunctionParams {
     }
 }
 
-/// Block-cycle length of a network: the longest junction pass, at least 2 clocks so a
-/// weight written back in one block cycle is never read back in the same clock edge.
-pub fn block_cycle_clocks(spec: &Spec) -> usize {
-    let c = (0..spec.junctions())
+/// Clocks from a junction's last edge of a pass to the last right-layer write it causes: the
+/// finished neuron sum is registered (saturation and activation ROM in the next clock), the
+/// ROM output is registered again before the right-layer write, the output delta and the
+/// prediction (ff_pipe.rs).
+pub const FF_LATENCY: usize = 2;
+
+/// The longest junction pass of a network, `C = max C_j` clocks.
+pub fn max_pass_clocks(spec: &Spec) -> usize {
+    (0..spec.junctions())
         .map(|j| spec.layers[j] * spec.fan_out[j] / spec.z[j])
         .max()
-        .unwrap_or(1);
-    c.max(2)
+        .unwrap_or(1)
+}
+
+/// Block-cycle length of a network: the longest junction pass plus the FF pipeline's
+/// latency, so the last right-layer write of a block cycle lands before the next one starts
+/// (which also keeps a weight written back in one block cycle from being read back at the
+/// same clock edge).
+pub fn block_cycle_clocks(spec: &Spec) -> usize {
+    max_pass_clocks(spec) + FF_LATENCY
 }

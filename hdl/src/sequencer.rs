@@ -193,6 +193,9 @@ reg [{rm}:0] nrow;
 reg [{am}:0] aw1;
 reg [{am}:0] aup;
 reg [{pm}:0] sr1;
+reg [15:0] wnext;
+reg [{rm}:0] rinc;
+reg [{rm}:0] rkeep;
 initial begin
     sub = {sw_}'d0; rw = {rw_}'d0; aff = {aw}'d{a0}; sw = {pw}'d{s0};
 end
@@ -213,12 +216,16 @@ always @(*) begin
     first = (sub == {sw_}'d0);
     last_sub = (sub == {sw_}'d{cm});
     row = {row16};
+    // the prefetch addresses' arithmetic on registers only, the control signals last
+    wnext = (k < 16'd{cm1}) ? k + 16'd1 : 16'd0;
+    rinc = (rw < {rw_}'d{brm1}) ? rw + {rw_}'d1 : {rw_}'d0;
+    rkeep = (rw < {rw_}'d{br}) ? rw : {rw_}'d0;
     if (h_sel) begin
         waddr = h_addr;
         baddr = h_addr;
     end else if (adv && !last) begin
-        waddr = (k + 16'd1 < 16'd{c}) ? k + 16'd1 : 16'd0;
-        baddr = (nrow < {rw_}'d{br}) ? {nrow16} : 16'd0;
+        waddr = wnext;
+        baddr = (sub == {sw_}'d{cm} && (k < 16'd{c})) ? {rinc16} : {rkeep16};
     end else begin
         waddr = 16'd0;
         baddr = 16'd0;
@@ -252,7 +259,10 @@ end
             ksm = ks - 1,
             upw = ka - p.up_offset % ka,
             row16 = pad(rw_, "rw"),
-            nrow16 = pad(rw_, "nrow"),
+            rinc16 = pad(rw_, "rinc"),
+            rkeep16 = pad(rw_, "rkeep"),
+            cm1 = c - 1,
+            brm1 = br - 1,
             aff16 = pad(aw, "aff"),
             aw16 = pad(aw, "aw1"),
             aup16 = pad(aw, "aup"),

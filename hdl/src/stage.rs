@@ -113,7 +113,7 @@ impl Stage {
         let ctrl = CtrlParams {
             junctions: local.len(),
             inputs: spec.layers[0],
-            t: local.iter().map(|p| p.clocks).max().unwrap().max(2),
+            t: local.iter().map(|p| p.clocks).max().unwrap() + crate::params::FF_LATENCY,
             in_copies: bp[0] - ff[0] + 3,
             w_banks: local.iter().map(|p| p.z).collect(),
             w_rows: local.iter().map(|p| p.clocks).collect(),
@@ -523,11 +523,17 @@ mod tests {
         // junction 1 finishes z/fi = 4/6 → 1 right neuron per clock; the left port is its width
         assert_eq!(s.lw_en.len(), 1);
         assert!(s.rw_en.is_empty() && s.rport.is_empty());
-        assert_eq!(s.block_cycle_clocks(), (6 * 4).max(8 * 1));
+        assert_eq!(
+            s.block_cycle_clocks(),
+            (6 * 4).max(8 * 1) + crate::params::FF_LATENCY
+        );
         assert_eq!((s.first(), s.last_junction()), (1, 2));
         let s = Stage::new(&sp, 0..=0, &ff, &bp);
         assert!(s.lw_en.is_empty());
         assert_eq!(s.rw_en.len(), 1);
-        assert_eq!(s.block_cycle_clocks(), 12 * 2 / 4);
+        assert_eq!(
+            s.block_cycle_clocks(),
+            12 * 2 / 4 + crate::params::FF_LATENCY
+        );
     }
 }

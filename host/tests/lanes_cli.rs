@@ -6,8 +6,8 @@ use common::{fails_with, ok_json, tmpdir};
 
 #[test]
 fn sim_reports_input_lanes_and_the_link_keeps_up() {
-    // tiny: N_0 = 8, C = 8; auto keeps one word per clock (9 clocks per training sample),
-    // two lanes bring training to the block cycle
+    // tiny: N_0 = 8, C = 8, block cycle C + 2 = 10: auto keeps one word per clock (a
+    // training sample's 9 words fit in the block cycle), two lanes change nothing
     let v = ok_json(&[
         "sim",
         "--spec",
@@ -18,7 +18,7 @@ fn sim_reports_input_lanes_and_the_link_keeps_up() {
     ]);
     assert_eq!(v["input_lanes"], 1);
     assert_eq!(v["bit_exact"], true);
-    assert_eq!(v["clocks_per_sample"], 9);
+    assert_eq!(v["clocks_per_sample"], 8 + 2);
     let v = ok_json(&[
         "sim",
         "--spec",
@@ -31,8 +31,8 @@ fn sim_reports_input_lanes_and_the_link_keeps_up() {
     ]);
     assert_eq!(v["input_lanes"], 2);
     assert_eq!(v["bit_exact"], true);
-    assert_eq!(v["clocks_per_sample"], 8);
-    assert_eq!(v["infer_clocks_per_sample"], 8);
+    assert_eq!(v["clocks_per_sample"], 8 + 2);
+    assert_eq!(v["infer_clocks_per_sample"], 8 + 2);
 }
 
 #[test]

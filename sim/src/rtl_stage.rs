@@ -823,7 +823,8 @@ mod tests {
         let r = check_chain(&sp, &[(0, 1)], &[0], &d).unwrap();
         assert_eq!(r.staleness, sp.default_staleness());
         assert_exact(&r, "tiny, one stage");
-        assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 8);
+        // the longest pass (8 clocks) plus the 2 clocks of the FF pipeline
+        assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 8 + 2);
     }
 
     /// tiny on two boards, with a link of 0 and of 2 block cycles: the reference model with
@@ -843,9 +844,10 @@ mod tests {
                 delay == 0,
                 "a link of {delay} block cycles must change the result exactly when it is not 0"
             );
-            // each board's block cycle is its own junction's pass (4 and 8 clocks)
-            assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 4);
-            assert_eq!(r.stage_stats[1].clocks_per_block_cycle, 8);
+            // each board's block cycle is its own junction's pass (4 and 8 clocks) plus the
+            // 2 clocks of the FF pipeline
+            assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 4 + 2);
+            assert_eq!(r.stage_stats[1].clocks_per_block_cycle, 8 + 2);
         }
     }
 

@@ -42,6 +42,9 @@ pub fn place_route_pack(
         "report.json",
         "--seed",
         &seed,
+        // report the achieved Fmax when the clock is missed: `edgeflow bitstream` then fails
+        // with the number and a clock that would meet it
+        "--timing-allow-fail",
     ];
     NEXTPNR_ICE40.run(&args, dir, &dir.join("nextpnr.log"))?;
     ICEPACK.run(&["top.asc", "top.bin"], dir, &dir.join("icepack.log"))?;
