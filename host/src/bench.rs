@@ -505,6 +505,13 @@ pub fn fmax_from_report(path: &Path) -> Result<(f64, Option<String>)> {
     }
 }
 
+/// The part a report was synthesized for (`edgeflow synth --json`'s `table.part`), if it says:
+/// a report without a board applies only to boards with that part.
+fn report_part(path: &Path) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    v.pointer("/table/part")?.as_str().map(String::from)
+}
+
 /// What a report's Fmax is (`fmax_kind`, e.g. `edgeflow synth`'s pre-route estimate), if it says.
 fn report_fmax_kind(path: &Path) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
@@ -713,7 +720,8 @@ fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
         }
         let mut placed = !a.fmax.is_empty();
         if let (Some((f, rb)), Some(p)) = (&report, &a.synth_report) {
-            if rb.as_deref().is_none_or(|rb| rb == n) {
+            let same_part = || report_part(p).is_none_or(|rp| rp.eq_ignore_ascii_case(&b.part));
+            if rb.as_deref().map_or_else(same_part, |rb| rb == n) {
                 let kind = report_fmax_kind(p).unwrap_or_else(|| "place-and-route Fmax".into());
                 b.clocks.push((*f, format!("{kind}, {}", p.display())));
                 placed = true;

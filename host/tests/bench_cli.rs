@@ -175,3 +175,44 @@ fn bad_input_is_named() {
         &["--samples"],
     );
 }
+
+/// An `edgeflow synth` report names a part, not a board: its Fmax goes to the boards built on
+/// that part and to no other.
+#[test]
+fn a_synthesis_report_fmax_goes_to_boards_of_its_part() {
+    let d = tmpdir("bench-part");
+    let report = d.join("s.json");
+    std::fs::write(
+        &report,
+        r#"{"fmax_mhz":24.5,"fmax_kind":"pre-route estimate","table":{"part":"XC7A100T-1CSG324","target":"xc7a100t","rows":[]}}"#,
+    )
+    .unwrap();
+    let out = d.join("b.json");
+    let o = edgeflow(&[
+        "bench",
+        "--spec",
+        "specs/digits.toml",
+        "--backends",
+        "reference",
+        "--board",
+        "nexys4-ddr,icebreaker",
+        "--synth-report",
+        report.to_str().unwrap(),
+        "--samples",
+        "20",
+        "--repeat",
+        "1",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let p = v["projections"].as_array().unwrap();
+    let has = |b: &str, mhz: f64| p.iter().any(|x| x["board"] == b && x["clock_mhz"] == mhz);
+    assert!(has("nexys4-ddr", 24.5), "{p:?}");
+    assert!(
+        !has("icebreaker", 24.5),
+        "an XC7 Fmax projected on an iCE40: {p:?}"
+    );
+}

@@ -11,7 +11,7 @@
 //! cannot separate it from `a`. Flip-flops: `d + e·lane_bits + f·lut_multipliers`.
 
 use crate::catalog::{Board, Fit};
-use crate::cost::{single_board_usage, Net, DATAPATH_BITS};
+use crate::cost::{single_board_usage, Net};
 use serde::{Deserialize, Serialize};
 
 /// The model's terms for one network on one board: what the constants multiply.
@@ -20,14 +20,14 @@ pub struct Terms {
     pub junctions: f64,
     pub lane_bits: f64,
     pub lut_multipliers: f64,
-    /// `lut_multipliers` in 16 × 16 equivalents (`w² / 256` each, at least the datapath's).
+    /// `lut_multipliers` in 16 × 16 equivalents (`w² / 256` each).
     pub lut_multiplier_units: f64,
 }
 
 impl Terms {
     pub fn new(net: &Net, board: &Board, z: &[u64]) -> Terms {
         let lut = single_board_usage(net, board, z).lut_multipliers as f64;
-        let w = net.width.max(DATAPATH_BITS) as f64;
+        let w = net.width as f64;
         Terms {
             junctions: net.junctions() as f64,
             lane_bits: z.iter().map(|&zj| (zj * net.width) as f64).sum(),

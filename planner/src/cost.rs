@@ -59,9 +59,6 @@ use serde::{Deserialize, Serialize};
 
 /// Not calibrated (no synthesized multi-board design yet).
 pub const LOGIC_PER_LINK: u64 = 120;
-/// Every value travels in 16 bits in the RTL whatever the spec's width, so a multiplier
-/// built from logic costs the 16 × 16 price (yosys cannot narrow it).
-pub const DATAPATH_BITS: u64 = 16;
 
 /// Picoseconds.
 pub type Ps = u64;
@@ -246,10 +243,10 @@ pub fn flip_flops(net: &Net, board: &Board, z: &[u64]) -> u64 {
         + f.ff_per_lut_multiplier * lut_mults
 }
 
-/// Logic cells of one multiplier built from logic, for `width`-bit values.
+/// Logic cells of one multiplier built from logic, for `width`-bit values: the RTL multiplies
+/// operands of the spec's width, and an array multiplier grows with the product of the two.
 pub fn lut_multiplier_cost(board: &Board, width: u64) -> u64 {
-    let w = width.max(DATAPATH_BITS);
-    (board.lut_per_multiplier * w * w).div_ceil(256)
+    (board.lut_per_multiplier * width * width).div_ceil(256)
 }
 
 /// Clocks of junction `j` with `z` lanes.
