@@ -188,7 +188,19 @@ fn cost_fit_recovers_known_constants_from_runs() {
         std::fs::write(dir.join(format!("c{i}.synth.json")), synth.to_string()).unwrap();
     }
     let d = dir.to_str().unwrap();
-    let v = ok_json(&["cost", "--fit", d, "--board", "icebreaker", "--json"]);
+    // a board of our own, so the held board term is the test's and not the catalog's
+    let board = dir.join("cal.toml");
+    std::fs::write(
+        &board,
+        "name = \"icebreaker\"\nclock_mhz = 12.0\ndsp = 8\nlogic = 5280\n\
+         lut_per_multiplier = 1\nram_bits = 1000000\nram_blocks = 30\nram_block_width = 16\n\
+         link_mbps = 1.0\nlink_latency_us = 1.0\n[fit]\nlogic_per_junction = 1\n\
+         logic_per_lane_bit = 1\nlogic_per_board = 660\nff_per_board = 1\nff_per_lane_bit = 1\n\
+         ff_per_lut_multiplier = 1\n",
+    )
+    .unwrap();
+    let b = board.to_str().unwrap();
+    let v = ok_json(&["cost", "--fit", d, "--board", b, "--json"]);
     let f = &v["fit"];
     assert_eq!(
         (
@@ -218,7 +230,7 @@ fn cost_fit_recovers_known_constants_from_runs() {
     )
     .unwrap();
     fails_with(
-        &["cost", "--fit", d, "--board", "icebreaker"],
+        &["cost", "--fit", d, "--board", b],
         &["has no model terms", "COST_ONLY=1"],
     );
     fails_with(

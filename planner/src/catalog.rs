@@ -64,12 +64,12 @@ impl Default for Fit {
     /// The iCE40 UP5K fit (boards/icebreaker.toml, docs/calibration).
     fn default() -> Fit {
         Fit {
-            logic_per_junction: 796,
-            logic_per_lane_bit: 34,
-            logic_per_board: 660,
-            ff_per_board: 54,
-            ff_per_lane_bit: 18,
-            ff_per_lut_multiplier: 131,
+            logic_per_junction: 1587,
+            logic_per_lane_bit: 0,
+            logic_per_board: 642,
+            ff_per_board: 670,
+            ff_per_lane_bit: 9,
+            ff_per_lut_multiplier: 119,
         }
     }
 }
