@@ -7,8 +7,12 @@ out=docs/bench
 cargo build --release -p edgeflow
 ef=target/release/edgeflow
 # every backend against the CPU baselines, with board projections
+# dey-mnist also at the XC7A100T's synthesis Fmax (pre-route estimate of `edgeflow synth
+# --spec specs/dey-mnist.toml --target xc7a100t --json`, kept in docs/calibration)
 for s in dey-mnist digits; do
-  $ef bench --spec specs/$s.toml --json $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
+  report=()
+  [[ $s == dey-mnist ]] && report=(--synth-report docs/calibration/dey-mnist-xc7a100t.synth.json)
+  $ef bench --spec specs/$s.toml "${report[@]}" --json $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
 done
 # cost per training sample as the network grows
 for w in width density z; do

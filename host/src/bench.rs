@@ -683,7 +683,7 @@ fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
     v
 }
 
-fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
+fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
     let mut names: Vec<String> = a
         .boards
         .iter()
@@ -697,15 +697,25 @@ fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
             names.insert(0, "nexys4-ddr".into());
         }
     }
-    let report = a
-        .synth_report
-        .as_deref()
-        .map(fmax_from_report)
-        .transpose()?;
-    if let Some((_, Some(b))) = &report {
-        if !names.contains(b) {
-            names.push(b.clone());
+    // The report named by --synth-report, else every report `edgeflow synth` kept for exactly
+    // this design (report_cache: keyed by the Verilog it synthesized).
+    let paths: Vec<PathBuf> = match &a.synth_report {
+        Some(p) => vec![p.clone()],
+        None => {
+            edgeflow_hdl::design::inner_verilog(&edgeflow_hdl::design::Inner::Network(spec.clone()))
+                .map(|v| crate::report_cache::lookup(&spec.name, &v))
+                .unwrap_or_default()
         }
+    };
+    let mut reports = Vec::new();
+    for p in paths {
+        let (f, rb) = fmax_from_report(&p)?;
+        if let Some(b) = &rb {
+            if !names.contains(b) {
+                names.push(b.clone());
+            }
+        }
+        reports.push((f, rb, p));
     }
     for &f in &a.fmax {
         if !(f > 0.0 && f.is_finite()) {
@@ -719,7 +729,7 @@ fn board_list(a: &BenchArgs) -> Result<Vec<BoardClocks>> {
             b.clocks.push((f, "--fmax".into()));
         }
         let mut placed = !a.fmax.is_empty();
-        if let (Some((f, rb)), Some(p)) = (&report, &a.synth_report) {
+        for (f, rb, p) in &reports {
             let same_part = || report_part(p).is_none_or(|rp| rp.eq_ignore_ascii_case(&b.part));
             if rb.as_deref().map_or_else(same_part, |rb| rb == n) {
                 let kind = report_fmax_kind(p).unwrap_or_else(|| "place-and-route Fmax".into());
@@ -752,7 +762,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         }
     }
     let spec = Spec::load(&a.spec)?;
-    let boards = board_list(&a)?;
+    let boards = board_list(&a, &spec)?;
     let json_stdout = a.json.as_deref() == Some(Path::new("-"));
     match a.sweep {
         Some(s) => sweep_cmd(&a, &spec, s, &boards, json_stdout),

@@ -266,6 +266,15 @@ fn check_fit(inner: &Inner, t: &ResourceTable) -> Result<()> {
 pub const LOGIC_FMAX_KIND: &str =
     "pre-route estimate: yosys sta, 7-series cell delays, no routing (Vivado's post-route Fmax is lower)";
 
+/// A target name fit for a file name.
+fn t_name(t: &str) -> &str {
+    if t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        t
+    } else {
+        "target"
+    }
+}
+
 pub fn synth_cmd(
     spec: Option<&Path>,
     standin: Option<&str>,
@@ -304,17 +313,20 @@ pub fn synth_cmd(
         );
         crate::chart::resource_chart(p, &title, &rows)?;
     }
-    if json {
-        let mut v = json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
-        "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
-        "multipliers_in_luts": r.multipliers_in_luts});
-        if let Some(t) = &r.timing {
-            // top level, so `edgeflow bench --synth-report` finds it
-            v["fmax_mhz"] = json!(t.fmax_mhz);
-            v["fmax_kind"] = json!(LOGIC_FMAX_KIND);
-            v["timing"] = json!(t);
+    let mut report = json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
+    "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
+    "multipliers_in_luts": r.multipliers_in_luts});
+    if let Some(t) = &r.timing {
+        // top level, so `edgeflow bench --synth-report` finds it
+        report["fmax_mhz"] = json!(t.fmax_mhz);
+        report["fmax_kind"] = json!(LOGIC_FMAX_KIND);
+        report["timing"] = json!(t);
+        if let Inner::Network(_) = &inner {
+            crate::report_cache::store(&inner.name(), t_name(tname), &v, &report);
         }
-        print_json(&v);
+    }
+    if json {
+        print_json(&report);
     } else {
         println!(
             "{} on {} (yosys {}, {:.1} s)",

@@ -12,6 +12,7 @@ mod multiboard_opencl;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
+mod report_cache;
 mod sim_cmd;
 mod sim_verilator;
 mod spec_cmd;

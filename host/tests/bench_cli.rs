@@ -216,3 +216,56 @@ fn a_synthesis_report_fmax_goes_to_boards_of_its_part() {
         "an XC7 Fmax projected on an iCE40: {p:?}"
     );
 }
+
+/// Without --synth-report the bench finds what `edgeflow synth` kept for exactly this design:
+/// the report filed under the SHA-256 of its Verilog (computed here from the hdl crate, not by
+/// the code under test) projects its part's boards; one filed under other Verilog does not.
+#[test]
+fn a_kept_synthesis_report_of_the_same_design_is_found_without_a_flag() {
+    use sha2::{Digest, Sha256};
+    let d = tmpdir("bench-cache");
+    let spec = edgeflow_core::Spec::load(&common::root().join("specs/digits.toml")).unwrap();
+    let v =
+        edgeflow_hdl::design::inner_verilog(&edgeflow_hdl::design::Inner::Network(spec)).unwrap();
+    let key: String = Sha256::digest(v.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let report = |mhz: f64| {
+        format!(
+            r#"{{"fmax_mhz":{mhz},"fmax_kind":"pre-route estimate","table":{{"part":"XC7A100T-1CSG324","rows":[]}}}}"#
+        )
+    };
+    std::fs::write(d.join(format!("digits-xc7a100t-{key}.json")), report(33.25)).unwrap();
+    std::fs::write(d.join("digits-xc7a100t-0123456789abcdef.json"), report(44.5)).unwrap();
+    let out = d.join("b.json");
+    let o = common::edgeflow_env(
+        &[
+            "bench",
+            "--spec",
+            "specs/digits.toml",
+            "--backends",
+            "reference",
+            "--board",
+            "nexys4-ddr,icebreaker",
+            "--samples",
+            "20",
+            "--repeat",
+            "1",
+            "--json",
+            out.to_str().unwrap(),
+        ],
+        &[("EDGEFLOW_REPORTS", d.to_str().unwrap())],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let p = v["projections"].as_array().unwrap();
+    let has = |b: &str, mhz: f64| p.iter().any(|x| x["board"] == b && x["clock_mhz"] == mhz);
+    assert!(has("nexys4-ddr", 33.25), "{p:?}");
+    assert!(
+        !has("nexys4-ddr", 44.5),
+        "another design's report was used: {p:?}"
+    );
+    assert!(!has("icebreaker", 33.25), "{p:?}");
+}
