@@ -13,6 +13,8 @@ for s in dey-mnist digits; do
   report=()
   [[ $s == dey-mnist ]] && report=(--synth-report docs/calibration/dey-mnist-xc7a100t.synth.json)
   $ef bench --spec specs/$s.toml "${report[@]}" --json $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
+  # the README's Markdown tables of this run
+  bash docs/bench/tables.sh $out/$s.json > $out/$s.md
 done
 # cost per training sample as the network grows
 for w in width density z; do
