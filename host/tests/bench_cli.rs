@@ -176,43 +176,56 @@ fn bad_input_is_named() {
     );
 }
 
-/// An `edgeflow synth` report names a part, not a board: its Fmax goes to the boards built on
-/// that part and to no other.
-#[test]
-fn a_synthesis_report_fmax_goes_to_boards_of_its_part() {
-    let d = tmpdir("bench-part");
-    let report = d.join("s.json");
-    std::fs::write(
-        &report,
-        r#"{"fmax_mhz":24.5,"fmax_kind":"pre-route estimate","table":{"part":"XC7A100T-1CSG324","target":"xc7a100t","rows":[]}}"#,
-    )
-    .unwrap();
-    let out = d.join("b.json");
-    let o = edgeflow(&[
+/// `edgeflow bench` on digits with the reference backend only and a few samples, plus `extra`
+/// arguments and environment: the board projections it wrote.
+fn projections(extra: &[&str], env: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let out = tmpdir("bench-proj").join(format!("{}.json", extra.len() + env.len()));
+    let mut args = vec![
         "bench",
         "--spec",
         "specs/digits.toml",
         "--backends",
         "reference",
-        "--board",
-        "nexys4-ddr,icebreaker",
-        "--synth-report",
-        report.to_str().unwrap(),
         "--samples",
         "20",
         "--repeat",
         "1",
         "--json",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = common::edgeflow_env(&args, env);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let p = v["projections"].as_array().unwrap();
-    let has = |b: &str, mhz: f64| p.iter().any(|x| x["board"] == b && x["clock_mhz"] == mhz);
-    assert!(has("nexys4-ddr", 24.5), "{p:?}");
+    v["projections"].as_array().unwrap().clone()
+}
+
+fn has(p: &[serde_json::Value], board: &str, mhz: f64) -> bool {
+    p.iter()
+        .any(|x| x["board"] == board && x["clock_mhz"] == mhz)
+}
+
+const XC7_REPORT: &str = r#"{"fmax_mhz":MHZ,"fmax_kind":"pre-route estimate","table":{"part":"XC7A100T-1CSG324","rows":[]}}"#;
+
+/// An `edgeflow synth` report names a part, not a board: its Fmax goes to the boards built on
+/// that part and to no other.
+#[test]
+fn a_synthesis_report_fmax_goes_to_boards_of_its_part() {
+    let report = tmpdir("bench-part").join("s.json");
+    std::fs::write(&report, XC7_REPORT.replace("MHZ", "24.5")).unwrap();
+    let p = projections(
+        &[
+            "--board",
+            "nexys4-ddr,icebreaker",
+            "--synth-report",
+            report.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(has(&p, "nexys4-ddr", 24.5), "{p:?}");
     assert!(
-        !has("icebreaker", 24.5),
+        !has(&p, "icebreaker", 24.5),
         "an XC7 Fmax projected on an iCE40: {p:?}"
     );
 }
@@ -231,41 +244,25 @@ fn a_kept_synthesis_report_of_the_same_design_is_found_without_a_flag() {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let report = |mhz: f64| {
-        format!(
-            r#"{{"fmax_mhz":{mhz},"fmax_kind":"pre-route estimate","table":{{"part":"XC7A100T-1CSG324","rows":[]}}}}"#
-        )
-    };
-    std::fs::write(d.join(format!("digits-xc7a100t-{key}.json")), report(33.25)).unwrap();
-    std::fs::write(d.join("digits-xc7a100t-0123456789abcdef.json"), report(44.5)).unwrap();
-    let out = d.join("b.json");
-    let o = common::edgeflow_env(
-        &[
-            "bench",
-            "--spec",
-            "specs/digits.toml",
-            "--backends",
-            "reference",
-            "--board",
-            "nexys4-ddr,icebreaker",
-            "--samples",
-            "20",
-            "--repeat",
-            "1",
-            "--json",
-            out.to_str().unwrap(),
-        ],
+    let report = |mhz: &str| XC7_REPORT.replace("MHZ", mhz);
+    std::fs::write(
+        d.join(format!("digits-xc7a100t-{key}.json")),
+        report("33.25"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("digits-xc7a100t-0123456789abcdef.json"),
+        report("44.5"),
+    )
+    .unwrap();
+    let p = projections(
+        &["--board", "nexys4-ddr,icebreaker"],
         &[("EDGEFLOW_REPORTS", d.to_str().unwrap())],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let p = v["projections"].as_array().unwrap();
-    let has = |b: &str, mhz: f64| p.iter().any(|x| x["board"] == b && x["clock_mhz"] == mhz);
-    assert!(has("nexys4-ddr", 33.25), "{p:?}");
+    assert!(has(&p, "nexys4-ddr", 33.25), "{p:?}");
     assert!(
-        !has("nexys4-ddr", 44.5),
+        !has(&p, "nexys4-ddr", 44.5),
         "another design's report was used: {p:?}"
     );
-    assert!(!has("icebreaker", 33.25), "{p:?}");
+    assert!(!has(&p, "icebreaker", 33.25), "{p:?}");
 }

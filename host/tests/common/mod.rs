@@ -12,8 +12,13 @@ pub fn root() -> PathBuf {
 
 /// Run `edgeflow ARGS` with extra environment variables.
 pub fn edgeflow_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    // an empty report cache of our own: the user's kept synthesis reports must not change
+    // what the bench projects in a test, and tests must not add to them
+    let reports =
+        std::env::temp_dir().join(format!("edgeflow-test-reports-{}", std::process::id()));
     Command::new(env!("CARGO_BIN_EXE_edgeflow"))
         .args(args)
+        .env("EDGEFLOW_REPORTS", &reports)
         .envs(env.iter().copied())
         .current_dir(root())
         .output()
