@@ -479,6 +479,28 @@ pub fn random_data(spec: &Spec, n: usize, seed: u64) -> Encoded {
     }
 }
 
+/// Icarus on `tb.v` and `top.v` in `dir`: what the testbench printed.
+pub(crate) fn icarus(dir: &std::path::Path) -> Result<String, String> {
+    let c = std::process::Command::new("iverilog")
+        .current_dir(dir)
+        .args(["-g2005", "-o", "sim.vvp", "tb.v", "top.v"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !c.status.success() {
+        return Err(format!(
+            "iverilog failed on {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&c.stderr)
+        ));
+    }
+    let r = std::process::Command::new("vvp")
+        .current_dir(dir)
+        .args(["-n", "sim.vvp"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&r.stdout).into_owned())
+}
+
 #[cfg(test)]
 mod random_tests {
     use super::*;
@@ -623,23 +645,7 @@ endmodule
         bw = 16 * lanes - 1,
     );
     std::fs::write(dir.join("tb.v"), tb).map_err(|e| e.to_string())?;
-    let c = Command::new("iverilog")
-        .current_dir(&dir)
-        .args(["-g2005", "-o", "sim.vvp", "tb.v", "top.v"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !c.status.success() {
-        return Err(format!(
-            "iverilog failed: {}",
-            String::from_utf8_lossy(&c.stderr)
-        ));
-    }
-    let r = Command::new("vvp")
-        .current_dir(&dir)
-        .args(["-n", "sim.vvp"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let out = String::from_utf8_lossy(&r.stdout);
+    let out = icarus(&dir)?;
     let mut got = Vec::new();
     for line in out.lines() {
         let t = line.trim();

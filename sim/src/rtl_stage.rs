@@ -477,24 +477,7 @@ endmodule",
         outs = all_out.join(", "),
     );
     std::fs::write(dir.join("tb.v"), tb).map_err(|e| e.to_string())?;
-    let c = Command::new("iverilog")
-        .current_dir(&dir)
-        .args(["-g2005", "-o", "sim.vvp", "tb.v", "top.v"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !c.status.success() {
-        return Err(format!(
-            "iverilog failed on {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&c.stderr)
-        ));
-    }
-    let r = Command::new("vvp")
-        .current_dir(&dir)
-        .args(["-n", "sim.vvp"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&r.stdout);
+    let text = crate::rtl::icarus(&dir)?;
     let lines: Vec<&str> = text
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with("VCD") && !l.contains("$finish"))
