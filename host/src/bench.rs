@@ -701,11 +701,10 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
     // this design (report_cache: keyed by the Verilog it synthesized).
     let paths: Vec<PathBuf> = match &a.synth_report {
         Some(p) => vec![p.clone()],
-        None => {
-            edgeflow_hdl::design::inner_verilog(&edgeflow_hdl::design::Inner::Network(spec.clone()))
-                .map(|v| crate::report_cache::lookup(&spec.name, &v))
-                .unwrap_or_default()
-        }
+        None => crate::report_cache::lookup(&spec.name, || {
+            let net = edgeflow_hdl::design::Inner::Network(spec.clone());
+            edgeflow_hdl::design::inner_verilog(&net).ok()
+        }),
     };
     let mut reports = Vec::new();
     for p in paths {

@@ -46,19 +46,30 @@ pub fn store(design: &str, target: &str, verilog: &str, report: &serde_json::Val
     }
 }
 
-/// Every kept report of exactly this design (any target), oldest name first.
-pub fn lookup(design: &str, verilog: &str) -> Vec<PathBuf> {
+/// Every kept report of exactly this design (any target), oldest name first. `verilog` is
+/// only asked for when a report of that name exists: building a large network's Verilog
+/// takes seconds, and most benches have nothing kept.
+pub fn lookup(design: &str, verilog: impl FnOnce() -> Option<String>) -> Vec<PathBuf> {
     let Some(d) = dir() else { return vec![] };
-    let (prefix, suffix) = (format!("{design}-"), format!("-{}.json", key(verilog)));
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&d)
+    let prefix = format!("{design}-");
+    let named: Vec<PathBuf> = std::fs::read_dir(&d)
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(&suffix))
+                .is_some_and(|n| n.starts_with(&prefix))
         })
+        .collect();
+    if named.is_empty() {
+        return vec![];
+    }
+    let Some(v) = verilog() else { return vec![] };
+    let suffix = format!("-{}.json", key(&v));
+    let mut out: Vec<PathBuf> = named
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(&suffix))
         .collect();
     out.sort();
     out
@@ -74,14 +85,14 @@ mod tests {
         std::env::set_var("EDGEFLOW_REPORTS", &d);
         let r = serde_json::json!({"fmax_mhz": 40.0});
         store("net", "xc7a100t", "module top; endmodule", &r);
-        let found = lookup("net", "module top; endmodule");
+        let found = lookup("net", || Some("module top; endmodule".into()));
         assert_eq!(found.len(), 1, "{found:?}");
         let back: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&found[0]).unwrap()).unwrap();
         assert_eq!(back, r);
         // another design, or the same name with other Verilog, finds nothing
-        assert!(lookup("other", "module top; endmodule").is_empty());
-        assert!(lookup("net", "module top; wire x; endmodule").is_empty());
+        assert!(lookup("other", || Some("module top; endmodule".into())).is_empty());
+        assert!(lookup("net", || Some("module top; wire x; endmodule".into())).is_empty());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
