@@ -2,6 +2,7 @@
 //! openFPGALoader) run as subprocesses, their reports parsed into numbers the CLI prints.
 
 pub mod nextpnr;
+pub mod sta;
 pub mod targets;
 pub mod tools;
 pub mod verilator;
