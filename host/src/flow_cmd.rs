@@ -266,6 +266,25 @@ fn check_fit(inner: &Inner, t: &ResourceTable) -> Result<()> {
 pub const LOGIC_FMAX_KIND: &str =
     "pre-route estimate: yosys sta, 7-series cell delays, no routing (Vivado's post-route Fmax is lower)";
 
+/// How `edgeflow bitstream`'s Fmax is to be read.
+pub const PNR_FMAX_KIND: &str =
+    "post-route static timing over nextpnr's SDF with the SB_MAC16 multiplies (icestorm's arcs)";
+
+/// What the honest Fmax adds to nextpnr's own, for the human output.
+fn fmax_note(p: &nextpnr::PnrResult) -> String {
+    if nextpnr::agrees(p.fmax_mhz, p.nextpnr_fmax_mhz) {
+        return format!(
+            "static timing over nextpnr's routing, which agrees with nextpnr's {:.2} MHz",
+            p.nextpnr_fmax_mhz
+        );
+    }
+    format!(
+        "static timing with the MAC16 multiplies; nextpnr alone says {:.2} MHz because it times \
+         MAC16 ports as registers",
+        p.nextpnr_fmax_mhz
+    )
+}
+
 /// A target name fit for a file name.
 fn t_name(t: &str) -> &str {
     if t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
@@ -396,7 +415,10 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     pb.finish_and_clear();
     let s = s?;
     check_fit(&inner, &s.table)?;
-    let pb = spinner(&format!("nextpnr-ice40 at {:.2} MHz, icepack", top.mhz));
+    let pb = spinner(&format!(
+        "nextpnr-ice40 at {:.2} MHz, icepack, static timing",
+        top.mhz
+    ));
     let (dev, pkg) = ice40_device(b);
     let p = nextpnr::place_route_pack(dev, pkg, dir.path(), top.mhz, a.seed);
     pb.finish_and_clear();
@@ -423,10 +445,20 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         Inner::Network(spec) => Some(a.baud as f64 / (20.0 * (spec.layers[0] + 1) as f64)),
         Inner::Echo => None,
     };
+    // the static timing's Fmax, with the multiplies nextpnr leaves out (flow/sta.rs)
     let met = p.fmax_mhz >= top.mhz;
+    let warning = p.self_check_warning();
+    if let Some(w) = &warning {
+        eprintln!("warning: {w}");
+    }
     let report = json!({
         "design": inner.name(), "board": b.name, "bitstream": bin.display().to_string(),
-        "clock_mhz": top.mhz, "fmax_mhz": p.fmax_mhz, "timing_met": met,
+        "clock_mhz": top.mhz, "fmax_mhz": p.fmax_mhz, "fmax_kind": PNR_FMAX_KIND,
+        "timing_met": met, "nextpnr_fmax_mhz": p.nextpnr_fmax_mhz,
+        "sta_nextpnr_view_mhz": p.sta_nextpnr_view_mhz, "sta_warning": warning,
+        "period_ns": p.period_ns, "launch": p.launch, "capture": p.capture,
+        "critical_path": p.critical_path,
+        "worst_through_multiplier_ns": p.worst_through_multiplier_ns,
         "resources": s.table, "nextpnr_utilisation": p.utilisation,
         "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
         "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
@@ -438,11 +470,23 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         println!("wrote {}", bin.display());
         print!("{}", s.table.to_text());
         println!(
-            "clock {:.2} MHz, nextpnr Fmax {:.2} MHz ({})",
+            "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}",
             top.mhz,
             p.fmax_mhz,
-            if met { "met" } else { "NOT met" }
+            if met { "met" } else { "NOT met" },
+            fmax_note(&p)
         );
+        if let (Some(first), Some(last)) = (p.critical_path.first(), p.critical_path.last()) {
+            let half = if p.launch != p.capture {
+                ", a half-cycle path: the period is twice its delay"
+            } else {
+                ""
+            };
+            println!(
+                "critical path ({} → {}{half}): {} → {} at {:.2} ns, period {:.2} ns",
+                p.launch, p.capture, first.0, last.0, last.1, p.period_ns
+            );
+        }
         if let (Some(c), Some(sps)) = (cycle, samples_s) {
             println!(
                 "training: {c} clocks per sample → {sps:.0} samples/s at {:.2} MHz",
@@ -467,9 +511,11 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
             ),
         };
         bail!(
-            "timing not met: Fmax {:.2} MHz < {:.2} MHz; {fix}",
+            "timing not met: Fmax {:.2} MHz < {:.2} MHz clock (static timing with the MAC16 \
+             multiplies; nextpnr alone says {:.2} MHz); {fix}",
             p.fmax_mhz,
-            top.mhz
+            top.mhz,
+            p.nextpnr_fmax_mhz
         );
     }
     Ok(())

@@ -1,5 +1,7 @@
-//! nextpnr-ice40 place and route, its timing report, and icepack.
+//! nextpnr-ice40 place and route, its timing report, static timing over its post-route delays
+//! (`sta.rs`, with the SB_MAC16 multiplies it leaves out), and icepack.
 
+use super::sta::{self, DspModel};
 use super::tools::{ICEPACK, NEXTPNR_ICE40};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -7,15 +9,66 @@ use std::path::Path;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PnrResult {
-    /// Achieved Fmax of the design clock (the slowest clock domain), MHz.
+    /// Fmax of the design clock from static timing over nextpnr's post-route delays with every
+    /// combinational SB_MAC16 multiply on its path (`sta.rs`), MHz: the clock the circuit can run.
     pub fmax_mhz: f64,
+    /// nextpnr's own achieved Fmax (the slowest clock of its report), MHz. It times every
+    /// SB_MAC16 port as a register port, so with combinational multipliers it is too high.
+    pub nextpnr_fmax_mhz: f64,
+    /// The same static timing with nextpnr's view of the SB_MAC16s: must equal
+    /// `nextpnr_fmax_mhz` (a check of the analysis against nextpnr's own timer).
+    pub sta_nextpnr_view_mhz: f64,
     pub constraint_mhz: f64,
+    /// The period the worst path needs, ns (a half-cycle path counts twice).
+    pub period_ns: f64,
+    /// The worst path, shortened (`short_path`): (`cell/pin`, arrival ns).
+    pub critical_path: Vec<(String, f64)>,
+    /// Launch and capture edges of the worst path ("posedge"/"negedge").
+    pub launch: &'static str,
+    pub capture: &'static str,
+    /// The worst period of a path through a combinational multiplier, ns (none: no such path).
+    pub worst_through_multiplier_ns: Option<f64>,
     /// nextpnr's utilisation after packing: (cell type, used, available).
     pub utilisation: Vec<(String, u64, u64)>,
     pub seconds: f64,
 }
 
-/// Place and route `top.json` in `dir` with `top.pcf`, then pack `top.bin`.
+impl PnrResult {
+    /// The static timing disagrees with nextpnr's own Fmax when given nextpnr's view: then
+    /// `fmax_mhz` rests on an analysis that does not match the tool it reads.
+    pub fn self_check_warning(&self) -> Option<String> {
+        (!agrees(self.sta_nextpnr_view_mhz, self.nextpnr_fmax_mhz)).then(|| {
+            format!(
+                "static timing with nextpnr's view of the SB_MAC16s gives {:.3} MHz but nextpnr \
+                 reports {:.3} MHz: the honest Fmax ({:.2} MHz) may be off; check top.sdf against \
+                 nextpnr's log (EDGEFLOW_KEEP_WORK=1 keeps them)",
+                self.sta_nextpnr_view_mhz, self.nextpnr_fmax_mhz, self.fmax_mhz
+            )
+        })
+    }
+}
+
+/// How far the static timing's nextpnr view may be from nextpnr's figure, MHz, or
+pub const SELF_CHECK_MHZ: f64 = 0.01;
+/// in period, ns: nextpnr's Fmax can be 1 ps off the sum of its own critical path (Alchitry
+/// Cu echo: 7.788 ns against 7.787, 0.017 MHz at 128 MHz), and the SDF has whole ps.
+pub const SELF_CHECK_NS: f64 = 0.002;
+
+/// Two Fmax figures are the same to nextpnr's precision (`SELF_CHECK_MHZ` or `SELF_CHECK_NS`).
+pub fn agrees(a_mhz: f64, b_mhz: f64) -> bool {
+    (a_mhz - b_mhz).abs() <= SELF_CHECK_MHZ || (1e3 / a_mhz - 1e3 / b_mhz).abs() <= SELF_CHECK_NS
+}
+
+/// nextpnr's report: its Fmax of the slowest clock, the constraint and the utilisation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub fmax_mhz: f64,
+    pub constraint_mhz: f64,
+    pub utilisation: Vec<(String, u64, u64)>,
+}
+
+/// Place and route `top.json` in `dir` with `top.pcf`, pack `top.bin`, and time the routed
+/// design from the SDF nextpnr writes (`top.sdf`).
 pub fn place_route_pack(
     device: &str,
     package: &str,
@@ -40,6 +93,8 @@ pub fn place_route_pack(
         &freq,
         "--report",
         "report.json",
+        "--sdf",
+        "top.sdf",
         "--seed",
         &seed,
         // report the achieved Fmax when the clock is missed: `edgeflow bitstream` then fails
@@ -50,12 +105,129 @@ pub fn place_route_pack(
     ICEPACK.run(&["top.asc", "top.bin"], dir, &dir.join("icepack.log"))?;
     let report =
         std::fs::read_to_string(dir.join("report.json")).context("nextpnr wrote no report.json")?;
-    let mut r = parse_report(&report)?;
+    let report = parse_report(&report)?;
+    let sdf = std::fs::read_to_string(dir.join("top.sdf")).context("nextpnr wrote no top.sdf")?;
+    let netlist = std::fs::read_to_string(dir.join("top.json")).context("no top.json")?;
+    let mut r = time_routed(device, &sdf, &netlist, report)?;
     r.seconds = start.elapsed().as_secs_f64();
     Ok(r)
 }
 
-pub fn parse_report(json: &str) -> Result<PnrResult> {
+/// The icestorm timing database with a device's SB_MAC16 arcs, by nextpnr's device flag.
+fn dsp_timing_db(device: &str) -> Result<&'static str> {
+    Ok(match device.trim_start_matches('-') {
+        "up3k" | "up5k" => "up5k",
+        "u1k" | "u2k" | "u4k" => "u4k",
+        other => bail!("device {other} has SB_MAC16 cells but no known icestorm timing database"),
+    })
+}
+
+/// Static timing of the routed design twice, with the multipliers and with nextpnr's view of
+/// them, joined with nextpnr's report.
+pub fn time_routed(device: &str, sdf: &str, netlist: &str, report: Report) -> Result<PnrResult> {
+    let macs = sta::mac_registers(netlist)?;
+    // without SB_MAC16s both models are the same analysis and no database is needed
+    let arcs = if macs.is_empty() {
+        vec![]
+    } else {
+        let path = sta::timing_db(dsp_timing_db(device)?)?;
+        let db = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        sta::cell_arcs(&db, "SB_MAC16_MUL_S_16X16_BYPASS")
+            .with_context(|| format!("in {}", path.display()))?
+    };
+    time_with(sdf, macs, arcs, report)
+}
+
+/// `time_routed` with the multiplier's arcs given.
+fn time_with(
+    sdf: &str,
+    macs: std::collections::HashMap<String, sta::MacRegisters>,
+    arcs: Vec<(String, String, f64)>,
+    report: Report,
+) -> Result<PnrResult> {
+    let view = sta::analyse(sdf, &DspModel::Nextpnr { macs: macs.clone() })
+        .context("static timing over nextpnr's SDF (nextpnr's view)")?;
+    let honest = sta::analyse(sdf, &DspModel::Multiplier { arcs, macs })
+        .context("static timing over nextpnr's SDF")?;
+    Ok(PnrResult {
+        fmax_mhz: honest.fmax_mhz,
+        nextpnr_fmax_mhz: report.fmax_mhz,
+        sta_nextpnr_view_mhz: view.fmax_mhz,
+        constraint_mhz: report.constraint_mhz,
+        period_ns: honest.period_ns,
+        critical_path: short_path(&honest.critical_path),
+        launch: honest.launch,
+        capture: honest.capture,
+        worst_through_multiplier_ns: honest.worst_through_multiplier_ns,
+        utilisation: report.utilisation,
+        seconds: 0.0,
+    })
+}
+
+/// At most this many entries in a shortened path.
+pub const PATH_ENTRIES: usize = 25;
+
+/// A critical path a person can read: a run of carry-chain hops (`CIN`/`COUT`) becomes one
+/// entry, yosys' repeated `_SB_CARRY_CO_CI` name segments are counted instead of spelled
+/// out, and a path still longer than `PATH_ENTRIES` keeps its two ends around one entry
+/// saying how many were left out.
+pub fn short_path(path: &[(String, f64)]) -> Vec<(String, f64)> {
+    let carry = |n: &str| n.ends_with("/CIN") || n.ends_with("/COUT");
+    let mut out: Vec<(String, f64)> = vec![];
+    let mut i = 0;
+    while i < path.len() {
+        if !carry(&path[i].0) {
+            out.push((short_name(&path[i].0), path[i].1));
+            i += 1;
+            continue;
+        }
+        let run = path[i..].iter().take_while(|p| carry(&p.0)).count();
+        let stages = path[i..i + run]
+            .iter()
+            .filter(|p| p.0.ends_with("/COUT"))
+            .count();
+        out.push((
+            format!("(carry chain, {stages} stages)"),
+            path[i + run - 1].1,
+        ));
+        i += run;
+    }
+    if out.len() > PATH_ENTRIES {
+        let keep = (PATH_ENTRIES - 1) / 2;
+        let left = out.len() - 2 * keep;
+        let tail = out.split_off(out.len() - keep);
+        let skipped_to = out[out.len() - 1].1;
+        out.truncate(keep);
+        out.push((format!("({left} more)"), skipped_to));
+        out.extend(tail);
+    }
+    out
+}
+
+/// yosys names a cell after the nets it grew from, repeating `_SB_CARRY_CO_CI` once per carry
+/// stage: count such repeats.
+fn short_name(name: &str) -> String {
+    const SEG: &str = "_SB_CARRY_CO_CI";
+    let mut out = String::new();
+    let mut rest = name;
+    while let Some(p) = rest.find(SEG) {
+        out.push_str(&rest[..p]);
+        let mut n = 0;
+        while rest[p + n * SEG.len()..].starts_with(SEG) {
+            n += 1;
+        }
+        out.push_str(SEG);
+        if n > 1 {
+            out.push_str(&format!("×{n}"));
+        }
+        rest = &rest[p + n * SEG.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+pub fn parse_report(json: &str) -> Result<Report> {
     let v: serde_json::Value = serde_json::from_str(json).context("nextpnr report is not JSON")?;
     let Some(fmax) = v.get("fmax").and_then(|f| f.as_object()) else {
         bail!("nextpnr report has no fmax")
@@ -82,11 +254,10 @@ pub fn parse_report(json: &str) -> Result<PnrResult> {
             utilisation.push((k.clone(), used, avail));
         }
     }
-    Ok(PnrResult {
+    Ok(Report {
         fmax_mhz,
         constraint_mhz,
         utilisation,
-        seconds: 0.0,
     })
 }
 
@@ -102,5 +273,117 @@ mod tests {
         assert_eq!((r.fmax_mhz, r.constraint_mhz), (48.5, 30.0));
         assert_eq!(r.utilisation, vec![("ICESTORM_LC".to_string(), 321, 5280)]);
         assert!(parse_report(r#"{"fmax":{}}"#).is_err());
+    }
+
+    /// r2 → r1 through wires only; r1 → r2 through a combinational multiplier m. Periods by
+    /// hand: r2 → r1 1400 + 500 + 1200 = 3100 ps; r1 → m → r2 1400 + 1000 + 5000 (the
+    /// multiply) + 1000 + 1000 = 9400 ps.
+    const SDF: &str = r#"(DELAYFILE (SDFVERSION "3.0") (TIMESCALE 1ps)
+      (CELL (CELLTYPE "top") (INSTANCE )
+        (DELAY (ABSOLUTE
+          (INTERCONNECT r1/O m_DSP/A_0 (1000:1000:1000) (1000:1000:1000))
+          (INTERCONNECT m_DSP/O_0 r2/I0 (1000:1000:1000) (1000:1000:1000))
+          (INTERCONNECT r2/O r1/I0 (500:500:500) (500:500:500)))))
+      (CELL (CELLTYPE "ICESTORM_LC") (INSTANCE r1)
+        (DELAY (ABSOLUTE (IOPATH CLK O (1400:1400:1400) (1400:1400:1400))))
+        (TIMINGCHECK (SETUPHOLD (posedge I0) (posedge CLK) (1200:1200:1200) (0:0:0))))
+      (CELL (CELLTYPE "ICESTORM_DSP") (INSTANCE m_DSP)
+        (DELAY (ABSOLUTE (IOPATH CLK O_0 (100:100:100) (100:100:100))))
+        (TIMINGCHECK (SETUPHOLD (posedge A_0) (posedge CLK) (100:100:100) (0:0:0))))
+      (CELL (CELLTYPE "ICESTORM_LC") (INSTANCE r2)
+        (DELAY (ABSOLUTE (IOPATH CLK O (1400:1400:1400) (1400:1400:1400))))
+        (TIMINGCHECK (SETUPHOLD (posedge I0) (posedge CLK) (1000:1000:1000) (0:0:0)))))"#;
+
+    fn report(mhz: f64) -> Report {
+        Report {
+            fmax_mhz: mhz,
+            constraint_mhz: 12.0,
+            utilisation: vec![("ICESTORM_DSP".to_string(), 1, 8)],
+        }
+    }
+
+    #[test]
+    fn the_multiply_is_timed_and_nextpnr_view_is_checked() {
+        let macs: std::collections::HashMap<_, _> =
+            [("m_DSP".to_string(), sta::MacRegisters::default())].into();
+        let arcs = vec![("A_0".to_string(), "O_0".to_string(), 5000.0)];
+        let nextpnr = 1e6 / 3100.0;
+        let r = time_with(SDF, macs.clone(), arcs.clone(), report(nextpnr)).unwrap();
+        assert!((r.fmax_mhz - 1e6 / 9400.0).abs() < 1e-9, "{r:?}");
+        assert!((r.period_ns - 9.4).abs() < 1e-9, "{r:?}");
+        assert!((r.sta_nextpnr_view_mhz - nextpnr).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.nextpnr_fmax_mhz, nextpnr);
+        assert_eq!(r.worst_through_multiplier_ns, Some(r.period_ns));
+        assert_eq!((r.launch, r.capture), ("posedge", "posedge"));
+        let names: Vec<&str> = r.critical_path.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(names, ["r1/O", "m_DSP/A_0", "m_DSP/O_0", "r2/I0"]);
+        assert_eq!(r.critical_path[3].1, 8.4);
+        assert_eq!((r.constraint_mhz, r.utilisation.len()), (12.0, 1));
+        assert_eq!(r.self_check_warning(), None);
+        // 128.40 against 128.42 MHz is 1 ps; 23.14 against 23.16 MHz is 37 ps
+        assert!(agrees(1e3 / 7.788, 1e3 / 7.787) && !agrees(1e3 / 7.788, 1e3 / 7.785));
+        assert!(agrees(23.14, 23.15) && !agrees(23.14, 23.16));
+        // nextpnr's figure 1 MHz off the analysis' view of it: kept, and a warning names both
+        let r = time_with(SDF, macs, arcs, report(nextpnr - 1.0)).unwrap();
+        let w = r.self_check_warning().expect("a warning");
+        assert!(
+            w.contains(&format!("{:.3}", nextpnr)) && w.contains(&format!("{:.3}", nextpnr - 1.0)),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn without_multipliers_both_views_agree_and_need_no_database() {
+        let sdf = SDF.replace("ICESTORM_DSP", "ICESTORM_LC");
+        let netlist = r#"{"modules":{"top":{"cells":{"l":{"type":"SB_LUT4","parameters":{}}}}}}"#;
+        // m is now a logic cell with a register at A_0 (r1 → m 2500 ps, m → r2 2100 ps), so
+        // r2 → r1 (3100 ps) is the worst path in both views
+        let r = time_routed("--hx8k", &sdf, netlist, report(1e6 / 3100.0)).unwrap();
+        assert!((r.fmax_mhz - 1e6 / 3100.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.fmax_mhz, r.sta_nextpnr_view_mhz);
+        assert_eq!(r.worst_through_multiplier_ns, None);
+        // an SB_MAC16 on a device without a known database is an error, not a guess
+        let mac = r#"{"modules":{"top":{"cells":{"m":{"type":"SB_MAC16","parameters":{}}}}}}"#;
+        let e = time_routed("--hx8k", SDF, mac, report(1.0)).unwrap_err();
+        assert!(e.to_string().contains("hx8k"), "{e}");
+        assert_eq!(dsp_timing_db("--up5k").unwrap(), "up5k");
+        assert_eq!(dsp_timing_db("--u4k").unwrap(), "u4k");
+    }
+
+    #[test]
+    fn paths_are_shortened_for_reading() {
+        let c = "x_SB_CARRY_CO_CI_SB_CARRY_CO_CI_SB_CARRY_CO_CI_SB_CARRY_CO";
+        let p: Vec<(String, f64)> = [
+            ("ram/RDATA_8", 1.0),
+            ("lut_LC/I2", 2.0),
+            (&format!("{c}$CARRY/I2")[..], 3.0),
+            (&format!("{c}$CARRY/COUT")[..], 4.0),
+            ("y$CARRY/CIN", 4.0),
+            ("y$CARRY/COUT", 5.0),
+            ("z_SB_CARRY_CO_CI_LC/I3", 6.0),
+        ]
+        .iter()
+        .map(|(n, a)| (n.to_string(), *a))
+        .collect();
+        let s = short_path(&p);
+        let names: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ram/RDATA_8",
+                "lut_LC/I2",
+                "x_SB_CARRY_CO_CI×3_SB_CARRY_CO$CARRY/I2",
+                "(carry chain, 2 stages)",
+                "z_SB_CARRY_CO_CI_LC/I3"
+            ]
+        );
+        assert_eq!(s[3].1, 5.0);
+        // a long path keeps both ends
+        let long: Vec<(String, f64)> = (0..40).map(|i| (format!("c{i}/O"), i as f64)).collect();
+        let s = short_path(&long);
+        assert_eq!(s.len(), PATH_ENTRIES);
+        assert_eq!((s[0].0.as_str(), s[11].0.as_str()), ("c0/O", "c11/O"));
+        assert_eq!(s[12], ("(16 more)".to_string(), 27.0));
+        assert_eq!((s[13].0.as_str(), s[24].0.as_str()), ("c28/O", "c39/O"));
     }
 }
