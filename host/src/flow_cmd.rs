@@ -511,11 +511,10 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
             ),
         };
         bail!(
-            "timing not met: Fmax {:.2} MHz < {:.2} MHz clock (static timing with the MAC16 \
-             multiplies; nextpnr alone says {:.2} MHz); {fix}",
+            "timing not met: Fmax {:.2} MHz < {:.2} MHz clock ({}); {fix}",
             p.fmax_mhz,
             top.mhz,
-            p.nextpnr_fmax_mhz
+            fmax_note(&p)
         );
     }
     Ok(())
