@@ -241,7 +241,10 @@ mod tests {
         let v = generate_verilog(&pll);
         assert!(v.contains("div_count == 6"), "{v}");
         if !crate::flow::tools::YOSYS.available() {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "yosys is required under CI");
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "yosys is required under CI"
+            );
             return;
         }
         let dir = std::env::temp_dir().join(format!("edgeflow-divclk-{}", std::process::id()));
