@@ -198,6 +198,7 @@ mod tests {
                         seed,
                     },
                     seed: 0,
+                    registered_reads: false,
                 }
             })
     }
@@ -281,6 +282,7 @@ mod tests {
                 seed: 3,
             },
             seed: 0,
+            registered_reads: false,
         }
     }
 }

@@ -59,6 +59,13 @@ pub struct Spec {
     /// Seed of the initial weights.
     #[serde(default)]
     pub seed: u64,
+    /// Register every memory read before the arithmetic uses it: one more clock per block
+    /// cycle, and no clock holds a memory read and a multiply together. For parts whose
+    /// multipliers are slow as combinational logic (the iCE40 UP5K's MAC16: 9 ns); the
+    /// results are the same bits either way. Board files can ask for it (`edgeflow
+    /// bitstream` then turns it on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub registered_reads: bool,
 }
 
 /// One broken rule: the field, what the rule is, and what to do.
@@ -113,6 +120,12 @@ fn nearest(mut v: Vec<usize>, target: usize, k: usize) -> Vec<usize> {
 }
 
 impl Spec {
+    /// Clocks a block cycle spends beyond the longest junction pass on this hardware:
+    /// [`BLOCK_CYCLE_OVERHEAD`], one more with `registered_reads`.
+    pub fn block_cycle_overhead(&self) -> usize {
+        BLOCK_CYCLE_OVERHEAD + self.registered_reads as usize
+    }
+
     pub fn from_toml_str(text: &str, source: &str) -> Result<Spec, SpecError> {
         let spec: Spec = toml::from_str(text).map_err(|e| SpecError {
             source: source.to_string(),
@@ -362,7 +375,7 @@ impl Spec {
             .collect();
         let c = junctions.iter().map(|j| j.clocks).max().unwrap_or(0);
         Derived {
-            block_cycle_clocks: c + BLOCK_CYCLE_OVERHEAD,
+            block_cycle_clocks: c + self.block_cycle_overhead(),
             max_junction_clocks: c,
             multipliers: junctions
                 .iter()

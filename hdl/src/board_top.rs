@@ -26,18 +26,68 @@ pub fn clock_source(b: &BoardInfo, want_mhz: f64) -> Result<(ClockSource, f64), 
             b.name, b.osc_mhz
         ));
     }
+    if want_mhz < 16.0 {
+        return divided_source(b, want_mhz).ok_or_else(|| {
+            format!(
+                "board {}: no clock at or below {want_mhz} MHz from its {} MHz oscillator, \
+                 directly or through the PLL, divided by 2 to 16",
+                b.name, b.osc_mhz
+            )
+        });
+    }
     let p = pll_params(b.osc_mhz, want_mhz).ok_or_else(|| {
         format!(
             "board {}: the iCE40 PLL cannot make {want_mhz} MHz from {} MHz (range 16–275 MHz)",
             b.name, b.osc_mhz
         )
     })?;
-    let src = if b.pll_pad {
+    Ok((pll_source(b, p), p.achieved_mhz))
+}
+
+fn pll_source(b: &BoardInfo, p: crate::ice40_pll::PllParams) -> ClockSource {
+    if b.pll_pad {
         ClockSource::PllPad(p)
     } else {
         ClockSource::PllCore(p)
-    };
-    Ok((src, p.achieved_mhz))
+    }
+}
+
+/// Below the iCE40 PLL's 16 MHz: the oscillator or a PLL output divided by an even number in
+/// the fabric, the fastest such clock at or below `want_mhz`.
+fn divided_source(b: &BoardInfo, want_mhz: f64) -> Option<(ClockSource, f64)> {
+    let mut best: Option<(ClockSource, f64)> = None;
+    for n in (2..=16u32).step_by(2) {
+        let osc = b.osc_mhz / n as f64;
+        let mut cands = vec![];
+        if osc <= want_mhz + 1e-9 {
+            cands.push((ClockSource::Direct, osc));
+        }
+        if let Some(p) = pll_params(b.osc_mhz, want_mhz * n as f64) {
+            cands.push((pll_source(b, p), p.achieved_mhz / n as f64));
+        }
+        for (src, f) in cands {
+            if best.as_ref().map_or(true, |x| f > x.1 + 1e-9) {
+                best = Some((ClockSource::Divided(Box::new(src), n), f));
+            }
+        }
+    }
+    best
+}
+
+/// The fastest clock board `b` can make at or below `mhz` (for a design whose Fmax is `mhz`):
+/// the oscillator, a PLL output, or either divided in the fabric.
+pub fn fastest_clock_at_most(b: &BoardInfo, mhz: f64) -> Option<f64> {
+    let mut best = (b.osc_mhz <= mhz + 1e-9).then_some(b.osc_mhz);
+    if b.target.starts_with("ice40") {
+        let pll = pll_params(b.osc_mhz, mhz).map(|p| p.achieved_mhz);
+        let div = divided_source(b, mhz).map(|d| d.1);
+        for f in [pll, div].into_iter().flatten() {
+            if best.map_or(true, |x| f > x) {
+                best = Some(f);
+            }
+        }
+    }
+    best
 }
 
 /// UART bit time in clocks at a clock frequency and baud rate.
@@ -157,6 +207,26 @@ mod tests {
         assert_eq!(mhz, 30.0);
         let (src, mhz) = clock_source(board("alchitry-cu").unwrap(), 100.0).unwrap();
         assert_eq!((src, mhz), (ClockSource::Direct, 100.0));
+        // below the PLL's 16 MHz: a PLL output halved (12 MHz · 49 / 32 = 18.375 MHz, the
+        // fastest PLL output ≤ 18.4), the oscillator halved is slower
+        let (src, mhz) = clock_source(board("icebreaker").unwrap(), 9.2).unwrap();
+        assert_eq!(mhz, 18.375 / 2.0);
+        assert!(
+            matches!(&src, ClockSource::Divided(s, 2) if matches!(**s, ClockSource::PllPad(_)))
+        );
+        let (src, mhz) = clock_source(board("icebreaker").unwrap(), 6.0).unwrap();
+        assert_eq!(mhz, 6.0);
+        assert!(matches!(&src, ClockSource::Divided(s, 2) if matches!(**s, ClockSource::Direct)));
+        // the PLL at 12 · 87 / 8 = 130.5 MHz divided by 14: 9.3214 MHz, just under 9.35
+        assert_eq!(
+            fastest_clock_at_most(board("icebreaker").unwrap(), 9.35),
+            Some(12.0 * 87.0 / 8.0 / 14.0)
+        );
+        assert_eq!(
+            fastest_clock_at_most(board("icebreaker").unwrap(), 23.14).map(|f| f <= 23.14),
+            Some(true)
+        );
+        assert!(clock_source(board("icebreaker").unwrap(), 0.5).is_err());
         let (src, mhz) = clock_source(board("nexys4-ddr").unwrap(), 15.0).unwrap();
         assert!(matches!(src, ClockSource::Mmcm(..)));
         assert_eq!(mhz, 15.0);

@@ -19,6 +19,10 @@ pub struct BoardInfo {
     /// USB id of the board's FTDI bridge, to tell whether one is attached.
     pub usb_id: &'static str,
     pub default_mhz: f64,
+    /// Build with every memory read registered (`Spec::registered_reads`): the part's
+    /// multipliers are combinational and slow (the UP5K's MAC16 takes 9 ns), so a memory read
+    /// and a multiply in one clock would set the clock.
+    pub registered_reads: bool,
 }
 
 /// Ports of every board top: the oscillator, the two UART lines (named from the FPGA's
@@ -42,10 +46,11 @@ pub const BOARDS: &[BoardInfo] = &[
         pll_pad: true,
         loader_board: "ice40_generic",
         usb_id: "0403:6010",
-        // 21 MHz from the PLL (12 MHz × 56/32): the pipelined datapath runs digits above it
-        // (nextpnr 23.2 MHz at seed 1; host/tests/bitstream_digits.rs). 30 MHz is not met yet:
-        // the activation ROM's table lookup is the critical path. `--freq` asks for a clock.
-        default_mhz: 21.0,
+        // 18 MHz from the PLL (12 MHz × 48/32): digits with registered reads reaches 19.0 MHz
+        // in static timing with the MAC16 multiplies counted (flow/sta.rs; nextpnr alone
+        // would say 22.7). `--freq` asks for another clock.
+        default_mhz: 18.0,
+        registered_reads: true,
     },
     BoardInfo {
         name: "alchitry-cu",
@@ -63,6 +68,7 @@ pub const BOARDS: &[BoardInfo] = &[
         loader_board: "ice40_generic",
         usb_id: "0403:6010",
         default_mhz: 100.0,
+        registered_reads: false,
     },
     BoardInfo {
         name: "nexys4-ddr",
@@ -81,6 +87,7 @@ pub const BOARDS: &[BoardInfo] = &[
         loader_board: "nexys_a7_100",
         usb_id: "0403:6010",
         default_mhz: 100.0,
+        registered_reads: false,
     },
 ];
 

@@ -25,6 +25,18 @@ impl Inner {
             Inner::Echo => "echo-standin".into(),
         }
     }
+
+    /// The design as built for board `b`: with registered reads where the board asks for
+    /// them (`BoardInfo::registered_reads`).
+    pub fn for_board(self, b: &BoardInfo) -> Inner {
+        match self {
+            Inner::Network(mut s) => {
+                s.registered_reads |= b.registered_reads;
+                Inner::Network(s)
+            }
+            Inner::Echo => Inner::Echo,
+        }
+    }
 }
 
 /// Verilog of the design alone, top module `top` with the host-link ports.

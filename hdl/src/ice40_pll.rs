@@ -68,6 +68,10 @@ pub enum ClockSource {
     PllCore(PllParams),
     /// Xilinx 7-series MMCME2_BASE + BUFG: (multiplier, input divider, output divider).
     Mmcm(u32, u32, u32),
+    /// Another source divided by an even number in the fabric (a counter's top bit on a global
+    /// buffer): the iCE40 PLL makes nothing below 16 MHz, and a design whose real Fmax is lower
+    /// still has to run on the board.
+    Divided(Box<ClockSource>, u32),
 }
 
 /// MMCM settings from a 100 MHz-class input: VCO 600–1200 MHz (speed grade -1), output
@@ -126,28 +130,49 @@ impl Logic for Ice40Pll {
                 p.divr, p.divf, p.divq, p.filter_range
             )
         };
-        let code = match &self.source {
-            ClockSource::Direct => {
-                "assign clock_out = clock_in;\nassign locked = 1'b1;\n".to_string()
-            }
-            ClockSource::PllPad(p) => inst("SB_PLL40_PAD", "PACKAGEPIN", "PLLOUTGLOBAL", p, ""),
-            ClockSource::PllCore(p) => inst(
-                "SB_PLL40_CORE",
-                "REFERENCECLK",
-                "PLLOUTGLOBAL",
-                p,
-                " .PLLOUT_SELECT(\"GENCLK\"),",
-            ),
-            ClockSource::Mmcm(m, d, o) => format!(
-                "wire clk_fb, clk_unbuf;\nMMCME2_BASE #(.CLKIN1_PERIOD(10.0), .CLKFBOUT_MULT_F({m}), .DIVCLK_DIVIDE({d}), .CLKOUT0_DIVIDE_F({o})) mmcm_i (\n  .CLKIN1(clock_in), .CLKFBIN(clk_fb), .CLKFBOUT(clk_fb), .CLKOUT0(clk_unbuf), .LOCKED(locked), .RST(1'b0), .PWRDWN(1'b0));\nBUFG bufg_i (.I(clk_unbuf), .O(clock_out));\n"
-            ),
-        };
+        let code = source_verilog(&self.source, "clock_out", &inst);
         // No black-box declaration: yosys' synth_ice40 knows the primitives, and simulators
         // get the behavioural model from `pll_sim_model`.
         Verilog::Wrapper(Wrapper {
             code,
             cores: String::new(),
         })
+    }
+}
+
+/// The Verilog of a clock source driving `out` (and `locked`) from `clock_in`.
+fn source_verilog(
+    src: &ClockSource,
+    out: &str,
+    inst: &dyn Fn(&str, &str, &str, &PllParams, &str) -> String,
+) -> String {
+    match src {
+        ClockSource::Direct => format!("assign {out} = clock_in;\nassign locked = 1'b1;\n"),
+        ClockSource::PllPad(p) => inst("SB_PLL40_PAD", "PACKAGEPIN", "PLLOUTGLOBAL", p, "")
+            .replace("(clock_out)", &format!("({out})")),
+        ClockSource::PllCore(p) => inst(
+            "SB_PLL40_CORE",
+            "REFERENCECLK",
+            "PLLOUTGLOBAL",
+            p,
+            " .PLLOUT_SELECT(\"GENCLK\"),",
+        )
+        .replace("(clock_out)", &format!("({out})")),
+        ClockSource::Mmcm(m, d, o) => format!(
+            "wire clk_fb, clk_unbuf;\nMMCME2_BASE #(.CLKIN1_PERIOD(10.0), .CLKFBOUT_MULT_F({m}), .DIVCLK_DIVIDE({d}), .CLKOUT0_DIVIDE_F({o})) mmcm_i (\n  .CLKIN1(clock_in), .CLKFBIN(clk_fb), .CLKFBOUT(clk_fb), .CLKOUT0(clk_unbuf), .LOCKED(locked), .RST(1'b0), .PWRDWN(1'b0));\nBUFG bufg_i (.I(clk_unbuf), .O({out}));\n"
+        ),
+        ClockSource::Divided(inner, n) => {
+            assert!(*n >= 2 && n % 2 == 0, "an even divider keeps a 50% duty cycle");
+            let bits = (32 - (n / 2 - 1).leading_zeros()).max(1);
+            format!(
+                "wire clock_fast;\n{}reg [{hi}:0] div_count = 0;\nreg div_q = 1'b0;\n\
+                 always @(posedge clock_fast) begin\n  if (div_count == {top}) begin div_count <= 0; div_q <= ~div_q; end\n  else div_count <= div_count + 1'b1;\nend\n\
+                 SB_GB div_gb (.USER_SIGNAL_TO_GLOBAL_BUFFER(div_q), .GLOBAL_BUFFER_OUTPUT({out}));\n",
+                source_verilog(inner, "clock_fast", inst),
+                hi = bits - 1,
+                top = n / 2 - 1,
+            )
+        }
     }
 }
 
@@ -164,7 +189,9 @@ module SB_PLL40_CORE #(parameter FEEDBACK_PATH = \"SIMPLE\", parameter PLLOUT_SE
   parameter DIVR = 4'd0, parameter DIVF = 7'd0, parameter DIVQ = 3'd0, parameter FILTER_RANGE = 3'd0) (\n\
   input REFERENCECLK, output PLLOUTGLOBAL, output LOCK, input RESETB, input BYPASS);\n\
   assign PLLOUTGLOBAL = REFERENCECLK;\n  assign LOCK = 1'b1;\n\
-  wire _unused = &{1'b0, RESETB, BYPASS};\nendmodule\n"
+  wire _unused = &{1'b0, RESETB, BYPASS};\nendmodule\n\
+module SB_GB (input USER_SIGNAL_TO_GLOBAL_BUFFER, output GLOBAL_BUFFER_OUTPUT);\n\
+  assign GLOBAL_BUFFER_OUTPUT = USER_SIGNAL_TO_GLOBAL_BUFFER;\nendmodule\n"
 }
 
 #[cfg(test)]
@@ -203,6 +230,37 @@ mod tests {
             v.contains("SB_PLL40_PAD") && v.contains(&format!("DIVF(7'd{})", p.divf)),
             "{v}"
         );
+    }
+
+    #[test]
+    fn a_divided_clock_synthesizes_to_a_counter_on_a_global_buffer() {
+        // the PLL at 130.5 MHz divided by 14 (the iCEBreaker's fastest clock ≤ 9.35 MHz)
+        let p = pll_params(12.0, 130.5).unwrap();
+        let mut pll = Ice40Pll::new(ClockSource::Divided(Box::new(ClockSource::PllPad(p)), 14));
+        pll.connect_all();
+        let v = generate_verilog(&pll);
+        assert!(v.contains("div_count == 6"), "{v}");
+        if !crate::flow::tools::YOSYS.available() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "yosys is required under CI"
+            );
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("edgeflow-divclk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.v"), &v).unwrap();
+        let out = crate::flow::tools::YOSYS
+            .run(
+                &["-p", "read_verilog t.v; synth_ice40 -top top; stat"],
+                &dir,
+                &dir.join("yosys.log"),
+            )
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        for cell in ["SB_PLL40_PAD", "SB_GB", "SB_DFF"] {
+            assert!(out.contains(cell), "{cell} missing:\n{out}");
+        }
     }
 }
 

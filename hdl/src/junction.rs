@@ -108,6 +108,9 @@ pub struct Junction {
     pub up: UpUnit,
     /// BP/UP pipeline registers (see [`BpWord`]): deltas and the operands of their clock.
     pub bpp: PipeRegs,
+    /// Read registers (see [`RdWord`]), with `registered_reads`: every memory read and the
+    /// control of its clock, one clock before the arithmetic uses them. Empty otherwise.
+    pub rdp: PipeRegs,
     _p: Box<JunctionParams>,
 }
 
@@ -138,6 +141,57 @@ impl BpWord {
     }
     fn count(&self) -> usize {
         2 + 2 * self.g + 3 * self.z
+    }
+}
+
+/// Words of the read registers: per lane the weight, FF's and UP's activations and the left
+/// neuron, then the edge clock `k`, the row, and per group the bias, the low and high half of
+/// the delta sum BP reads, and σ′. Bits: FF runs, first and last clock of a neuron, BP runs,
+/// BP finishes a row.
+struct RdWord {
+    z: usize,
+    g: usize,
+}
+
+impl RdWord {
+    const RUN_FF: usize = 0;
+    const FIRST: usize = 1;
+    const LAST_SUB: usize = 2;
+    const RUN_BP: usize = 3;
+    const ROW_DONE: usize = 4;
+    const BITS: usize = 5;
+    fn w(&self, l: usize) -> usize {
+        l
+    }
+    fn a(&self, l: usize) -> usize {
+        self.z + l
+    }
+    fn u(&self, l: usize) -> usize {
+        2 * self.z + l
+    }
+    fn left(&self, l: usize) -> usize {
+        3 * self.z + l
+    }
+    fn k(&self) -> usize {
+        4 * self.z
+    }
+    fn row(&self) -> usize {
+        4 * self.z + 1
+    }
+    fn bias(&self, q: usize) -> usize {
+        4 * self.z + 2 + q
+    }
+    fn acc_lo(&self, q: usize) -> usize {
+        4 * self.z + 2 + self.g + q
+    }
+    fn acc_hi(&self, q: usize) -> usize {
+        4 * self.z + 2 + 2 * self.g + q
+    }
+    fn sp(&self, q: usize) -> usize {
+        4 * self.z + 2 + 3 * self.g + q
+    }
+    fn count(&self) -> usize {
+        4 * self.z + 2 + 4 * self.g
     }
 }
 
@@ -281,6 +335,11 @@ impl Junction {
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift),
             // bits: BP/UP runs, and it finishes a right neuron (bias write)
             bpp: PipeRegs::new(2, BpWord { z, g }.count()),
+            rdp: if p.registered_reads {
+                PipeRegs::new(RdWord::BITS, RdWord { z, g }.count())
+            } else {
+                PipeRegs::new(0, 0)
+            },
             _p: Box::new(p.clone()),
         }
     }
@@ -334,22 +393,64 @@ impl Logic for Junction {
         );
         let host_w = h_sel && h_we && !h_bias;
         let host_b = h_sel && h_we && h_bias;
+        // Read stage: what the memories give for clock k and that clock's control; with
+        // registered reads it passes `rdp` and the arithmetic below runs at k + 1
+        let rd = RdWord { z, g };
+        let mut src_w = vec![Bits::<16>::default(); rd.count()];
+        for l in 0..z {
+            src_w[rd.w(l)] = self.wmem.rdata[l].val();
+            src_w[rd.a(l)] = self.amem.rd_data[l].val();
+            src_w[rd.u(l)] = self.amem.rd_data[z + l].val();
+            src_w[rd.left(l)] = self.agen.left[l].val();
+        }
+        src_w[rd.k()] = self.k.val();
+        src_w[rd.row()] = self.seq.row.val();
+        for q in 0..g {
+            src_w[rd.bias(q)] = self.bmem.rdata[q].val();
+            let (acc, sp) = if is_last {
+                (b32(s16(self.omem[0].rd_data[q].val()) as i64), b16(0))
+            } else {
+                (self.rq_acc[q].val(), self.rq_sp[q].val())
+            };
+            src_w[rd.acc_lo(q)] = acc.get_bits::<16>(0);
+            src_w[rd.acc_hi(q)] = acc.get_bits::<16>(16);
+            src_w[rd.sp(q)] = sp;
+        }
+        let src_b = [run_ff, first, last_sub, run_bp, run_bp && last_sub];
+        let rr = self._p.registered_reads;
+        self.rdp.clock.next = clock;
+        let (dw, db): (Vec<Bits<16>>, Vec<bool>) = if rr {
+            for (i, &b) in src_b.iter().enumerate() {
+                self.rdp.bit_in[i].next = b;
+            }
+            for (i, &w) in src_w.iter().enumerate() {
+                self.rdp.word_in[i].next = w;
+            }
+            (
+                self.rdp.word.iter().map(|x| x.val()).collect(),
+                self.rdp.bit.iter().map(|x| x.val()).collect(),
+            )
+        } else {
+            (src_w, src_b.to_vec())
+        };
+        let d_row = dw[rd.row()].index();
+        let d_r: Vec<Bits<16>> = (0..g).map(|q| b16((d_row * g + q) as i32)).collect();
         // BP/UP pipeline registers: BP's deltas at clock k, the contributions and updates
-        // of clock k's edges at k + 1
+        // of clock k's edges at k + 1 (a clock later with registered reads)
         let bw = BpWord { z, g };
         self.bpp.clock.next = clock;
-        self.bpp.bit_in[0].next = run_bp;
-        self.bpp.bit_in[1].next = run_bp && last_sub;
-        self.bpp.word_in[BpWord::K].next = self.k.val();
-        self.bpp.word_in[BpWord::ROW].next = self.seq.row.val();
+        self.bpp.bit_in[0].next = db[RdWord::RUN_BP];
+        self.bpp.bit_in[1].next = db[RdWord::ROW_DONE];
+        self.bpp.word_in[BpWord::K].next = dw[rd.k()];
+        self.bpp.word_in[BpWord::ROW].next = dw[rd.row()];
         for q in 0..g {
             self.bpp.word_in[bw.d(q)].next = self.bp.delta[q].val();
-            self.bpp.word_in[bw.bias(q)].next = self.bmem.rdata[q].val();
+            self.bpp.word_in[bw.bias(q)].next = dw[rd.bias(q)];
         }
         for l in 0..z {
-            self.bpp.word_in[bw.w(l)].next = self.wmem.rdata[l].val();
-            self.bpp.word_in[bw.a(l)].next = self.amem.rd_data[z + l].val();
-            self.bpp.word_in[bw.left(l)].next = self.agen.left[l].val();
+            self.bpp.word_in[bw.w(l)].next = dw[rd.w(l)];
+            self.bpp.word_in[bw.a(l)].next = dw[rd.u(l)];
+            self.bpp.word_in[bw.left(l)].next = dw[rd.left(l)];
         }
         let (bp_run, bp_row_done) = (self.bpp.bit[0].val(), self.bpp.bit[1].val());
         // weight and bias memories: one write port per bank, UP's value or the host's
@@ -434,17 +535,17 @@ impl Logic for Junction {
         // FF
         let f = &mut self.ff;
         f.clock.next = clock;
-        f.run.next = run_ff;
-        f.first.next = first;
-        f.last_sub.next = last_sub;
+        f.run.next = db[RdWord::RUN_FF];
+        f.first.next = db[RdWord::FIRST];
+        f.last_sub.next = db[RdWord::LAST_SUB];
         f.label.next = self.label.val();
         for l in 0..z {
-            f.w[l].next = self.wmem.rdata[l].val();
-            f.a[l].next = self.amem.rd_data[l].val();
+            f.w[l].next = dw[rd.w(l)];
+            f.a[l].next = dw[rd.a(l)];
         }
         for q in 0..g {
-            f.bias[q].next = self.bmem.rdata[q].val();
-            f.r[q].next = r[q];
+            f.bias[q].next = dw[rd.bias(q)];
+            f.r[q].next = d_r[q];
         }
         // output deltas (last junction): FF writes buffer `parity`, BP reads the other
         if is_last {
@@ -457,14 +558,15 @@ impl Logic for Junction {
                 om.wr_copy[q].next = b16(self.parity.val() as i32);
                 om.wr_addr[q].next = self.ff.r_out[q].val();
                 om.wr_data[q].next = self.ff.out_delta[q].val();
-                self.bp.acc[q].next = b32(s16(om.rd_data[q].val()) as i64);
-                self.bp.sp[q].next = b16(0);
             }
-        } else {
-            for q in 0..g {
-                self.bp.acc[q].next = self.rq_acc[q].val();
-                self.bp.sp[q].next = self.rq_sp[q].val();
-            }
+        }
+        for q in 0..g {
+            let (lo, hi) = (
+                dw[rd.acc_lo(q)].index() as u64,
+                dw[rd.acc_hi(q)].index() as u64,
+            );
+            self.bp.acc[q].next = Bits::<32>::from(hi << 16 | lo);
+            self.bp.sp[q].next = dw[rd.sp(q)];
         }
         // BP and UP share the weight read with FF
         // the contributions and the updates take the registered operands
@@ -576,9 +678,11 @@ impl Logic for Junction {
         self.bp.acc.iter_mut().for_each(|x| x.connect());
         self.bp.sp.iter_mut().for_each(|x| x.connect());
         self.bp.dq.iter_mut().for_each(|x| x.connect());
-        self.bpp.clock.connect();
-        self.bpp.bit_in.iter_mut().for_each(|x| x.connect());
-        self.bpp.word_in.iter_mut().for_each(|x| x.connect());
+        for pr in [&mut self.bpp, &mut self.rdp] {
+            pr.clock.connect();
+            pr.bit_in.iter_mut().for_each(|x| x.connect());
+            pr.word_in.iter_mut().for_each(|x| x.connect());
+        }
         for v in [
             &mut self.up.w,
             &mut self.up.a,
@@ -604,32 +708,71 @@ impl Logic for Junction {
         for s in ["clock", "adv", "last"] {
             a(format!("agen${s}"), s.into());
         }
+        // the read stage, as in `update`
+        let rd = RdWord { z, g };
+        let mut src_w = vec![String::new(); rd.count()];
+        for l in 0..z {
+            src_w[rd.w(l)] = format!("wmem$rdata${l}");
+            src_w[rd.a(l)] = format!("amem$rd_data${l}");
+            src_w[rd.u(l)] = format!("amem$rd_data${}", z + l);
+            src_w[rd.left(l)] = format!("agen$left${l}");
+        }
+        src_w[rd.k()] = "k".into();
+        src_w[rd.row()] = "seq$row".into();
+        for q in 0..g {
+            src_w[rd.bias(q)] = format!("bmem$rdata${q}");
+            if p.is_last() {
+                src_w[rd.acc_lo(q)] = format!("omem$0$rd_data${q}");
+                src_w[rd.acc_hi(q)] = format!("{{16{{omem$0$rd_data${q}[15]}}}}");
+                src_w[rd.sp(q)] = "16'd0".into();
+            } else {
+                src_w[rd.acc_lo(q)] = format!("rq_acc${q}[15:0]");
+                src_w[rd.acc_hi(q)] = format!("rq_acc${q}[31:16]");
+                src_w[rd.sp(q)] = format!("rq_sp${q}");
+            }
+        }
+        let src_b = [
+            "seq$run_ff",
+            "seq$first",
+            "seq$last_sub",
+            "seq$run_bp",
+            "seq$run_bp && seq$last_sub",
+        ];
+        a("rdp$clock".into(), "clock".into());
+        let (dw, db): (Vec<String>, Vec<String>) = if p.registered_reads {
+            for (i, b) in src_b.iter().enumerate() {
+                a(format!("rdp$bit_in${i}"), b.to_string());
+            }
+            for (i, w) in src_w.iter().enumerate() {
+                a(format!("rdp$word_in${i}"), w.clone());
+            }
+            (
+                (0..rd.count()).map(|i| format!("rdp$word${i}")).collect(),
+                (0..RdWord::BITS).map(|i| format!("rdp$bit${i}")).collect(),
+            )
+        } else {
+            (src_w, src_b.iter().map(|b| format!("({b})")).collect())
+        };
         let bw = BpWord { z, g };
         a("bpp$clock".into(), "clock".into());
-        a("bpp$bit_in$0".into(), "seq$run_bp".into());
-        a("bpp$bit_in$1".into(), "seq$run_bp && seq$last_sub".into());
-        a(format!("bpp$word_in${}", BpWord::K), "k".into());
-        a(format!("bpp$word_in${}", BpWord::ROW), "seq$row".into());
+        a("bpp$bit_in$0".into(), db[RdWord::RUN_BP].clone());
+        a("bpp$bit_in$1".into(), db[RdWord::ROW_DONE].clone());
+        a(format!("bpp$word_in${}", BpWord::K), dw[rd.k()].clone());
+        a(format!("bpp$word_in${}", BpWord::ROW), dw[rd.row()].clone());
         for q in 0..g {
             a(format!("bpp$word_in${}", bw.d(q)), format!("bp$delta${q}"));
             a(
                 format!("bpp$word_in${}", bw.bias(q)),
-                format!("bmem$rdata${q}"),
+                dw[rd.bias(q)].clone(),
             );
             a(format!("bp$dq${q}"), format!("bpp$word${}", bw.d(q)));
         }
         for l in 0..z {
-            a(
-                format!("bpp$word_in${}", bw.w(l)),
-                format!("wmem$rdata${l}"),
-            );
-            a(
-                format!("bpp$word_in${}", bw.a(l)),
-                format!("amem$rd_data${}", z + l),
-            );
+            a(format!("bpp$word_in${}", bw.w(l)), dw[rd.w(l)].clone());
+            a(format!("bpp$word_in${}", bw.a(l)), dw[rd.u(l)].clone());
             a(
                 format!("bpp$word_in${}", bw.left(l)),
-                format!("agen$left${l}"),
+                dw[rd.left(l)].clone(),
             );
         }
         a("wmem$clock".into(), "clock".into());
@@ -722,19 +865,27 @@ impl Logic for Junction {
         for s in ["clock", "label"] {
             a(format!("ff${s}"), s.into());
         }
-        a("ff$run".into(), "seq$run_ff".into());
-        a("ff$first".into(), "seq$first".into());
-        a("ff$last_sub".into(), "seq$last_sub".into());
+        a("ff$run".into(), db[RdWord::RUN_FF].clone());
+        a("ff$first".into(), db[RdWord::FIRST].clone());
+        a("ff$last_sub".into(), db[RdWord::LAST_SUB].clone());
         for l in 0..z {
-            a(format!("ff$w${l}"), format!("wmem$rdata${l}"));
-            a(format!("ff$a${l}"), format!("amem$rd_data${l}"));
+            a(format!("ff$w${l}"), dw[rd.w(l)].clone());
+            a(format!("ff$a${l}"), dw[rd.a(l)].clone());
             a(format!("bp$w${l}"), format!("bpp$word${}", bw.w(l)));
             a(format!("up$w${l}"), format!("bpp$word${}", bw.w(l)));
             a(format!("up$a${l}"), format!("bpp$word${}", bw.a(l)));
         }
         for q in 0..g {
-            a(format!("ff$bias${q}"), format!("bmem$rdata${q}"));
-            a(format!("ff$r${q}"), r(q));
+            a(format!("ff$bias${q}"), dw[rd.bias(q)].clone());
+            a(
+                format!("ff$r${q}"),
+                format!("({} * 16'd{g} + 16'd{q})", dw[rd.row()]),
+            );
+            a(
+                format!("bp$acc${q}"),
+                format!("{{{}, {}}}", dw[rd.acc_hi(q)], dw[rd.acc_lo(q)]),
+            );
+            a(format!("bp$sp${q}"), dw[rd.sp(q)].clone());
             a(format!("up$d${q}"), format!("bpp$word${}", bw.d(q)));
             a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
         }
@@ -753,16 +904,9 @@ impl Logic for Junction {
                 );
                 a(format!("omem$0$wr_addr${q}"), format!("ff$r_out${q}"));
                 a(format!("omem$0$wr_data${q}"), format!("ff$out_delta${q}"));
-                a(
-                    format!("bp$acc${q}"),
-                    format!("{{{{16{{omem$0$rd_data${q}[15]}}}}, omem$0$rd_data${q}}}"),
-                );
-                a(format!("bp$sp${q}"), "16'd0".into());
             }
         } else {
             for q in 0..g {
-                a(format!("bp$acc${q}"), format!("rq_acc${q}"));
-                a(format!("bp$sp${q}"), format!("rq_sp${q}"));
                 a(format!("rw_en${q}"), "ff$done".into());
                 a(format!("rw_addr${q}"), format!("ff$r_out${q}"));
                 a(format!("rw_a${q}"), format!("ff$act${q}"));

@@ -40,6 +40,9 @@ pub struct JunctionParams {
     pub left_act: Activation,
     pub table: ActivationTable,
     pub pattern: JunctionPattern,
+    /// Every memory read registered before the arithmetic (`Spec::registered_reads`): the
+    /// datapath runs one clock behind the addresses.
+    pub registered_reads: bool,
 }
 
 impl JunctionParams {
@@ -86,6 +89,7 @@ impl JunctionParams {
             left_act: spec.activation,
             table: ActivationTable::sigmoid(format),
             pattern,
+            registered_reads: spec.registered_reads,
         }
     }
 
@@ -127,5 +131,5 @@ pub fn max_pass_clocks(spec: &Spec) -> usize {
 /// (which also keeps a weight written back in one block cycle from being read back at the
 /// same clock edge).
 pub fn block_cycle_clocks(spec: &Spec) -> usize {
-    max_pass_clocks(spec) + FF_LATENCY
+    max_pass_clocks(spec) + FF_LATENCY + spec.registered_reads as usize
 }

@@ -113,7 +113,9 @@ impl Stage {
         let ctrl = CtrlParams {
             junctions: local.len(),
             inputs: spec.layers[0],
-            t: local.iter().map(|p| p.clocks).max().unwrap() + crate::params::FF_LATENCY,
+            t: local.iter().map(|p| p.clocks).max().unwrap()
+                + crate::params::FF_LATENCY
+                + spec.registered_reads as usize,
             in_copies: bp[0] - ff[0] + 3,
             w_banks: local.iter().map(|p| p.z).collect(),
             w_rows: local.iter().map(|p| p.clocks).collect(),

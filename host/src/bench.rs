@@ -1350,8 +1350,7 @@ mod tests {
         let p = projections(&s, &[b], &[]);
         let published = p.iter().find(|p| p.clock_mhz == 15.0).unwrap();
         // 15 MHz over C + overhead clocks per sample, straight from the spec
-        let c =
-            (s.derived().max_junction_clocks + edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD) as f64;
+        let c = (s.derived().max_junction_clocks + s.block_cycle_overhead()) as f64;
         assert_eq!(published.clocks_per_sample, c);
         assert!((published.samples_per_second - 15e6 / c).abs() < 1e-6);
         assert!(board_clocks("no-such-board")

@@ -6,8 +6,9 @@
 //!
 //! # Model (junction `i`, 1-based, left layer `N_{i-1}`, right layer `N_i`, width `w`)
 //!
-//! * **Clocks**: `C_i = |W_i| / z_i`; a board's block cycle is `max C_i + BLOCK_CYCLE_OVERHEAD`
-//!   clocks at its `clock_mhz` ([`edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD`]).
+//! * **Clocks**: `C_i = |W_i| / z_i`; a board's block cycle is `max C_i` plus the overhead
+//!   clocks at its `clock_mhz` ([`edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD`], one more with
+//!   registered reads).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
 //!   `edgeflow spec check` counts them. DSPs are used first; the rest are built from logic at
 //!   `⌈lut_per_multiplier · w² / 256⌉` cells each.
@@ -82,18 +83,22 @@ pub struct Net {
     pub type1: bool,
     /// Valid `z` of every junction, ascending (DESIGN.md section 2 rules, as `Spec::validate`).
     pub z_options: Vec<Vec<u64>>,
+    /// Clocks a block cycle spends beyond the longest pass (`Spec::block_cycle_overhead`).
+    pub overhead: u64,
 }
 
 impl Net {
     pub fn from_spec(spec: &Spec) -> Net {
-        Net::new(
+        let mut n = Net::new(
             &spec.name,
             spec.layers.iter().map(|&x| x as u64).collect(),
             spec.fan_out.iter().map(|&x| x as u64).collect(),
             spec.fixed.width as u64,
             spec.activation,
             spec.pattern.kind == PatternKind::Type1,
-        )
+        );
+        n.overhead = spec.block_cycle_overhead() as u64;
+        n
     }
 
     /// A network from its sizes; `fan_out` must give whole fan-ins that divide the left layer.
@@ -122,6 +127,7 @@ impl Net {
             activation,
             type1,
             z_options,
+            overhead: BLOCK_CYCLE_OVERHEAD as u64,
         }
     }
 
@@ -261,7 +267,7 @@ pub fn clock_time(board: &Board, clocks: u64) -> Ps {
 
 /// Block-cycle time of junction `j` alone with `z` lanes on `board`.
 pub fn junction_time(net: &Net, board: &Board, j: usize, z: u64) -> Ps {
-    clock_time(board, clocks(net, j, z) + BLOCK_CYCLE_OVERHEAD as u64)
+    clock_time(board, clocks(net, j, z) + net.overhead)
 }
 
 /// A link between junction `j` and `j + 1`, from board `a` to board `b`.

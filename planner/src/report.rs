@@ -379,7 +379,7 @@ pub fn plan(
                 .map(|j| net.edges(j) / sol.z[j])
                 .max()
                 .unwrap()
-                + edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD as u64;
+                + net.overhead;
             StageReport {
                 board_index: st.board,
                 board: b.name.clone(),

@@ -455,6 +455,7 @@ pub fn random_spec(seed: u64) -> Spec {
                 seed: r.below(1000) as u64,
             },
             seed: r.below(1000) as u64,
+            registered_reads: false,
         };
         if spec.validate("random").is_ok() {
             return spec;

@@ -192,3 +192,30 @@ fn random_specs_with_input_lanes_bit_exact() {
     }
     assert!(divides && short && full, "{divides} {short} {full}");
 }
+
+/// With registered reads (`registered_reads = true`, what `edgeflow bitstream` builds for the
+/// iCEBreaker) the datapath runs a clock behind its memories: the same bits, one more clock
+/// per block cycle.
+#[test]
+fn registered_reads_are_bit_exact_one_clock_later() {
+    let mut specs = vec![spec("tiny.toml"), spec("digits.toml")];
+    specs.extend((300..308u64).map(random_spec));
+    for mut sp in specs {
+        sp.registered_reads = true;
+        let n = if sp.name == "digits" { 24 } else { 10 };
+        let rep = check(&sp, &random_data(&sp, n, 5), None).unwrap();
+        assert!(
+            rep.bit_exact,
+            "{}: {}\n{}",
+            sp.name,
+            rep.first_difference.unwrap(),
+            sp.to_toml()
+        );
+        assert_eq!(
+            rep.block_cycle_clocks,
+            longest_pass(&sp) + PIPELINE_LATENCY + 1,
+            "{}",
+            sp.name
+        );
+    }
+}

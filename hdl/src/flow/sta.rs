@@ -63,6 +63,9 @@ pub struct StaResult {
     pub capture: &'static str,
     /// Paths that pass through a combinational multiplier: the worst such period, ns.
     pub worst_through_multiplier_ns: Option<f64>,
+    /// The slowest endpoints (`cell/pin`, period ns, launch edge, through a multiplier),
+    /// slowest first, at most 400: what to fix next after the critical path.
+    pub worst_endpoints: Vec<(String, f64, &'static str, bool)>,
 }
 
 /// A parsed s-expression of the SDF.
@@ -435,6 +438,7 @@ fn propagate(g: &Graph) -> Result<StaResult> {
         );
     }
     let mut worst: Option<(f64, usize, usize, bool)> = None;
+    let mut ends = vec![];
     let mut worst_mul: Option<f64> = None;
     for &(node, cneg, setup) in &g.checks {
         for e in 0..2 {
@@ -446,6 +450,16 @@ fn propagate(g: &Graph) -> Result<StaResult> {
             if worst.map_or(true, |w| period > w.0) {
                 worst = Some((period, node, e, cneg));
             }
+            ends.push((
+                g.name[node].clone(),
+                period / 1000.0,
+                if e == LAUNCH_NEG {
+                    "negedge"
+                } else {
+                    "posedge"
+                },
+                mul[node][e],
+            ));
             if mul[node][e] && worst_mul.map_or(true, |w| period > w) {
                 worst_mul = Some(period);
             }
@@ -454,6 +468,11 @@ fn propagate(g: &Graph) -> Result<StaResult> {
     let Some((period, end, e, cneg)) = worst else {
         bail!("the SDF has no register-to-register path")
     };
+    ends.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // a pin has a check per data edge: one entry per pin
+    let mut seen = std::collections::HashSet::new();
+    ends.retain(|e| seen.insert(e.0.clone()));
+    ends.truncate(100000);
     let mut path = vec![];
     let mut u = end;
     while u != usize::MAX && u != LAUNCH_POS && u != LAUNCH_NEG {
@@ -472,6 +491,7 @@ fn propagate(g: &Graph) -> Result<StaResult> {
         },
         capture: if cneg { "negedge" } else { "posedge" },
         worst_through_multiplier_ns: worst_mul.map(|p| p / 1000.0),
+        worst_endpoints: ends,
     })
 }
 
