@@ -133,6 +133,11 @@ pub struct VerilogArgs {
 
 pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     let inner = inner(a.spec.as_deref(), a.standin.as_deref())?;
+    // the design as `edgeflow bitstream` builds it for the board
+    let inner = match &a.board {
+        Some(n) => inner.for_board(board(n).map_err(|e| anyhow!(e))?),
+        None => inner,
+    };
     let mut lanes = 1;
     let v = match (&inner, &a.board) {
         (Inner::Network(spec), None) => {
@@ -399,8 +404,9 @@ fn ice40_device(b: &BoardInfo) -> (&'static str, &'static str) {
 }
 
 pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
-    let inner = inner(a.spec.as_deref(), a.standin.as_deref())?;
     let b = board(&a.board).map_err(|e| anyhow!(e))?;
+    // with registered reads where the board asks for them (its multipliers are slow)
+    let inner = inner(a.spec.as_deref(), a.standin.as_deref())?.for_board(b);
     if !b.target.starts_with("ice40") {
         bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
     }
@@ -606,8 +612,8 @@ pub fn vivado_cmd(
     baud: u32,
     json: bool,
 ) -> Result<()> {
-    let inner = inner(spec, standin)?;
     let b = board(bname).map_err(|e| anyhow!(e))?;
+    let inner = inner(spec, standin)?.for_board(b);
     if b.target != "xc7a100t" {
         let x: Vec<_> = BOARDS
             .iter()
