@@ -18,15 +18,20 @@
 //!   at the end of its last clock, before the next junction reads it in block cycle `t+1`;
 //! - the left layer's memories are read combinationally, so a delta sum read in clock `k+1`
 //!   already holds what was added at the end of clock `k`: the read-modify-write hazard
-//!   across a sweep boundary cannot occur and needs no forwarding.
+//!   across a sweep boundary cannot occur and needs no forwarding;
+//! - with registered reads (`Spec::registered_reads`) every memory read of clock `k` and that
+//!   clock's control pass the read registers `rdp` first, and everything above happens one
+//!   clock later: `T = C + FF_LATENCY + 1`, the same bits.
 //!
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
 //! contents only change at the rising edge, so the next rising edge sees exactly the
 //! combinational read of the behavioural model), the type-1 interleaver tables are ROMs read
-//! at the rising edge with the counters' next state. What follows a falling-edge read is
-//! short (the BP delta and the delta-sum addition; the products are in SB_MAC16s), so on the
-//! iCE40 UP5K the critical path of digits is now the activation ROM's table lookup (about
-//! 23 MHz); prefetching the left layer's addresses is not needed for that.
+//! at the rising edge with the counters' next state. Without registered reads a falling-edge
+//! read feeds a multiplier in the same clock, which gets half a clock: on the iCE40 UP5K,
+//! whose SB_MAC16 multiplies combinationally in up to 9 ns, digits then runs at 9.4 MHz
+//! (static timing with the multiplies, flow/sta.rs); with registered reads the read gets its
+//! own half clock and the multiply a whole one, 19 MHz. What limits it then are the BP/UP
+//! write-backs (multiply, round, saturate, subtract into the weight memory) on a part 97% full.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
