@@ -558,8 +558,22 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
     let ops = sparse_edge_ops(spec) as f64;
     let mut out = Vec::new();
     for b in boards {
+        // a board that builds the network with registered reads runs one more clock per
+        // sample than the spec as written, and than the simulations measured
+        let built = edgeflow_hdl::boards::board(&b.name)
+            .map_or(false, |x| x.registered_reads && !spec.registered_reads);
+        let board_cps = if built {
+            let mut s = spec.clone();
+            s.registered_reads = true;
+            vec![(
+                s.derived().block_cycle_clocks as f64,
+                "spec as the board builds it (registered reads: one more clock)".to_string(),
+            )]
+        } else {
+            cps.clone()
+        };
         for (mhz, src) in &b.clocks {
-            for (c, csrc) in &cps {
+            for (c, csrc) in &board_cps {
                 let rate = mhz * 1e6 / c;
                 out.push(Projection {
                     board: b.name.clone(),
