@@ -9,6 +9,9 @@ need=(
   "yosys:yosys"
   "nextpnr-ice40:nextpnr-ice40"
   "icepack:fpga-icestorm"
+  # icestorm's timing database: the MAC16 multiply's delays for edgeflow's static timing
+  # (only recommended by fpga-icestorm, and CI installs without recommends)
+  "/usr/share/fpga-icestorm/chipdb/timings_up5k.txt:fpga-icestorm-chipdb"
   "verilator:verilator"
   "iverilog:iverilog"
   "openFPGALoader:openfpgaloader"

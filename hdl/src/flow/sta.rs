@@ -514,7 +514,8 @@ pub fn timing_db(device: &str) -> Result<PathBuf> {
         anyhow!(
             "the icestorm timing database {file} was not found (looked in \
              /usr/share/fpga-icestorm/chipdb, /usr/local/share/icebox, /usr/share/icebox); install \
-             the Debian package `fpga-icestorm`, or point EDGEFLOW_ICESTORM_TIMINGS at the file"
+             the Debian package `fpga-icestorm-chipdb`, or point EDGEFLOW_ICESTORM_TIMINGS at the \
+             file"
         )
     })
 }
