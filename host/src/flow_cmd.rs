@@ -504,15 +504,14 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         }
     }
     if !met {
-        // the fastest clock this board can make at or below Fmax: the oscillator itself, or a
-        // PLL output (the iCE40 PLL cannot go below 16 MHz)
-        let pll =
-            edgeflow_hdl::ice40_pll::pll_params(b.osc_mhz, p.fmax_mhz).map(|q| q.achieved_mhz);
-        let fix = match pll.or((b.osc_mhz <= p.fmax_mhz).then_some(b.osc_mhz)) {
+        // the fastest clock this board can make at or below Fmax: the oscillator, a PLL
+        // output, or either divided in the fabric (below the PLL's 16 MHz)
+        let fix = match edgeflow_hdl::board_top::fastest_clock_at_most(b, p.fmax_mhz) {
             Some(f) => format!("try --freq {}", (f * 1000.0).ceil() / 1000.0),
             None => format!(
-                "no clock {} can make (its {} MHz oscillator, or 16–275 MHz from the PLL) is at or \
-                 below that: make the design faster or smaller (a smaller z, a narrower format)",
+                "no clock {} can make (its {} MHz oscillator or a PLL output, divided by up to \
+                 16) is at or below that: make the design faster or smaller (a smaller z, a \
+                 narrower format)",
                 b.name, b.osc_mhz
             ),
         };
