@@ -472,7 +472,7 @@ fn propagate(g: &Graph) -> Result<StaResult> {
     // a pin has a check per data edge: one entry per pin
     let mut seen = std::collections::HashSet::new();
     ends.retain(|e| seen.insert(e.0.clone()));
-    ends.truncate(100000);
+    ends.truncate(400);
     let mut path = vec![];
     let mut u = end;
     while u != usize::MAX && u != LAUNCH_POS && u != LAUNCH_NEG {
