@@ -257,43 +257,18 @@ mod tests {
     /// Icarus evaluates the Verilog function for every 16-bit pre-activation of the format.
     #[test]
     fn rom_verilog_matches_the_table_under_icarus() {
-        if std::process::Command::new("iverilog")
-            .arg("-V")
-            .output()
-            .is_err()
-        {
-            if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
-                panic!("iverilog is required under CI=true");
-            }
-            eprintln!("skipping: iverilog is not installed");
-            return;
-        }
         for (i, fr) in [(3, 12), (2, 7), (3, 4)] {
             let f = Format::new(i, fr);
             let t = ActivationTable::sigmoid(f);
-            let dir = std::env::temp_dir()
-                .join(format!("edgeflow-act-rom-{}-{i}-{fr}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
             let tb = format!(
                 "module tb;\n{}\ninteger x;\nreg [31:0] r;\ninitial begin\n    for (x = {}; x <= {}; x = x + 1) begin\n        r = act_rom(x[15:0]);\n        $display(\"%0d %0d\", r[31:16], r[15:0]);\n    end\nend\nendmodule\n",
                 verilog_function("rom", Activation::Sigmoid, &t),
                 f.min(),
                 f.max()
             );
-            std::fs::write(dir.join("tb.v"), tb).unwrap();
-            let ok = std::process::Command::new("iverilog")
-                .current_dir(&dir)
-                .args(["-o", "tb.vvp", "tb.v"])
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok, "iverilog failed in {}", dir.display());
-            let out = std::process::Command::new("vvp")
-                .current_dir(&dir)
-                .arg("tb.vvp")
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
+            let Some(text) = crate::testing::icarus_run(&tb, &format!("act-rom-{i}-{fr}")) else {
+                return;
+            };
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(lines.len() as i32, f.max() - f.min() + 1);
             for (h, line) in (f.min()..=f.max()).zip(lines) {
@@ -304,7 +279,6 @@ mod tests {
                     "format ({i}, {fr}), h = {h}"
                 );
             }
-            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 

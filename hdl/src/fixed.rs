@@ -205,20 +205,6 @@ mod tests {
     /// every format's range and at random.
     #[test]
     fn verilog_mul_rs_matches_the_contract_in_icarus() {
-        if std::process::Command::new("iverilog")
-            .arg("-V")
-            .output()
-            .is_err()
-        {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "iverilog is required under CI"
-            );
-            eprintln!("skipped: iverilog (Debian package iverilog) is not installed");
-            return;
-        }
-        let dir = std::env::temp_dir().join(format!("edgeflow-mulrs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         // (int bits, frac bits): digits' Q3.12, a 10-bit format, no fraction, no integer part
         for (ib, fb) in [(3, 12), (2, 7), (7, 0), (0, 7), (1, 14)] {
             let f = Format::new(ib, fb);
@@ -249,27 +235,14 @@ mod tests {
                 v += &format!("    $display(\"%0d\", mul_rs({}, {}));\n", lit(*a), lit(*b));
             }
             v += "end\nendmodule\n";
-            std::fs::write(dir.join("tb.v"), v).unwrap();
-            let c = std::process::Command::new("iverilog")
-                .current_dir(&dir)
-                .args(["-g2005", "-o", "sim.vvp", "tb.v"])
-                .output()
-                .unwrap();
-            assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
-            let out = std::process::Command::new("vvp")
-                .current_dir(&dir)
-                .args(["-n", "sim.vvp"])
-                .output()
-                .unwrap();
-            let got: Vec<i32> = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|l| l.trim().parse().ok())
-                .collect();
+            let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
+                return;
+            };
+            let got: Vec<i32> = out.lines().filter_map(|l| l.trim().parse().ok()).collect();
             assert_eq!(got.len(), pairs.len(), "{f:?}");
             for ((a, b), y) in pairs.iter().zip(&got) {
                 assert_eq!(*y, f.mul(*a, *b), "mul_rs({a}, {b}) in {f:?}");
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

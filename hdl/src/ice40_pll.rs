@@ -124,13 +124,7 @@ impl Logic for Ice40Pll {
         self.locked.connect();
     }
     fn hdl(&self) -> Verilog {
-        let inst = |prim: &str, input: &str, out: &str, p: &PllParams, extra: &str| {
-            format!(
-                "{prim} #(.FEEDBACK_PATH(\"SIMPLE\"),{extra} .DIVR(4'd{}), .DIVF(7'd{}), .DIVQ(3'd{}), .FILTER_RANGE(3'd{})) pll_i (\n  .{input}(clock_in), .{out}(clock_out), .LOCK(locked), .RESETB(1'b1), .BYPASS(1'b0));\n",
-                p.divr, p.divf, p.divq, p.filter_range
-            )
-        };
-        let code = source_verilog(&self.source, "clock_out", &inst);
+        let code = source_verilog(&self.source, "clock_out");
         // No black-box declaration: yosys' synth_ice40 knows the primitives, and simulators
         // get the behavioural model from `pll_sim_model`.
         Verilog::Wrapper(Wrapper {
@@ -140,24 +134,26 @@ impl Logic for Ice40Pll {
     }
 }
 
+/// An iCE40 PLL primitive with its reference on `input` and its global output driving `out`.
+fn pll_instance(prim: &str, input: &str, out: &str, p: &PllParams, extra: &str) -> String {
+    format!(
+        "{prim} #(.FEEDBACK_PATH(\"SIMPLE\"),{extra} .DIVR(4'd{}), .DIVF(7'd{}), .DIVQ(3'd{}), .FILTER_RANGE(3'd{})) pll_i (\n  .{input}(clock_in), .PLLOUTGLOBAL({out}), .LOCK(locked), .RESETB(1'b1), .BYPASS(1'b0));\n",
+        p.divr, p.divf, p.divq, p.filter_range
+    )
+}
+
 /// The Verilog of a clock source driving `out` (and `locked`) from `clock_in`.
-fn source_verilog(
-    src: &ClockSource,
-    out: &str,
-    inst: &dyn Fn(&str, &str, &str, &PllParams, &str) -> String,
-) -> String {
+fn source_verilog(src: &ClockSource, out: &str) -> String {
     match src {
         ClockSource::Direct => format!("assign {out} = clock_in;\nassign locked = 1'b1;\n"),
-        ClockSource::PllPad(p) => inst("SB_PLL40_PAD", "PACKAGEPIN", "PLLOUTGLOBAL", p, "")
-            .replace("(clock_out)", &format!("({out})")),
-        ClockSource::PllCore(p) => inst(
+        ClockSource::PllPad(p) => pll_instance("SB_PLL40_PAD", "PACKAGEPIN", out, p, ""),
+        ClockSource::PllCore(p) => pll_instance(
             "SB_PLL40_CORE",
             "REFERENCECLK",
-            "PLLOUTGLOBAL",
+            out,
             p,
             " .PLLOUT_SELECT(\"GENCLK\"),",
-        )
-        .replace("(clock_out)", &format!("({out})")),
+        ),
         ClockSource::Mmcm(m, d, o) => format!(
             "wire clk_fb, clk_unbuf;\nMMCME2_BASE #(.CLKIN1_PERIOD(10.0), .CLKFBOUT_MULT_F({m}), .DIVCLK_DIVIDE({d}), .CLKOUT0_DIVIDE_F({o})) mmcm_i (\n  .CLKIN1(clock_in), .CLKFBIN(clk_fb), .CLKFBOUT(clk_fb), .CLKOUT0(clk_unbuf), .LOCKED(locked), .RST(1'b0), .PWRDWN(1'b0));\nBUFG bufg_i (.I(clk_unbuf), .O({out}));\n"
         ),
@@ -168,7 +164,7 @@ fn source_verilog(
                 "wire clock_fast;\n{}reg [{hi}:0] div_count = 0;\nreg div_q = 1'b0;\n\
                  always @(posedge clock_fast) begin\n  if (div_count == {top}) begin div_count <= 0; div_q <= ~div_q; end\n  else div_count <= div_count + 1'b1;\nend\n\
                  SB_GB div_gb (.USER_SIGNAL_TO_GLOBAL_BUFFER(div_q), .GLOBAL_BUFFER_OUTPUT({out}));\n",
-                source_verilog(inner, "clock_fast", inst),
+                source_verilog(inner, "clock_fast"),
                 hi = bits - 1,
                 top = n / 2 - 1,
             )

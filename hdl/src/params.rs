@@ -131,5 +131,11 @@ pub fn max_pass_clocks(spec: &Spec) -> usize {
 /// (which also keeps a weight written back in one block cycle from being read back at the
 /// same clock edge).
 pub fn block_cycle_clocks(spec: &Spec) -> usize {
-    max_pass_clocks(spec) + FF_LATENCY + spec.registered_reads as usize
+    max_pass_clocks(spec) + block_cycle_overhead(spec)
+}
+
+/// Clocks a block cycle of this hardware spends beyond its longest pass: the FF pipeline,
+/// and one more with registered reads.
+pub fn block_cycle_overhead(spec: &Spec) -> usize {
+    FF_LATENCY + spec.registered_reads as usize
 }

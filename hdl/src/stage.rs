@@ -114,8 +114,7 @@ impl Stage {
             junctions: local.len(),
             inputs: spec.layers[0],
             t: local.iter().map(|p| p.clocks).max().unwrap()
-                + crate::params::FF_LATENCY
-                + spec.registered_reads as usize,
+                + crate::params::block_cycle_overhead(spec),
             in_copies: bp[0] - ff[0] + 3,
             w_banks: local.iter().map(|p| p.z).collect(),
             w_rows: local.iter().map(|p| p.clocks).collect(),

@@ -25,6 +25,40 @@ pub fn tick<B: Block>(b: &mut B, clock: impl Fn(&mut B) -> &mut Signal<In, Clock
     settle(b);
 }
 
+/// Compile and run a self-contained Icarus testbench (module `tb`) and return what it printed.
+/// `None` when iverilog is not installed (a failure under `CI=true`); a compile error panics
+/// with Icarus' message.
+pub fn icarus_run(tb: &str, tag: &str) -> Option<String> {
+    if Command::new("iverilog").arg("-V").output().is_err() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "iverilog (Debian package iverilog) is required under CI=true"
+        );
+        eprintln!("skipping {tag}: iverilog is not installed");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("edgeflow-icarus-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tb.v"), tb).unwrap();
+    let c = Command::new("iverilog")
+        .current_dir(&dir)
+        .args(["-g2005", "-o", "tb.vvp", "tb.v"])
+        .output()
+        .unwrap();
+    assert!(
+        c.status.success(),
+        "iverilog failed on {tag}: {}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    let out = Command::new("vvp")
+        .current_dir(&dir)
+        .args(["-n", "tb.vvp"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Why yosys rejects a Verilog translation: latches, undriven wires, missing modules, or
 /// anything `check -assert` finds. `Ok(None)` when yosys is not installed.
 pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, String> {

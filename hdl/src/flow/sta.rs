@@ -266,6 +266,10 @@ pub fn analyse(sdf: &str, dsp: &DspModel) -> Result<StaResult> {
     let mut g = Graph::default();
     g.node("", "<posedge launch>");
     g.node("", "<negedge launch>");
+    let (macs, arcs) = match dsp {
+        DspModel::Nextpnr { macs } => (macs, None),
+        DspModel::Multiplier { macs, arcs } => (macs, Some(arcs)),
+    };
     for cell in top.find("CELL") {
         let ctype = cell
             .find("CELLTYPE")
@@ -296,10 +300,6 @@ pub fn analyse(sdf: &str, dsp: &DspModel) -> Result<StaResult> {
                 checks.push((dpin, neg, slowest(&l[3..4]) * scale));
             }
         }
-        let (macs, arcs) = match dsp {
-            DspModel::Nextpnr { macs } => (macs, None),
-            DspModel::Multiplier { macs, arcs } => (macs, Some(arcs)),
-        };
         let mac = (ctype == "ICESTORM_DSP")
             .then(|| macs.get(&inst).cloned().unwrap_or_default())
             .filter(|m| !m.internal);
