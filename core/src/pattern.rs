@@ -199,6 +199,7 @@ mod tests {
                     },
                     seed: 0,
                     registered_reads: false,
+                    registered_products: false,
                 }
             })
     }
@@ -283,6 +284,7 @@ mod tests {
             },
             seed: 0,
             registered_reads: false,
+            registered_products: false,
         }
     }
 }

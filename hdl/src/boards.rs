@@ -23,6 +23,9 @@ pub struct BoardInfo {
     /// multipliers are combinational and slow (the UP5K's MAC16 takes 9 ns), so a memory read
     /// and a multiply in one clock would set the clock.
     pub registered_reads: bool,
+    /// Build with every product registered (`Spec::registered_products`), in the MAC16's own
+    /// output register: the multiply and what follows it then get a clock each.
+    pub registered_products: bool,
 }
 
 /// Ports of every board top: the oscillator, the two UART lines (named from the FPGA's
@@ -51,6 +54,7 @@ pub const BOARDS: &[BoardInfo] = &[
         // would say 22.7). `--freq` asks for another clock.
         default_mhz: 18.0,
         registered_reads: true,
+        registered_products: true,
     },
     BoardInfo {
         name: "alchitry-cu",
@@ -69,6 +73,7 @@ pub const BOARDS: &[BoardInfo] = &[
         usb_id: "0403:6010",
         default_mhz: 100.0,
         registered_reads: false,
+        registered_products: false,
     },
     BoardInfo {
         name: "nexys4-ddr",
@@ -88,6 +93,7 @@ pub const BOARDS: &[BoardInfo] = &[
         usb_id: "0403:6010",
         default_mhz: 100.0,
         registered_reads: false,
+        registered_products: false,
     },
 ];
 

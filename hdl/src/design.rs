@@ -32,6 +32,7 @@ impl Inner {
         match self {
             Inner::Network(mut s) => {
                 s.registered_reads |= b.registered_reads;
+                s.registered_products |= b.registered_products;
                 Inner::Network(s)
             }
             Inner::Echo => Inner::Echo,

@@ -4,7 +4,9 @@
 //! ff_output.rs. Three pipeline stages: products and sums in the clock of the edges; the
 //! saturation and the ROM's table lookup one clock later (registered read); the ROM's
 //! mirror, `act`, `sp`, `out_delta`, `done` and `r_out` (the neuron's row) two clocks later,
-//! when the junction writes them (`FF_LATENCY`).
+//! when the junction writes them (`FF_LATENCY`). With registered products the lanes hold
+//! their products for a clock, the control, biases and rows of that clock wait beside them
+//! in `ffd`, and everything above happens one clock later (`FF_LATENCY + 1`).
 
 use crate::act_rom::ActivationRom;
 use crate::ff_output::FfOutput;
@@ -12,6 +14,7 @@ use crate::ff_pipe::FfPipe;
 use crate::lanes::Lanes;
 use crate::neuron_sum::NeuronSum;
 use crate::params::JunctionParams;
+use crate::pipe_regs::PipeRegs;
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
@@ -39,6 +42,9 @@ pub struct FfUnit {
     pub roms: Vec<ActivationRom>,
     pub pipe: FfPipe,
     pub out: FfOutput,
+    /// With registered products: run, first, done, then per group the bias and the row,
+    /// delayed a clock to meet the registered products. Empty otherwise.
+    pub ffd: PipeRegs,
 }
 
 impl FfUnit {
@@ -60,13 +66,18 @@ impl FfUnit {
             pred: Default::default(),
             done: Default::default(),
             r_out: crate::sigs(g),
-            lanes: Lanes::new(z, p.format),
+            lanes: Lanes::new(z, p.format).with_registered(p.registered_products),
             sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),
             roms: (0..g)
                 .map(|_| ActivationRom::new(p.right_act, p.table.clone()))
                 .collect(),
             pipe: FfPipe::new(g),
             out: FfOutput::new(g, p.format),
+            ffd: if p.registered_products {
+                PipeRegs::new(3, 2 * g)
+            } else {
+                PipeRegs::new(0, 0)
+            },
         }
     }
 }
@@ -80,21 +91,45 @@ impl Logic for FfUnit {
         for rom in self.roms.iter_mut() {
             rom.clock.next = clock;
         }
-        self.sum.run.next = self.run.val();
-        self.sum.first.next = self.first.val();
+        self.lanes.clock.next = clock;
+        self.ffd.clock.next = clock;
+        let g = self.r.len();
+        let (mut bits, mut words) = (
+            vec![
+                self.run.val(),
+                self.first.val(),
+                self.run.val() && self.last_sub.val(),
+            ],
+            (0..g)
+                .map(|q| self.bias[q].val())
+                .chain((0..g).map(|q| self.r[q].val()))
+                .collect::<Vec<_>>(),
+        );
+        if !self.ffd.bit.is_empty() {
+            for (i, &b) in bits.iter().enumerate() {
+                self.ffd.bit_in[i].next = b;
+            }
+            for (i, &w) in words.iter().enumerate() {
+                self.ffd.word_in[i].next = w;
+            }
+            bits = self.ffd.bit.iter().map(|x| x.val()).collect();
+            words = self.ffd.word.iter().map(|x| x.val()).collect();
+        }
+        self.sum.run.next = bits[0];
+        self.sum.first.next = bits[1];
         for l in 0..self.w.len() {
             self.lanes.w[l].next = self.w[l].val();
             self.lanes.a[l].next = self.a[l].val();
             self.sum.p[l].next = self.lanes.p[l].val();
         }
-        self.pipe.done_in.next = self.run.val() && self.last_sub.val();
+        self.pipe.done_in.next = bits[2];
         self.out.done.next = self.pipe.done.val();
         self.done.next = self.pipe.done.val();
         self.out.label.next = self.label.val();
         for q in 0..self.r.len() {
-            self.sum.bias[q].next = self.bias[q].val();
+            self.sum.bias[q].next = words[q];
             self.roms[q].h.next = self.sum.h[q].val();
-            self.pipe.r_in[q].next = self.r[q].val();
+            self.pipe.r_in[q].next = words[g + q];
             self.act[q].next = self.roms[q].a.val();
             self.sp[q].next = self.roms[q].sp.val();
             self.r_out[q].next = self.pipe.r[q].val();
@@ -105,6 +140,14 @@ impl Logic for FfUnit {
         self.pred.next = self.out.pred.val();
     }
     fn connect(&mut self) {
+        self.lanes.clock.connect();
+        self.ffd.clock.connect();
+        for x in self.ffd.bit_in.iter_mut() {
+            x.connect();
+        }
+        for x in self.ffd.word_in.iter_mut() {
+            x.connect();
+        }
         self.sum.clock.connect();
         self.pipe.clock.connect();
         self.out.clock.connect();
@@ -136,18 +179,58 @@ impl Logic for FfUnit {
         self.pred.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut v = String::from("always @(*) begin\n    sum$clock = clock;\n    pipe$clock = clock;\n    out$clock = clock;\n    sum$run = run;\n    sum$first = first;\n");
+        let rp = !self.ffd.bit.is_empty();
+        let g = self.r.len();
+        // with registered products the sum takes the control, biases and rows through `ffd`
+        let (run, first, done) = if rp {
+            ("ffd$bit$0", "ffd$bit$1", "ffd$bit$2")
+        } else {
+            ("run", "first", "run && last_sub")
+        };
+        let bias = |q: usize| {
+            if rp {
+                format!("ffd$word${q}")
+            } else {
+                format!("bias${q}")
+            }
+        };
+        let row = |q: usize| {
+            if rp {
+                format!("ffd$word${}", g + q)
+            } else {
+                format!("r${q}")
+            }
+        };
+        let mut v = format!("always @(*) begin\n    sum$clock = clock;\n    pipe$clock = clock;\n    out$clock = clock;\n    lanes$clock = clock;\n    ffd$clock = clock;\n    sum$run = {run};\n    sum$first = {first};\n");
+        if rp {
+            let _ = writeln!(
+                v,
+                "    ffd$bit_in$0 = run;\n    ffd$bit_in$1 = first;\n    ffd$bit_in$2 = run && last_sub;"
+            );
+            for q in 0..g {
+                let _ = writeln!(
+                    v,
+                    "    ffd$word_in${q} = bias${q};\n    ffd$word_in${} = r${q};",
+                    g + q
+                );
+            }
+        }
         for l in 0..self.w.len() {
             let _ = writeln!(
                 v,
                 "    lanes$w${l} = w${l};\n    lanes$a${l} = a${l};\n    sum$p${l} = lanes$p${l};"
             );
         }
-        v += "    pipe$done_in = run && last_sub;\n    out$done = pipe$done;\n    done = pipe$done;\n    out$label = label;\n";
+        let _ = writeln!(
+            v,
+            "    pipe$done_in = {done};\n    out$done = pipe$done;\n    done = pipe$done;\n    out$label = label;"
+        );
         for q in 0..self.r.len() {
             let _ = writeln!(
                 v,
-                "    sum$bias${q} = bias${q};\n    roms${q}$h = sum$h${q};\n    roms${q}$clock = clock;\n    pipe$r_in${q} = r${q};\n    act${q} = roms${q}$a;\n    sp${q} = roms${q}$sp;\n    r_out${q} = pipe$r${q};\n    out$a${q} = roms${q}$a;\n    out$r${q} = pipe$r${q};\n    out_delta${q} = out$out_delta${q};"
+                "    sum$bias${q} = {};\n    roms${q}$h = sum$h${q};\n    roms${q}$clock = clock;\n    pipe$r_in${q} = {};\n    act${q} = roms${q}$a;\n    sp${q} = roms${q}$sp;\n    r_out${q} = pipe$r${q};\n    out$a${q} = roms${q}$a;\n    out$r${q} = pipe$r${q};\n    out_delta${q} = out$out_delta${q};",
+                bias(q),
+                row(q)
             );
         }
         v += "    pred = out$pred;\nend\n";
@@ -173,7 +256,18 @@ mod tests {
 
     #[test]
     fn ff_unit_computes_one_neuron_over_two_clocks_and_delivers_it_two_later() {
-        let p = params();
+        one_neuron_over_two_clocks(false);
+    }
+
+    #[test]
+    fn with_registered_products_the_neuron_arrives_one_clock_later() {
+        one_neuron_over_two_clocks(true);
+    }
+
+    fn one_neuron_over_two_clocks(registered_products: bool) {
+        let mut p = params();
+        p.registered_products = registered_products;
+        let latency = crate::params::FF_LATENCY + registered_products as usize;
         let f = p.format;
         let mut u = FfUnit::new(&p);
         u.connect_all();
@@ -197,14 +291,10 @@ mod tests {
         }
         // the neuron's last clock was c = 1: its results come FF_LATENCY clocks later
         u.run.next = false;
-        for c in 0..crate::params::FF_LATENCY {
+        for c in 0..latency {
             settle(&mut u);
-            assert_eq!(
-                u.done.val(),
-                c + 1 == crate::params::FF_LATENCY,
-                "clock {c}"
-            );
-            if c + 1 < crate::params::FF_LATENCY {
+            assert_eq!(u.done.val(), c + 1 == latency, "clock {c}");
+            if c + 1 < latency {
                 tick(&mut u, |u| &mut u.clock);
             }
         }
@@ -220,5 +310,8 @@ mod tests {
     #[test]
     fn ff_unit_verilog_is_clean() {
         yosys_check(&FfUnit::new(&params()), "ff_unit");
+        let mut p = params();
+        p.registered_products = true;
+        yosys_check(&FfUnit::new(&p), "ff_unit_registered_products");
     }
 }

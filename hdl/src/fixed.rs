@@ -48,7 +48,10 @@ pub fn mul(f: Format, a: i32, b: i32) -> i32 {
 
 /// Verilog functions shared by every module that computes: `mul_rs` (multiply, round,
 /// saturate), `sat32` (saturate a 32-bit sum), `eta` (learning-rate shift with rounding),
-/// `sx` (a value's `width` bits, sign-extended to the 16-bit bus).
+/// `sx` (a value's `width` bits, sign-extended to the 16-bit bus). With registered products
+/// the multiply and what follows are split at the product register: `mul_raw` (product plus
+/// rounding constant, what the register holds) then `sat_rs` is `mul_rs`; `mul_eta_raw` then
+/// `eta_rs` is `eta(mul_rs(..))`.
 ///
 /// Every value is a format value held sign-extended in 16 bits (`edgeflow_core::fixed`), so
 /// the operands are taken at the format's width and results are built at that width and
@@ -67,6 +70,24 @@ pub fn verilog_functions(f: Format, shift: u32) -> String {
     } else {
         format!("(32'sd1 <<< {})", shift - 1)
     };
+    // `mul_eta_raw` and `eta_rs` are `eta(mul_rs(a, b))` with the two roundings as one:
+    // ⌊(⌊(p + 2^(F-1)) / 2^F⌋ + 2^(s-1)) / 2^s⌋ = ⌊(p + 2^(F-1) + 2^(F+s-1)) / 2^(F+s)⌋
+    // (⌊⌊x⌋/n⌋ = ⌊x/n⌋ for whole n), and since `eta` is monotone the saturation between them
+    // becomes a clamp to [eta(min), eta(max)] after it. The constant then sits in the MAC16's
+    // adder with the product, and one carry chain less follows the multiplier.
+    let k2 = format!(
+        "{}'sd{}",
+        32,
+        (if f.frac_bits > 0 {
+            1i64 << (f.frac_bits - 1)
+        } else {
+            0
+        }) + (if shift > 0 {
+            1i64 << (f.frac_bits + shift - 1)
+        } else {
+            0
+        })
+    );
     format!(
         "
 function signed [15:0] sx;
@@ -101,6 +122,44 @@ function signed [15:0] mul_rs;
     end
 endfunction
 
+function signed [31:0] mul_raw;
+    input signed [{wm}:0] a;
+    input signed [{wm}:0] b;
+    mul_raw = a * b + {round};
+endfunction
+
+function signed [15:0] sat_rs;
+    input signed [31:0] pr;
+    reg signed [31:0] q;
+    reg signed [{wm}:0] y;
+    begin
+        q = pr >>> {frac};
+        if (q > {max}) y = {max};
+        else if (q < -{neg}) y = -{neg};
+        else y = q[{wm}:0];
+        sat_rs = y;
+    end
+endfunction
+
+function signed [31:0] mul_eta_raw;
+    input signed [{wm}:0] a;
+    input signed [{wm}:0] b;
+    mul_eta_raw = a * b + {k2};
+endfunction
+
+function signed [15:0] eta_rs;
+    input signed [31:0] pr;
+    reg signed [31:0] q;
+    reg signed [{wm}:0] y;
+    begin
+        q = pr >>> {fs};
+        if (q > {emax}) y = {emax};
+        else if (q < -{eneg}) y = -{eneg};
+        else y = q[{wm}:0];
+        eta_rs = y;
+    end
+endfunction
+
 function signed [15:0] eta;
     input signed [{wm}:0] x;
     reg signed [31:0] q;
@@ -121,6 +180,10 @@ endfunction
         frac = f.frac_bits,
         eround = eround,
         shift = shift,
+        k2 = k2,
+        fs = f.frac_bits + shift,
+        emax = round_shift(f.max() as i64, shift),
+        eneg = -round_shift(f.min() as i64, shift),
     )
 }
 
@@ -201,12 +264,14 @@ mod tests {
         crate::testing::yosys_check(&MulRoundSat::new(Format::new(2, 7)), "mul_round_sat");
     }
 
-    /// The Verilog `mul_rs` against the contract's `Format::mul`, in Icarus, at the edges of
-    /// every format's range and at random.
+    /// The Verilog `mul_rs`, its registered-product form `sat_rs(mul_raw(..))`, and UP's
+    /// `eta_rs(mul_eta_raw(..))` against the contract's `Format::mul` and `Format::eta`, in
+    /// Icarus, at the edges of every format's range and at random.
     #[test]
     fn verilog_mul_rs_matches_the_contract_in_icarus() {
         // (int bits, frac bits): digits' Q3.12, a 10-bit format, no fraction, no integer part
-        for (ib, fb) in [(3, 12), (2, 7), (7, 0), (0, 7), (1, 14)] {
+        // with a learning-rate shift each, for the registered-product forms
+        for (ib, fb, shift) in [(3, 12, 2), (2, 7, 0), (7, 0, 3), (0, 7, 5), (1, 14, 1)] {
             let f = Format::new(ib, fb);
             let mut r = edgeflow_core::rng::SplitMix64::new(9);
             let span = (f.max() - f.min() + 1) as usize;
@@ -223,7 +288,10 @@ mod tests {
                 ));
             }
             let w = f.width;
-            let mut v = format!("module tb;\n{}\ninitial begin\n", verilog_functions(f, 2));
+            let mut v = format!(
+                "module tb;\n{}\ninitial begin\n",
+                verilog_functions(f, shift)
+            );
             for (a, b) in &pairs {
                 let lit = |x: i32| {
                     if x < 0 {
@@ -232,16 +300,34 @@ mod tests {
                         format!("{w}'sd{x}")
                     }
                 };
-                v += &format!("    $display(\"%0d\", mul_rs({}, {}));\n", lit(*a), lit(*b));
+                let (a, b) = (lit(*a), lit(*b));
+                v += &format!(
+                    "    $display(\"%0d %0d %0d\", mul_rs({a}, {b}), sat_rs(mul_raw({a}, {b})), eta_rs(mul_eta_raw({a}, {b})));\n"
+                );
             }
             v += "end\nendmodule\n";
             let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
                 return;
             };
-            let got: Vec<i32> = out.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            let got: Vec<Vec<i32>> = out
+                .lines()
+                .map(|l| {
+                    l.split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
+                .filter(|x: &Vec<i32>| x.len() == 3)
+                .collect();
             assert_eq!(got.len(), pairs.len(), "{f:?}");
             for ((a, b), y) in pairs.iter().zip(&got) {
-                assert_eq!(*y, f.mul(*a, *b), "mul_rs({a}, {b}) in {f:?}");
+                let m = f.mul(*a, *b);
+                assert_eq!(y[0], m, "mul_rs({a}, {b}) in {f:?}");
+                assert_eq!(y[1], m, "sat_rs(mul_raw({a}, {b})) in {f:?}");
+                assert_eq!(
+                    y[2],
+                    f.eta(m, shift),
+                    "eta_rs(mul_eta_raw({a}, {b})) in {f:?}, shift {shift}"
+                );
             }
         }
     }

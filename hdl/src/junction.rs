@@ -116,7 +116,30 @@ pub struct Junction {
     /// Read registers (see [`RdWord`]), with `registered_reads`: every memory read and the
     /// control of its clock, one clock before the arithmetic uses them. Empty otherwise.
     pub rdp: PipeRegs,
+    /// Write-back registers (see [`UpWord`]), with `registered_products`: the weight, its row
+    /// and left neuron held one clock more, to meet the registered UP products and
+    /// contributions. Empty otherwise.
+    pub upp: PipeRegs,
     _p: Box<JunctionParams>,
+}
+
+/// Words of the write-back registers: the weight row `k`, then per lane the weight and the
+/// left neuron. Bit: BP/UP runs.
+struct UpWord {
+    z: usize,
+}
+
+impl UpWord {
+    const K: usize = 0;
+    fn w(&self, l: usize) -> usize {
+        1 + l
+    }
+    fn left(&self, l: usize) -> usize {
+        1 + self.z + l
+    }
+    fn count(&self) -> usize {
+        1 + 2 * self.z
+    }
 }
 
 /// Words of the BP/UP pipeline registers: the weight row `k`, the bias row, then per group
@@ -336,12 +359,19 @@ impl Junction {
                 vec![]
             },
             ff: FfUnit::new(p),
-            bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last()),
-            up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift),
+            bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last())
+                .with_registered(p.registered_products),
+            up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift)
+                .with_registered(p.registered_products),
             // bits: BP/UP runs, and it finishes a right neuron (bias write)
             bpp: PipeRegs::new(2, BpWord { z, g }.count()),
             rdp: if p.registered_reads {
                 PipeRegs::new(RdWord::BITS, RdWord { z, g }.count())
+            } else {
+                PipeRegs::new(0, 0)
+            },
+            upp: if p.registered_products {
+                PipeRegs::new(1, UpWord { z }.count())
             } else {
                 PipeRegs::new(0, 0)
             },
@@ -458,16 +488,40 @@ impl Logic for Junction {
             self.bpp.word_in[bw.left(l)].next = dw[rd.left(l)];
         }
         let (bp_run, bp_row_done) = (self.bpp.bit[0].val(), self.bpp.bit[1].val());
+        // write-back stage of the weights and contributions: with registered products a
+        // clock after `bpp`, through `upp`
+        let rp = self._p.registered_products;
+        let uw = UpWord { z };
+        self.upp.clock.next = clock;
+        self.bp.clock.next = clock;
+        self.up.clock.next = clock;
+        let (wb_run, wb_k, wb_w, wb_left): (bool, Bits<16>, Vec<Bits<16>>, Vec<Bits<16>>) = if rp {
+            self.upp.bit_in[0].next = bp_run;
+            self.upp.word_in[UpWord::K].next = self.bpp.word[BpWord::K].val();
+            for l in 0..z {
+                self.upp.word_in[uw.w(l)].next = self.bpp.word[bw.w(l)].val();
+                self.upp.word_in[uw.left(l)].next = self.bpp.word[bw.left(l)].val();
+            }
+            (
+                self.upp.bit[0].val(),
+                self.upp.word[UpWord::K].val(),
+                (0..z).map(|l| self.upp.word[uw.w(l)].val()).collect(),
+                (0..z).map(|l| self.upp.word[uw.left(l)].val()).collect(),
+            )
+        } else {
+            (
+                bp_run,
+                self.bpp.word[BpWord::K].val(),
+                (0..z).map(|l| self.bpp.word[bw.w(l)].val()).collect(),
+                (0..z).map(|l| self.bpp.word[bw.left(l)].val()).collect(),
+            )
+        };
         // weight and bias memories: one write port per bank, UP's value or the host's
         self.wmem.clock.next = clock;
         self.wmem.raddr.next = self.seq.waddr.val();
         for l in 0..z {
-            self.wmem.we[l].next = bp_run || (host_w && h_bank == l);
-            self.wmem.waddr[l].next = if h_sel {
-                self.h_addr.val()
-            } else {
-                self.bpp.word[BpWord::K].val()
-            };
+            self.wmem.we[l].next = wb_run || (host_w && h_bank == l);
+            self.wmem.waddr[l].next = if h_sel { self.h_addr.val() } else { wb_k };
             self.wmem.wdata[l].next = if h_sel {
                 self.h_wdata.val()
             } else {
@@ -532,8 +586,8 @@ impl Logic for Junction {
             }
             let dm = &mut self.dmem[0];
             for l in 0..z {
-                dm.acc_en[l].next = bp_run;
-                dm.acc_addr[l].next = self.bpp.word[bw.left(l)].val();
+                dm.acc_en[l].next = wb_run;
+                dm.acc_addr[l].next = wb_left[l];
                 dm.acc_add[l].next = self.bp.contrib[l].val();
             }
         }
@@ -577,12 +631,18 @@ impl Logic for Junction {
         // the contributions and the updates take the registered operands
         for l in 0..z {
             self.bp.w[l].next = self.bpp.word[bw.w(l)].val();
-            self.up.w[l].next = self.bpp.word[bw.w(l)].val();
+            self.up.w[l].next = wb_w[l];
             self.up.a[l].next = self.bpp.word[bw.a(l)].val();
         }
+        // with registered products the deltas come out of BP's own register
         for q in 0..g {
-            self.bp.dq[q].next = self.bpp.word[bw.d(q)].val();
-            self.up.d[q].next = self.bpp.word[bw.d(q)].val();
+            let dq = if rp {
+                self.bp.delta[q].val()
+            } else {
+                self.bpp.word[bw.d(q)].val()
+            };
+            self.bp.dq[q].next = dq;
+            self.up.d[q].next = dq;
             self.up.bias[q].next = self.bpp.word[bw.bias(q)].val();
         }
         // outputs
@@ -683,7 +743,9 @@ impl Logic for Junction {
         self.bp.acc.iter_mut().for_each(|x| x.connect());
         self.bp.sp.iter_mut().for_each(|x| x.connect());
         self.bp.dq.iter_mut().for_each(|x| x.connect());
-        for pr in [&mut self.bpp, &mut self.rdp] {
+        self.bp.clock.connect();
+        self.up.clock.connect();
+        for pr in [&mut self.bpp, &mut self.rdp, &mut self.upp] {
             pr.clock.connect();
             pr.bit_in.iter_mut().for_each(|x| x.connect());
             pr.word_in.iter_mut().for_each(|x| x.connect());
@@ -770,7 +832,17 @@ impl Logic for Junction {
                 format!("bpp$word_in${}", bw.bias(q)),
                 dw[rd.bias(q)].clone(),
             );
-            a(format!("bp$dq${q}"), format!("bpp$word${}", bw.d(q)));
+        }
+        // with registered products the deltas come out of BP's own register
+        let dq = |q: usize| {
+            if p.registered_products {
+                format!("bp$delta${q}")
+            } else {
+                format!("bpp$word${}", bw.d(q))
+            }
+        };
+        for q in 0..g {
+            a(format!("bp$dq${q}"), dq(q));
         }
         for l in 0..z {
             a(format!("bpp$word_in${}", bw.w(l)), dw[rd.w(l)].clone());
@@ -780,16 +852,52 @@ impl Logic for Junction {
                 dw[rd.left(l)].clone(),
             );
         }
+        // the write-back stage: a clock after `bpp` through `upp` with registered products
+        let uw = UpWord { z };
+        for s in ["upp", "bp", "up"] {
+            a(format!("{s}$clock"), "clock".into());
+        }
+        let (wb_run, wb_k, wb_w, wb_left): (String, String, Vec<String>, Vec<String>) =
+            if p.registered_products {
+                a("upp$bit_in$0".into(), "bpp$bit$0".into());
+                a(
+                    format!("upp$word_in${}", UpWord::K),
+                    format!("bpp$word${}", BpWord::K),
+                );
+                for l in 0..z {
+                    a(
+                        format!("upp$word_in${}", uw.w(l)),
+                        format!("bpp$word${}", bw.w(l)),
+                    );
+                    a(
+                        format!("upp$word_in${}", uw.left(l)),
+                        format!("bpp$word${}", bw.left(l)),
+                    );
+                }
+                (
+                    "upp$bit$0".into(),
+                    format!("upp$word${}", UpWord::K),
+                    (0..z).map(|l| format!("upp$word${}", uw.w(l))).collect(),
+                    (0..z).map(|l| format!("upp$word${}", uw.left(l))).collect(),
+                )
+            } else {
+                (
+                    "bpp$bit$0".into(),
+                    format!("bpp$word${}", BpWord::K),
+                    (0..z).map(|l| format!("bpp$word${}", bw.w(l))).collect(),
+                    (0..z).map(|l| format!("bpp$word${}", bw.left(l))).collect(),
+                )
+            };
         a("wmem$clock".into(), "clock".into());
         a("wmem$raddr".into(), "seq$waddr".into());
         for l in 0..z {
             a(
                 format!("wmem$we${l}"),
-                format!("bpp$bit$0 || (h_sel && h_we && !h_bias && (h_bank == 16'd{l}))"),
+                format!("{wb_run} || (h_sel && h_we && !h_bias && (h_bank == 16'd{l}))"),
             );
             a(
                 format!("wmem$waddr${l}"),
-                format!("h_sel ? h_addr : bpp$word${}", BpWord::K),
+                format!("h_sel ? h_addr : {wb_k}"),
             );
             a(
                 format!("wmem$wdata${l}"),
@@ -859,11 +967,8 @@ impl Logic for Junction {
                 a(format!("lq_acc${q}"), format!("dmem$0$rd_data${q}"));
             }
             for l in 0..z {
-                a(format!("dmem$0$acc_en${l}"), "bpp$bit$0".into());
-                a(
-                    format!("dmem$0$acc_addr${l}"),
-                    format!("bpp$word${}", bw.left(l)),
-                );
+                a(format!("dmem$0$acc_en${l}"), wb_run.clone());
+                a(format!("dmem$0$acc_addr${l}"), wb_left[l].clone());
                 a(format!("dmem$0$acc_add${l}"), format!("bp$contrib${l}"));
             }
         }
@@ -877,7 +982,7 @@ impl Logic for Junction {
             a(format!("ff$w${l}"), dw[rd.w(l)].clone());
             a(format!("ff$a${l}"), dw[rd.a(l)].clone());
             a(format!("bp$w${l}"), format!("bpp$word${}", bw.w(l)));
-            a(format!("up$w${l}"), format!("bpp$word${}", bw.w(l)));
+            a(format!("up$w${l}"), wb_w[l].clone());
             a(format!("up$a${l}"), format!("bpp$word${}", bw.a(l)));
         }
         for q in 0..g {
@@ -891,7 +996,7 @@ impl Logic for Junction {
                 format!("{{{}, {}}}", dw[rd.acc_hi(q)], dw[rd.acc_lo(q)]),
             );
             a(format!("bp$sp${q}"), dw[rd.sp(q)].clone());
-            a(format!("up$d${q}"), format!("bpp$word${}", bw.d(q)));
+            a(format!("up$d${q}"), dq(q));
             a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
         }
         if p.is_last() {

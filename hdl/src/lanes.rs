@@ -1,5 +1,8 @@
 //! The lanes: `z` multiply-round-saturate units working side by side, one per edge of the
 //! clock (`w_e · a_k` in FF). Each lane is the same arithmetic as [`crate::fixed::MulRoundSat`].
+//! With registered products (`with_registered`) each lane's product is held for a clock
+//! (in the Verilog before the rounding shift and saturation, so the register is the MAC16's
+//! own output register) and `p` is the previous clock's.
 
 use crate::fixed::{b16, mul, s16};
 use edgeflow_core::fixed::Format;
@@ -8,27 +11,51 @@ use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct Lanes {
+    pub clock: Signal<In, Clock>,
     pub w: Vec<Signal<In, Bits<16>>>,
     pub a: Vec<Signal<In, Bits<16>>>,
     pub p: Vec<Signal<Out, Bits<16>>>,
     _f: Format,
+    /// The registered products (empty without registered products).
+    _q: Vec<i32>,
 }
 
 impl Lanes {
     pub fn new(z: usize, f: Format) -> Lanes {
         Lanes {
+            clock: Default::default(),
             w: crate::sigs(z),
             a: crate::sigs(z),
             p: crate::sigs(z),
             _f: f,
+            _q: vec![],
         }
+    }
+
+    pub fn with_registered(mut self, registered: bool) -> Lanes {
+        self._q = if registered {
+            vec![0; self.p.len()]
+        } else {
+            vec![]
+        };
+        self
     }
 }
 
 impl Logic for Lanes {
     fn update(&mut self) {
+        let now = |l: usize| mul(self._f, s16(self.w[l].val()), s16(self.a[l].val()));
+        if self._q.is_empty() {
+            for l in 0..self.p.len() {
+                self.p[l].next = b16(now(l));
+            }
+            return;
+        }
+        if self.clock.pos_edge() {
+            self._q = (0..self.p.len()).map(now).collect();
+        }
         for l in 0..self.p.len() {
-            self.p[l].next = b16(mul(self._f, s16(self.w[l].val()), s16(self.a[l].val())));
+            self.p[l].next = b16(self._q[l]);
         }
     }
     fn connect(&mut self) {
@@ -38,9 +65,18 @@ impl Logic for Lanes {
     }
     fn hdl(&self) -> Verilog {
         let mut v = crate::fixed::verilog_functions(self._f, 0);
+        if !self._q.is_empty() {
+            for l in 0..self.p.len() {
+                let _ = writeln!(v, "reg signed [31:0] q_{l};\ninitial q_{l} = 32'sd0;\nalways @(posedge clock) q_{l} <= mul_raw(w${l}, a${l});");
+            }
+        }
         v += "always @(*) begin\n";
         for l in 0..self.p.len() {
-            let _ = writeln!(v, "    p${l} = mul_rs(w${l}, a${l});");
+            if self._q.is_empty() {
+                let _ = writeln!(v, "    p${l} = mul_rs(w${l}, a${l});");
+            } else {
+                let _ = writeln!(v, "    p${l} = sat_rs(q_{l});");
+            }
         }
         v += "end\n";
         Verilog::Custom(v)
@@ -50,7 +86,7 @@ impl Logic for Lanes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{settle, yosys_check};
+    use crate::testing::{settle, tick, yosys_check};
 
     #[test]
     fn every_lane_multiplies_rounds_and_saturates() {
@@ -79,7 +115,42 @@ mod tests {
     }
 
     #[test]
+    fn registered_lanes_give_the_previous_clocks_products() {
+        let f = Format::new(3, 12);
+        let mut lanes = Lanes::new(2, f).with_registered(true);
+        lanes.connect_all();
+        let mut r = edgeflow_core::rng::SplitMix64::new(3);
+        let mut prev: Option<Vec<i32>> = None;
+        for _ in 0..200 {
+            let v: Vec<(i32, i32)> = (0..2)
+                .map(|_| {
+                    (
+                        f.min() + r.below(65536) as i32,
+                        f.min() + r.below(65536) as i32,
+                    )
+                })
+                .collect();
+            for (l, &(w, a)) in v.iter().enumerate() {
+                lanes.w[l].next = b16(w);
+                lanes.a[l].next = b16(a);
+            }
+            settle(&mut lanes);
+            if let Some(p) = &prev {
+                for l in 0..2 {
+                    assert_eq!(s16(lanes.p[l].val()), p[l]);
+                }
+            }
+            prev = Some(v.iter().map(|&(w, a)| f.mul(w, a)).collect());
+            tick(&mut lanes, |x| &mut x.clock);
+        }
+    }
+
+    #[test]
     fn lanes_verilog_is_clean() {
         yosys_check(&Lanes::new(3, Format::new(3, 12)), "lanes");
+        yosys_check(
+            &Lanes::new(2, Format::new(3, 12)).with_registered(true),
+            "lanes_registered",
+        );
     }
 }

@@ -43,6 +43,9 @@ pub struct JunctionParams {
     /// Every memory read registered before the arithmetic (`Spec::registered_reads`): the
     /// datapath runs one clock behind the addresses.
     pub registered_reads: bool,
+    /// Every product registered before what follows it (`Spec::registered_products`): FF one
+    /// clock longer (`ff_latency`), BP/UP's write-backs one clock later.
+    pub registered_products: bool,
 }
 
 impl JunctionParams {
@@ -90,6 +93,7 @@ impl JunctionParams {
             table: ActivationTable::sigmoid(format),
             pattern,
             registered_reads: spec.registered_reads,
+            registered_products: spec.registered_products,
         }
     }
 
@@ -137,5 +141,5 @@ pub fn block_cycle_clocks(spec: &Spec) -> usize {
 /// Clocks a block cycle of this hardware spends beyond its longest pass: the FF pipeline,
 /// and one more with registered reads.
 pub fn block_cycle_overhead(spec: &Spec) -> usize {
-    FF_LATENCY + spec.registered_reads as usize
+    FF_LATENCY + spec.registered_reads as usize + spec.registered_products as usize
 }

@@ -465,6 +465,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         "period_ns": p.period_ns, "launch": p.launch, "capture": p.capture,
         "critical_path": p.critical_path,
         "worst_through_multiplier_ns": p.worst_through_multiplier_ns,
+        "worst_endpoints": p.worst_endpoints,
         "resources": s.table, "nextpnr_utilisation": p.utilisation,
         "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
         "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,

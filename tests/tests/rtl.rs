@@ -219,3 +219,32 @@ fn registered_reads_are_bit_exact_one_clock_later() {
         );
     }
 }
+
+/// With registered products as well (`registered_products = true`, the iCEBreaker's build:
+/// every product in the MAC16's output register, UP's two roundings as one) the FF results
+/// and the write-backs land one clock later again: the same bits, two more clocks per block
+/// cycle than the default. Registered products alone are checked on a few specs too.
+#[test]
+fn registered_products_are_bit_exact_one_clock_later() {
+    let mut specs = vec![spec("tiny.toml"), spec("digits.toml")];
+    specs.extend((310..318u64).map(random_spec));
+    for (i, mut sp) in specs.into_iter().enumerate() {
+        sp.registered_products = true;
+        sp.registered_reads = i % 3 != 2;
+        let n = if sp.name == "digits" { 24 } else { 10 };
+        let rep = check(&sp, &random_data(&sp, n, 6), None).unwrap();
+        assert!(
+            rep.bit_exact,
+            "{}: {}\n{}",
+            sp.name,
+            rep.first_difference.unwrap(),
+            sp.to_toml()
+        );
+        assert_eq!(
+            rep.block_cycle_clocks,
+            longest_pass(&sp) + PIPELINE_LATENCY + sp.registered_reads as usize + 1,
+            "{}",
+            sp.name
+        );
+    }
+}

@@ -28,6 +28,9 @@ pub struct PnrResult {
     pub capture: &'static str,
     /// The worst period of a path through a combinational multiplier, ns (none: no such path).
     pub worst_through_multiplier_ns: Option<f64>,
+    /// The slowest endpoints of the static timing with the multipliers (`cell/pin`, period ns,
+    /// launch edge, through a multiplier), slowest first: what to pipeline next.
+    pub worst_endpoints: Vec<(String, f64, &'static str, bool)>,
     /// nextpnr's utilisation after packing: (cell type, used, available).
     pub utilisation: Vec<(String, u64, u64)>,
     pub seconds: f64,
@@ -160,10 +163,18 @@ fn time_with(
         launch: honest.launch,
         capture: honest.capture,
         worst_through_multiplier_ns: honest.worst_through_multiplier_ns,
+        worst_endpoints: honest
+            .worst_endpoints
+            .into_iter()
+            .take(WORST_ENDPOINTS)
+            .collect(),
         utilisation: report.utilisation,
         seconds: 0.0,
     })
 }
+
+/// The bitstream report lists this many of the slowest endpoints.
+pub const WORST_ENDPOINTS: usize = 40;
 
 /// At most this many entries in a shortened path.
 pub const PATH_ENTRIES: usize = 25;
