@@ -199,7 +199,7 @@ mod tests {
                     },
                     seed: 0,
                     registered_reads: false,
-                    registered_products: false,
+                    deep_pipeline: false,
                 }
             })
     }
@@ -284,7 +284,7 @@ mod tests {
             },
             seed: 0,
             registered_reads: false,
-            registered_products: false,
+            deep_pipeline: false,
         }
     }
 }

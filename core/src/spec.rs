@@ -66,11 +66,13 @@ pub struct Spec {
     /// bitstream` then turns it on).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub registered_reads: bool,
-    /// Hold every multiplier's product in a register (the UP5K's MAC16 has one at its output,
-    /// so it costs no logic cell) before the rounding, saturation and sums that follow it:
-    /// one more clock per block cycle, the same bits. Board files can ask for it.
+    /// The deep pipeline, for parts whose arithmetic is slow next to their clock (the iCE40
+    /// UP5K): every multiplier's product is held in a register (the MAC16 has one at its
+    /// output, so it costs no logic cell) before the rounding, saturation and sums that follow
+    /// it, and each finished neuron's saturated sum is registered before its activation
+    /// lookup. Two more clocks per block cycle, the same bits. Board files can ask for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub registered_products: bool,
+    pub deep_pipeline: bool,
 }
 
 /// One broken rule: the field, what the rule is, and what to do.
@@ -126,10 +128,10 @@ fn nearest(mut v: Vec<usize>, target: usize, k: usize) -> Vec<usize> {
 
 impl Spec {
     /// Clocks a block cycle spends beyond the longest junction pass on this hardware:
-    /// [`BLOCK_CYCLE_OVERHEAD`], one more with `registered_reads`, one more with
-    /// `registered_products`.
+    /// [`BLOCK_CYCLE_OVERHEAD`], one more with `registered_reads`, two more with
+    /// `deep_pipeline`.
     pub fn block_cycle_overhead(&self) -> usize {
-        BLOCK_CYCLE_OVERHEAD + self.registered_reads as usize + self.registered_products as usize
+        BLOCK_CYCLE_OVERHEAD + self.registered_reads as usize + 2 * self.deep_pipeline as usize
     }
 
     pub fn from_toml_str(text: &str, source: &str) -> Result<Spec, SpecError> {

@@ -27,12 +27,12 @@ impl Inner {
     }
 
     /// The design as built for board `b`: with registered reads where the board asks for
-    /// them (`BoardInfo::registered_reads`).
+    /// them (`BoardInfo::registered_reads`), and the deep pipeline where it asks for that.
     pub fn for_board(self, b: &BoardInfo) -> Inner {
         match self {
             Inner::Network(mut s) => {
                 s.registered_reads |= b.registered_reads;
-                s.registered_products |= b.registered_products;
+                s.deep_pipeline |= b.deep_pipeline;
                 Inner::Network(s)
             }
             Inner::Echo => Inner::Echo,

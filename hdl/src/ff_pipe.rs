@@ -21,8 +21,8 @@ pub struct FfPipe {
     /// Two clocks later.
     pub done: Signal<Out, Bit>,
     pub r: Vec<Signal<Out, Bits<16>>>,
-    /// (done, r) one and two clocks after the input.
-    _s: Box<[(bool, Vec<u64>); 2]>,
+    /// (done, r) one, two, … clocks after the input.
+    _s: Box<Vec<(bool, Vec<u64>)>>,
 }
 
 impl FfPipe {
@@ -33,8 +33,15 @@ impl FfPipe {
             r_in: crate::sigs(groups),
             done: Default::default(),
             r: crate::sigs(groups),
-            _s: Box::new([(false, vec![0; groups]), (false, vec![0; groups])]),
+            _s: Box::new(vec![(false, vec![0; groups]); 2]),
         }
+    }
+
+    /// `depth` clocks instead of two (the deep pipeline registers the sum once more).
+    pub fn with_depth(mut self, depth: usize) -> FfPipe {
+        let g = self.r.len();
+        self._s = Box::new(vec![(false, vec![0; g]); depth]);
+        self
     }
 }
 
@@ -43,16 +50,16 @@ impl Logic for FfPipe {
         let g = self.r.len();
         if self.clock.pos_edge() {
             let s = &mut *self._s;
-            s[1] = s[0].clone();
+            s.rotate_right(1);
             s[0] = (
                 self.done_in.val(),
                 (0..g).map(|q| self.r_in[q].val().to_u64()).collect(),
             );
         }
-        let s = &*self._s;
-        self.done.next = s[1].0;
+        let last = self._s.last().unwrap();
+        self.done.next = last.0;
         for q in 0..g {
-            self.r[q].next = b16(s[1].1[q] as i32);
+            self.r[q].next = b16(last.1[q] as i32);
         }
     }
     fn connect(&mut self) {
@@ -60,22 +67,27 @@ impl Logic for FfPipe {
         self.r.iter_mut().for_each(|x| x.connect());
     }
     fn hdl(&self) -> Verilog {
-        let g = self.r.len();
-        let mut v = String::from("reg done1;\nreg done2;\n");
-        for q in 0..g {
-            let _ = writeln!(v, "reg [15:0] r1_{q};\nreg [15:0] r2_{q};");
+        let (g, d) = (self.r.len(), self._s.len());
+        let mut v = String::new();
+        for s in 1..=d {
+            let _ = writeln!(v, "reg done{s};\ninitial done{s} = 1'b0;");
+            for q in 0..g {
+                let _ = writeln!(v, "reg [15:0] r{s}_{q};\ninitial r{s}_{q} = 16'd0;");
+            }
         }
-        v += "initial begin\n    done1 = 1'b0;\n    done2 = 1'b0;\n";
+        v += "always @(posedge clock) begin\n    done1 <= done_in;\n";
         for q in 0..g {
-            let _ = writeln!(v, "    r1_{q} = 16'd0;\n    r2_{q} = 16'd0;");
+            let _ = writeln!(v, "    r1_{q} <= r_in${q};");
         }
-        v += "end\nalways @(posedge clock) begin\n    done1 <= done_in;\n    done2 <= done1;\n";
-        for q in 0..g {
-            let _ = writeln!(v, "    r1_{q} <= r_in${q};\n    r2_{q} <= r1_{q};");
+        for s in 2..=d {
+            let _ = writeln!(v, "    done{s} <= done{};", s - 1);
+            for q in 0..g {
+                let _ = writeln!(v, "    r{s}_{q} <= r{}_{q};", s - 1);
+            }
         }
-        v += "end\nalways @(*) begin\n    done = done2;\n";
+        let _ = writeln!(v, "end\nalways @(*) begin\n    done = done{d};");
         for q in 0..g {
-            let _ = writeln!(v, "    r${q} = r2_{q};");
+            let _ = writeln!(v, "    r${q} = r{d}_{q};");
         }
         v += "end\n";
         Verilog::Custom(v)
@@ -110,7 +122,28 @@ mod tests {
     }
 
     #[test]
+    fn a_deeper_pipe_takes_its_depth() {
+        let mut p = FfPipe::new(1).with_depth(3);
+        p.connect_all();
+        let mut seen = vec![];
+        for c in 0..7usize {
+            p.done_in.next = c == 1;
+            p.r_in[0].next = b16(c as i32);
+            settle(&mut p);
+            seen.push((p.done.val(), p.r[0].val().index()));
+            tick(&mut p, |p| &mut p.clock);
+        }
+        assert_eq!(seen[4], (true, 1));
+        assert!(
+            seen.iter().enumerate().all(|(c, s)| s.0 == (c == 4)),
+            "{seen:?}"
+        );
+        assert_eq!(seen[6].1, 3);
+    }
+
+    #[test]
     fn ff_pipe_verilog_is_clean() {
         yosys_check(&FfPipe::new(2), "ff_pipe");
+        yosys_check(&FfPipe::new(2).with_depth(3), "ff_pipe_deep");
     }
 }

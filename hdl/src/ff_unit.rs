@@ -66,14 +66,16 @@ impl FfUnit {
             pred: Default::default(),
             done: Default::default(),
             r_out: crate::sigs(g),
-            lanes: Lanes::new(z, p.format).with_registered(p.registered_products),
-            sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),
+            lanes: Lanes::new(z, p.format).with_registered(p.deep_pipeline),
+            sum: NeuronSum::new(g, p.lanes_per_group, p.format)
+                .with_fan_in(p.fan_in)
+                .with_registered_h(p.deep_pipeline),
             roms: (0..g)
                 .map(|_| ActivationRom::new(p.right_act, p.table.clone()))
                 .collect(),
-            pipe: FfPipe::new(g),
+            pipe: FfPipe::new(g).with_depth(2 + p.deep_pipeline as usize),
             out: FfOutput::new(g, p.format),
-            ffd: if p.registered_products {
+            ffd: if p.deep_pipeline {
                 PipeRegs::new(3, 2 * g)
             } else {
                 PipeRegs::new(0, 0)
@@ -260,14 +262,14 @@ mod tests {
     }
 
     #[test]
-    fn with_registered_products_the_neuron_arrives_one_clock_later() {
+    fn with_the_deep_pipeline_the_neuron_arrives_two_clocks_later() {
         one_neuron_over_two_clocks(true);
     }
 
-    fn one_neuron_over_two_clocks(registered_products: bool) {
+    fn one_neuron_over_two_clocks(deep_pipeline: bool) {
         let mut p = params();
-        p.registered_products = registered_products;
-        let latency = crate::params::FF_LATENCY + registered_products as usize;
+        p.deep_pipeline = deep_pipeline;
+        let latency = crate::params::FF_LATENCY + 2 * deep_pipeline as usize;
         let f = p.format;
         let mut u = FfUnit::new(&p);
         u.connect_all();
@@ -311,7 +313,7 @@ mod tests {
     fn ff_unit_verilog_is_clean() {
         yosys_check(&FfUnit::new(&params()), "ff_unit");
         let mut p = params();
-        p.registered_products = true;
-        yosys_check(&FfUnit::new(&p), "ff_unit_registered_products");
+        p.deep_pipeline = true;
+        yosys_check(&FfUnit::new(&p), "ff_unit_deep_pipeline");
     }
 }

@@ -395,15 +395,19 @@ reg bias;
 reg [15:0] bank;
 reg [15:0] row;
 reg read_phase;
-reg [31:0] samples;
-reg [31:0] loaded_r;
-reg [31:0] loaded_m1;
+// a stream has at most 65535 samples (16-bit count), so the sample counters are 16 bits:
+// their comparisons sit in the stream's ready handshake
+reg [15:0] samples;
+reg [15:0] loaded_r;
+reg [15:0] loaded_m1;
+// widx is at the label (training) / past the inputs: kept with widx, off the handshake
+reg wlab;
 reg [15:0] widx;
 reg [15:0] in_copy_r;
 initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
-    samples = 32'd0; loaded_r = 32'd0; loaded_m1 = 32'd0; widx = 16'd0; in_copy_r = 16'd0;
+    samples = 16'd0; loaded_r = 16'd0; loaded_m1 = 16'd0; widx = 16'd0; in_copy_r = 16'd0; wlab = 1'b0;
 end
 reg pending;
 reg in_ready_c;
@@ -426,7 +430,7 @@ always @(*) begin
         M_IDLE, M_ERR: in_ready_c = !pending;
         M_LOAD, M_COUNT: in_ready_c = 1'b1;
         // loaded_r <= started + 1, without the adder: loaded_m1 = loaded_r - 1
-        M_STREAM: in_ready_c = (loaded_r < samples) && ((loaded_r == 32'd0) || (loaded_m1 <= started));
+        M_STREAM: in_ready_c = (loaded_r < samples) && ((loaded_r == 16'd0) || ({16'd0, loaded_m1} <= started));
         default: in_ready_c = 1'b0;
     endcase
     take = in_ready_c && in_valid;
@@ -469,10 +473,9 @@ always @(*) begin
     go = (mode == M_COUNT) && take;
     go_train = train;
     go_samples = in_data;
-    loaded = loaded_r;
-    lab_we = (mode == M_STREAM) && take && (widx >= 16'd{inputs});
-    lab_copy = in_copy_r;",
-        inputs = p.inputs
+    loaded = {{16'd0, loaded_r}};
+    lab_we = (mode == M_STREAM) && take && wlab;
+    lab_copy = in_copy_r;"
     );
     for j in 0..l {
         let _ = writeln!(
@@ -487,10 +490,9 @@ always @(*) begin
     h_addr = row;
     h_bank = bank;
     h_wdata = in_data;
-    in_we = (mode == M_STREAM) && take && (widx < 16'd{inputs});
+    in_we = (mode == M_STREAM) && take && !wlab;
     in_copy = in_copy_r;
-    in_addr = widx;",
-        inputs = p.inputs
+    in_addr = widx;"
     );
     for k in 1..lanes {
         let _ = writeln!(
@@ -530,17 +532,21 @@ always @(posedge clock) begin
             end
         end
         M_COUNT: if (take) begin
-            samples <= {{16'd0, in_data}}; loaded_r <= 32'd0; loaded_m1 <= 32'd0; widx <= 16'd0; in_copy_r <= 16'd0;
+            samples <= in_data; loaded_r <= 16'd0; loaded_m1 <= 16'd0; widx <= 16'd0; in_copy_r <= 16'd0; wlab <= 1'b0;
             mode <= M_STREAM;
         end
         M_STREAM: begin
             if (take) begin
-                if ((widx >= 16'd{inputs}) || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs}))) begin
+                if (wlab || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs}))) begin
                     widx <= 16'd0;
-                    loaded_r <= loaded_r + 32'd1;
+                    wlab <= 1'b0;
+                    loaded_r <= loaded_r + 16'd1;
                     loaded_m1 <= loaded_r;
                     in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
-                end else widx <= widx + 16'd{lanes};
+                end else begin
+                    widx <= widx + 16'd{lanes};
+                    wlab <= (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs});
+                end
             end
             if (pred_valid) begin
                 msg0 <= pred; msg_n <= 2'd1; msg_i <= 2'd0;

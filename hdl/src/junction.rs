@@ -21,7 +21,15 @@
 //!   across a sweep boundary cannot occur and needs no forwarding;
 //! - with registered reads (`Spec::registered_reads`) every memory read of clock `k` and that
 //!   clock's control pass the read registers `rdp` first, and everything above happens one
-//!   clock later: `T = C + FF_LATENCY + 1`, the same bits.
+//!   clock later: `T = C + FF_LATENCY + 1`, the same bits;
+//! - with registered products (`Spec::deep_pipeline`) every product is held a clock in
+//!   its unit (the MAC16's output register in the Verilog): FF's sum runs a clock after its
+//!   products (`FfUnit::ffd` delays the control), BP's delta comes out of BP's register a
+//!   clock later and feeds the contributions and UP directly (not through `bpp`), and the
+//!   weight write-backs and contributions land a clock after that, with the weight, its row
+//!   and left neuron held in `upp`. Biases are still written in the delta's clock. The last
+//!   write of a pass lands at the end of clock `C + FF_LATENCY + rr` (rr = 1 with registered
+//!   reads), so `T = C + FF_LATENCY + rr + 1`, the same bits.
 //!
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
 //! contents only change at the rising edge, so the next rising edge sees exactly the
@@ -30,8 +38,9 @@
 //! read feeds a multiplier in the same clock, which gets half a clock: on the iCE40 UP5K,
 //! whose SB_MAC16 multiplies combinationally in up to 9 ns, digits then runs at 9.4 MHz
 //! (static timing with the multiplies, flow/sta.rs); with registered reads the read gets its
-//! own half clock and the multiply a whole one, 19 MHz. What limits it then are the BP/UP
-//! write-backs (multiply, round, saturate, subtract into the weight memory) on a part 97% full.
+//! own half clock and the multiply a whole one, 19 MHz, limited by the BP/UP write-backs
+//! (multiply, round, saturate, subtract into the weight memory); with registered products as
+//! well, 20–22 MHz, limited by control and memory paths on a part 96% full.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
@@ -116,7 +125,7 @@ pub struct Junction {
     /// Read registers (see [`RdWord`]), with `registered_reads`: every memory read and the
     /// control of its clock, one clock before the arithmetic uses them. Empty otherwise.
     pub rdp: PipeRegs,
-    /// Write-back registers (see [`UpWord`]), with `registered_products`: the weight, its row
+    /// Write-back registers (see [`UpWord`]), with `deep_pipeline`: the weight, its row
     /// and left neuron held one clock more, to meet the registered UP products and
     /// contributions. Empty otherwise.
     pub upp: PipeRegs,
@@ -360,9 +369,9 @@ impl Junction {
             },
             ff: FfUnit::new(p),
             bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last())
-                .with_registered(p.registered_products),
+                .with_registered(p.deep_pipeline),
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift)
-                .with_registered(p.registered_products),
+                .with_registered(p.deep_pipeline),
             // bits: BP/UP runs, and it finishes a right neuron (bias write)
             bpp: PipeRegs::new(2, BpWord { z, g }.count()),
             rdp: if p.registered_reads {
@@ -370,7 +379,7 @@ impl Junction {
             } else {
                 PipeRegs::new(0, 0)
             },
-            upp: if p.registered_products {
+            upp: if p.deep_pipeline {
                 PipeRegs::new(1, UpWord { z }.count())
             } else {
                 PipeRegs::new(0, 0)
@@ -490,7 +499,7 @@ impl Logic for Junction {
         let (bp_run, bp_row_done) = (self.bpp.bit[0].val(), self.bpp.bit[1].val());
         // write-back stage of the weights and contributions: with registered products a
         // clock after `bpp`, through `upp`
-        let rp = self._p.registered_products;
+        let rp = self._p.deep_pipeline;
         let uw = UpWord { z };
         self.upp.clock.next = clock;
         self.bp.clock.next = clock;
@@ -835,7 +844,7 @@ impl Logic for Junction {
         }
         // with registered products the deltas come out of BP's own register
         let dq = |q: usize| {
-            if p.registered_products {
+            if p.deep_pipeline {
                 format!("bp$delta${q}")
             } else {
                 format!("bpp$word${}", bw.d(q))
@@ -858,7 +867,7 @@ impl Logic for Junction {
             a(format!("{s}$clock"), "clock".into());
         }
         let (wb_run, wb_k, wb_w, wb_left): (String, String, Vec<String>, Vec<String>) =
-            if p.registered_products {
+            if p.deep_pipeline {
                 a("upp$bit_in$0".into(), "bpp$bit$0".into());
                 a(
                     format!("upp$word_in${}", UpWord::K),

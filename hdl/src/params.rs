@@ -43,9 +43,10 @@ pub struct JunctionParams {
     /// Every memory read registered before the arithmetic (`Spec::registered_reads`): the
     /// datapath runs one clock behind the addresses.
     pub registered_reads: bool,
-    /// Every product registered before what follows it (`Spec::registered_products`): FF one
-    /// clock longer (`ff_latency`), BP/UP's write-backs one clock later.
-    pub registered_products: bool,
+    /// The deep pipeline (`Spec::deep_pipeline`): every product registered before what
+    /// follows it and each finished sum registered before its activation lookup: FF two
+    /// clocks longer (`DEEP_FF_CLOCKS`), the weight write-backs one clock later.
+    pub deep_pipeline: bool,
 }
 
 impl JunctionParams {
@@ -93,7 +94,7 @@ impl JunctionParams {
             table: ActivationTable::sigmoid(format),
             pattern,
             registered_reads: spec.registered_reads,
-            registered_products: spec.registered_products,
+            deep_pipeline: spec.deep_pipeline,
         }
     }
 
@@ -122,6 +123,10 @@ impl JunctionParams {
 /// prediction (ff_pipe.rs).
 pub const FF_LATENCY: usize = 2;
 
+/// Clocks the deep pipeline adds to FF (and to the block cycle): the product register and the
+/// saturated sum's register.
+pub const DEEP_FF_CLOCKS: usize = 2;
+
 /// The longest junction pass of a network, `C = max C_j` clocks.
 pub fn max_pass_clocks(spec: &Spec) -> usize {
     (0..spec.junctions())
@@ -141,5 +146,5 @@ pub fn block_cycle_clocks(spec: &Spec) -> usize {
 /// Clocks a block cycle of this hardware spends beyond its longest pass: the FF pipeline,
 /// and one more with registered reads.
 pub fn block_cycle_overhead(spec: &Spec) -> usize {
-    FF_LATENCY + spec.registered_reads as usize + spec.registered_products as usize
+    FF_LATENCY + spec.registered_reads as usize + DEEP_FF_CLOCKS * spec.deep_pipeline as usize
 }

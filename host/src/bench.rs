@@ -558,16 +558,25 @@ fn projections(spec: &Spec, boards: &[BoardClocks], measured: &[Measured]) -> Ve
     let ops = sparse_edge_ops(spec) as f64;
     let mut out = Vec::new();
     for b in boards {
-        // a board that builds the network with registered reads runs one more clock per
-        // sample than the spec as written, and than the simulations measured
-        let built = edgeflow_hdl::boards::board(&b.name)
-            .map_or(false, |x| x.registered_reads && !spec.registered_reads);
-        let board_cps = if built {
-            let mut s = spec.clone();
-            s.registered_reads = true;
+        // a board that builds the network with registered reads or the deep pipeline runs
+        // more clocks per sample than the spec as written, and than the simulations measured
+        let mut built = spec.clone();
+        if let Ok(x) = edgeflow_hdl::boards::board(&b.name) {
+            built.registered_reads |= x.registered_reads;
+            built.deep_pipeline |= x.deep_pipeline;
+        }
+        let board_cps = if built.block_cycle_overhead() != spec.block_cycle_overhead() {
             vec![(
-                s.derived().block_cycle_clocks as f64,
-                "spec as the board builds it (registered reads: one more clock)".to_string(),
+                built.derived().block_cycle_clocks as f64,
+                format!(
+                    "spec as the board builds it ({}: {} more clocks)",
+                    match (built.registered_reads, built.deep_pipeline) {
+                        (true, true) => "registered reads and the deep pipeline",
+                        (true, false) => "registered reads",
+                        _ => "the deep pipeline",
+                    },
+                    built.block_cycle_overhead() - spec.block_cycle_overhead()
+                ),
             )]
         } else {
             cps.clone()

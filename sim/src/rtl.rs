@@ -456,7 +456,7 @@ pub fn random_spec(seed: u64) -> Spec {
             },
             seed: r.below(1000) as u64,
             registered_reads: false,
-            registered_products: false,
+            deep_pipeline: false,
         };
         if spec.validate("random").is_ok() {
             return spec;

@@ -194,18 +194,19 @@ fn registered_reads_cosim_is_bit_exact() {
     }
 }
 
-/// Registered products as well (the iCEBreaker build: products in the MAC16 output registers,
-/// UP's roundings merged, `mul_raw`/`sat_rs`/`eta_rs`) in Verilog: tiny, digits and two random
+/// The deep pipeline (the iCEBreaker build with registered reads: products in the MAC16
+/// output registers, UP's roundings merged, `mul_raw`/`sat_rs`/`eta_rs`, the saturated sum
+/// registered) in Verilog: tiny, digits and two random
 /// specs, every bit and clock count as the rust-hdl simulation.
 #[test]
-fn registered_products_cosim_is_bit_exact() {
+fn deep_pipeline_cosim_is_bit_exact() {
     if !tool_for_test(VERILATOR) {
         return;
     }
     for name in ["tiny.toml", "digits.toml"] {
         let mut sp = spec(name);
         sp.registered_reads = true;
-        sp.registered_products = true;
+        sp.deep_pipeline = true;
         // a "random" tag builds quickly: this run checks bits, the speeds are measured above
         cosim(
             &sp,
@@ -216,7 +217,7 @@ fn registered_products_cosim_is_bit_exact() {
     for seed in [316u64, 317] {
         let mut sp = random_spec(seed);
         sp.registered_reads = seed % 2 == 0;
-        sp.registered_products = true;
+        sp.deep_pipeline = true;
         cosim(
             &sp,
             &random_data(&sp, 8, seed),

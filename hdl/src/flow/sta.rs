@@ -44,7 +44,10 @@ pub enum DspModel {
     /// from every input not held in a register to every output; a registered input group
     /// launches at the clock through the same arcs (the register's own clock-to-out, a
     /// fraction of a ns, is not in the database and is left out). Cells with a pipeline or
-    /// output register keep nextpnr's register ports.
+    /// output register keep nextpnr's register ports, but a setup check at an input that is
+    /// not held in an input register carries the multiply's slowest arc from that input, and
+    /// a registered input group's way through the multiply to the output register is a path
+    /// of its own.
     Multiplier {
         arcs: Vec<(String, String, f64)>,
         macs: HashMap<String, MacRegisters>,
@@ -300,9 +303,53 @@ pub fn analyse(sdf: &str, dsp: &DspModel) -> Result<StaResult> {
                 checks.push((dpin, neg, slowest(&l[3..4]) * scale));
             }
         }
-        let mac = (ctype == "ICESTORM_DSP")
-            .then(|| macs.get(&inst).cloned().unwrap_or_default())
-            .filter(|m| !m.internal);
+        let mac = (ctype == "ICESTORM_DSP").then(|| macs.get(&inst).cloned().unwrap_or_default());
+        if let (Some(m), Some(arcs)) = (mac.as_ref().filter(|m| m.internal), arcs) {
+            // An output register: its outputs launch at the clock as the SDF says, but an
+            // input not held in an input register reaches that register through the multiply,
+            // so its setup check carries the multiply's slowest arc from that pin; a
+            // registered input group reaches it through the multiply inside the cell.
+            let registered = |pin: &str| {
+                m.inputs
+                    .iter()
+                    .any(|c| pin.starts_with(*c) && pin[1..].starts_with('_'))
+            };
+            let slowest_from = |pin: &str| {
+                arcs.iter()
+                    .filter(|(i, _, _)| i == pin)
+                    .map(|a| a.2)
+                    .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.max(d))))
+            };
+            let mut through = vec![];
+            let checks = checks
+                .into_iter()
+                .map(|(dpin, neg, s)| match slowest_from(&dpin) {
+                    Some(d) if !registered(&dpin) => {
+                        through.push(dpin.clone());
+                        (dpin, neg, s + d)
+                    }
+                    _ => (dpin, neg, s),
+                })
+                .collect();
+            let internal = arcs
+                .iter()
+                .filter(|(i, _, _)| registered(i))
+                .map(|a| a.2)
+                .fold(0.0, f64::max);
+            if internal > 0.0 {
+                let n = g.node(&inst, "(input register → multiply → output register)");
+                g.arcs[LAUNCH_POS].push((n, internal));
+                g.checks.push((n, false, 0.0));
+                g.through_mul[n] = true;
+            }
+            for pin in through {
+                let n = g.node(&inst, &pin);
+                g.through_mul[n] = true;
+            }
+            add_cell_delays(&mut g, cell, &inst, checks, &clock_edge, scale);
+            continue;
+        }
+        let mac = mac.filter(|m| !m.internal);
         if let Some(m) = mac {
             let Some(arcs) = arcs else {
                 if m.combinational() {
@@ -653,6 +700,34 @@ mod tests {
         )
         .unwrap();
         assert!((r.period_ns - 10.6).abs() < 1e-9, "{r:?}");
+    }
+
+    #[test]
+    fn an_output_register_is_reached_through_the_multiply() {
+        let arcs = vec![("A_0".to_string(), "O_0".to_string(), 9000.0)];
+        let mut m = macs(&[]);
+        m.get_mut("m_DSP").unwrap().internal = true;
+        let r = analyse(
+            SDF,
+            &DspModel::Multiplier {
+                arcs: arcs.clone(),
+                macs: m.clone(),
+            },
+        )
+        .unwrap();
+        // into the output register: 1400 + 1000 + 900 + 2000 + 100 setup + 9000 multiply;
+        // out of it only 100 + 600 + 1000
+        assert!((r.period_ns - 14.4).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.worst_through_multiplier_ns, Some(r.period_ns));
+        // A in its input register too: 5400 ps into it, the 9000 ps multiply inside the cell
+        m.get_mut("m_DSP").unwrap().inputs = vec!['A'];
+        let r = analyse(SDF, &DspModel::Multiplier { arcs, macs: m }).unwrap();
+        assert!((r.period_ns - 9.0).abs() < 1e-9, "{r:?}");
+        // nextpnr's view of either stops at the cell's ports: 5400 ps
+        let mut m = macs(&[]);
+        m.get_mut("m_DSP").unwrap().internal = true;
+        let r = analyse(SDF, &DspModel::Nextpnr { macs: m }).unwrap();
+        assert!((r.period_ns - 5.4).abs() < 1e-9, "{r:?}");
     }
 
     fn macs(inputs: &[char]) -> HashMap<String, MacRegisters> {
