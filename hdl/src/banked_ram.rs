@@ -92,7 +92,7 @@ impl Logic for BankedRam {
             );
         }
         v += "end\n";
-        Verilog::Custom(v)
+        Verilog::Custom(crate::below::with_guards(&v))
     }
 }
 

@@ -296,7 +296,7 @@ impl Logic for Controller {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(verilog(&self._p))
+        Verilog::Custom(crate::below::with_guards(&verilog(&self._p)))
     }
 }
 
@@ -331,6 +331,10 @@ initial begin
 end
 reg [{cm}:0] total;
 initial total = {cw}'d0;
+// a junction's FF (BP) runs in block cycle t when offset <= t < samples + offset: the upper
+// bound registered at `go`, so a start compares registers (a subtraction before the
+// comparison was 15 LUT levels)
+{lims}
 reg can_start;
 reg need_out;
 reg at_end;
@@ -364,6 +368,12 @@ always @(*) begin
         cpad = 32 - cw,
         kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
         free = if p.wait_all { "1'b0 && " } else { "" },
+        lims = (0..l)
+            .map(|j| format!(
+                "reg [{m}:0] ff_lim_{j};\nreg [{m}:0] bp_lim_{j};\ninitial begin ff_lim_{j} = {cw}'d0; bp_lim_{j} = {cw}'d0; end\n",
+                m = cw - 1
+            ))
+            .collect::<String>(),
     );
     for j in 0..l {
         let _ = writeln!(v, "    ff_en${j} = ffe[{j}];\n    bp_en${j} = bpe[{j}];");
@@ -378,9 +388,18 @@ always @(*) begin
         let (b, f) = (p.bp_offset(j), p.ff[j]);
         let _ = writeln!(
             start,
-            "            ffe[{j}] <= (started_r >= {cw}'d{f}) && (started_r - {cw}'d{f} < samples);\n            bpe[{j}] <= train && (started_r >= {cw}'d{b}) && (started_r - {cw}'d{b} < samples);"
+            "            ffe[{j}] <= (started_r >= {cw}'d{f}) && (started_r < ff_lim_{j});\n            bpe[{j}] <= train && (started_r >= {cw}'d{b}) && (started_r < bp_lim_{j});"
         );
     }
+    let set_lims: String = (0..l)
+        .map(|j| {
+            format!(
+                "        ff_lim_{j} <= go_samples + {cw}'d{};\n        bp_lim_{j} <= go_samples + {cw}'d{};\n",
+                p.ff[j],
+                p.bp_offset(j)
+            )
+        })
+        .collect();
     start +=
         &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; started_r <= started_r + {cw}'d1;\n        end");
     let _ = writeln!(
@@ -394,7 +413,7 @@ always @(posedge clock) begin
         if (go_samples == 16'd0) total <= {cw}'d0;
         else if (go_train) total <= go_samples + {cw}'d{tt};
         else total <= go_samples + {cw}'d{ti};
-        started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
+{set_lims}        started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
     end else if (adv_c) begin
         if (last_c) begin
             parity_r <= !parity_r;

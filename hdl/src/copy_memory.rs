@@ -133,7 +133,7 @@ impl Logic for CopyMemory {
                     b.len() < *z
                 })
             {
-                return Verilog::Custom(self.hdl_read_banks(*z, banks));
+                return Verilog::Custom(crate::below::with_guards(&self.hdl_read_banks(*z, banks)));
             }
         }
         let mut v = String::from("integer i;\n");
@@ -189,7 +189,7 @@ impl Logic for CopyMemory {
             );
         }
         v += "end\n";
-        Verilog::Custom(v)
+        Verilog::Custom(crate::below::with_guards(&v))
     }
 }
 

@@ -108,7 +108,7 @@ impl Logic for DeltaMemory {
             return self.hdl_bram();
         }
         if let Some((z, banks)) = &self._lane_banks {
-            return Verilog::Custom(self.hdl_lane_banks(*z, banks));
+            return Verilog::Custom(crate::below::with_guards(&self.hdl_lane_banks(*z, banks)));
         }
         let n = self._size;
         let mut v = format!("reg signed [31:0] mem [0:{}];\ninteger i;\ninitial for (i = 0; i < {}; i = i + 1) mem[i] = 32'sd0;\n", 2 * n - 1, 2 * n);
@@ -127,7 +127,7 @@ impl Logic for DeltaMemory {
             let _ = writeln!(v, "    if (rd_clear${r} && (rd_addr${r} < 16'd{n})) mem[(parity ? 0 : {n}) + rd_addr${r}] <= 32'sd0;");
         }
         v += "end\n";
-        Verilog::Custom(v)
+        Verilog::Custom(crate::below::with_guards(&v))
     }
 }
 
@@ -233,7 +233,7 @@ always @(posedge clock) if (we0) m0[ra0] <= wd0;
 always @(posedge clock) if (we1) m1[ra1] <= wd1;
 "
         );
-        Verilog::Custom(v)
+        Verilog::Custom(crate::below::with_guards(&v))
     }
 }
 

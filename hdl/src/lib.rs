@@ -6,6 +6,7 @@ pub use edgeflow_core as core;
 pub mod act_rom;
 pub mod addr_gen;
 pub mod banked_ram;
+pub mod below;
 pub mod bp_unit;
 pub mod controller;
 pub mod copy_memory;

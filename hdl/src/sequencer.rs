@@ -182,7 +182,7 @@ impl Logic for Sequencer {
                 format!("{{{}'d0, {e}}}", 16 - w)
             }
         };
-        Verilog::Custom(format!(
+        Verilog::Custom(crate::below::with_guards(&format!(
             "
 reg [{sm}:0] sub;
 reg [{rm}:0] rw;
@@ -270,7 +270,7 @@ end
             sr16 = pad(pw, "sr1"),
             cm = cpn - 1,
             uo = p.up_offset,
-        ))
+        )))
     }
 }
 

@@ -151,7 +151,7 @@ always @(posedge clock) begin
             );
         }
         v += "end\n";
-        Verilog::Custom(v)
+        Verilog::Custom(crate::below::with_guards(&v))
     }
 }
 
