@@ -86,6 +86,9 @@ pub struct CState {
     bp_en: Vec<bool>,
     parity: bool,
     labels: Vec<u16>,
+    /// A label write waits a clock in a register (copy, label): the take of the link's label
+    /// beat is late in the clock, and the copy it goes to is read block cycles later.
+    lab_wait: Option<(usize, u16)>,
     lab_ptr: usize,
     /// Block cycles completed since power-up (for throughput measurement).
     pub block_cycles: u64,
@@ -135,6 +138,7 @@ impl Controller {
             ff_en: vec![false; l],
             bp_en: vec![false; l],
             labels: vec![0; p.in_copies],
+            lab_wait: None,
             lab_ptr: p.label_start(),
             ..Default::default()
         };
@@ -214,10 +218,13 @@ impl Controller {
 
     fn commit(&mut self, n: &Now) {
         let (copies, lab0) = (self._p.in_copies, self._p.label_start());
+        if let Some((c, l)) = self._s.lab_wait.take() {
+            self._s.labels[c] = l;
+        }
         if self.lab_we.val() {
             let c = self.lab_copy.val().index();
             if c < copies {
-                self._s.labels[c] = self.lab_data.val().to_u16();
+                self._s.lab_wait = Some((c, self.lab_data.val().to_u16()));
             }
         }
         if self.go.val() {
@@ -322,6 +329,11 @@ reg [{lm}:0] ffe;
 reg [{lm}:0] bpe;
 reg parity_r;
 reg [15:0] labels [0:{km}];
+// the label write, a clock late (see `lab_wait` in the model)
+reg lw_en;
+reg [15:0] lw_copy;
+reg [15:0] lw_data;
+initial begin lw_en = 1'b0; lw_copy = 16'd0; lw_data = 16'd0; end
 reg [{lwm}:0] lab_ptr;
 integer i;
 initial begin
@@ -406,7 +418,10 @@ always @(*) begin
         v,
         "
 always @(posedge clock) begin
-    if (lab_we && (lab_copy < 16'd{k0})) labels[lab_copy] <= lab_data;
+    lw_en <= lab_we && (lab_copy < 16'd{k0});
+    lw_copy <= lab_copy;
+    lw_data <= lab_data;
+    if (lw_en) labels[lw_copy] <= lw_data;
     if (go) begin
         active <= 1'b1; train <= go_train; samples <= go_samples;
         // block cycles of the stream, registered: no adder before the comparisons
