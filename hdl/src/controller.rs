@@ -108,6 +108,8 @@ pub struct Controller {
     pub out_busy: Signal<In, Bit>,
     // to the host link
     pub started: Signal<Out, Bits<32>>,
+    /// A block cycle starts at the end of this clock (`started` counts it from the next).
+    pub starting: Signal<Out, Bit>,
     pub done: Signal<Out, Bit>,
     pub pred_valid: Signal<Out, Bit>,
     // to every junction
@@ -153,6 +155,7 @@ impl Controller {
             lab_data: Default::default(),
             out_busy: Default::default(),
             started: Default::default(),
+            starting: Default::default(),
             done: Default::default(),
             pred_valid: Default::default(),
             adv: Default::default(),
@@ -259,6 +262,9 @@ impl Controller {
     fn drive(&mut self, n: &Now) {
         let s = &*self._s;
         self.started.next = Bits::<32>::from(s.started as u64);
+        // the branches of `commit` that call `start_block`
+        self.starting.next =
+            !self.go.val() && n.can_start && if n.adv { n.last } else { !s.running };
         self.done.next = n.done;
         self.pred_valid.next = n.last && n.need_out;
         self.adv.next = n.adv;
@@ -288,6 +294,7 @@ impl Logic for Controller {
     fn connect(&mut self) {
         for x in [
             &mut self.done,
+            &mut self.starting,
             &mut self.pred_valid,
             &mut self.adv,
             &mut self.last,
@@ -364,6 +371,7 @@ always @(*) begin
     last_c = adv_c && at_end;
     done_c = active && !running && (started_r == total);
     started = {{{cpad}'d0, started_r}};
+    starting = !go && can_start && (adv_c ? last_c : !running);
     done = done_c;
     pred_valid = last_c && need_out;
     adv = adv_c;

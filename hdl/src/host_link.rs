@@ -70,6 +70,9 @@ pub struct HostLink {
     pub out_busy: Signal<Out, Bit>,
     // from the controller
     pub started: Signal<In, Bits<32>>,
+    /// The controller starts a block cycle at the end of this clock: the Verilog keeps
+    /// `started + 1 - loaded` in a register with it (the model compares directly).
+    pub starting: Signal<In, Bit>,
     pub done: Signal<In, Bit>,
     pub pred_valid: Signal<In, Bit>,
     pub pred: Signal<In, Bits<16>>,
@@ -123,6 +126,7 @@ impl HostLink {
             lab_copy: Default::default(),
             out_busy: Default::default(),
             started: Default::default(),
+            starting: Default::default(),
             done: Default::default(),
             pred_valid: Default::default(),
             pred: Default::default(),
@@ -402,16 +406,23 @@ reg [15:0] loaded_r;
 reg [15:0] loaded_m1;
 // widx is at the label (training) / past the inputs: kept with widx, off the handshake
 reg wlab;
+// the stream's readiness, loaded <= started + 1 and loaded < samples, as registers:
+// ahead = started + 1 - loaded (17 bits, signed), counted with the controller's starts
+// and the loaded samples, instead of comparing counters in front of every take
+reg signed [17:0] ahead;
+reg more;
 reg [15:0] widx;
 reg [15:0] in_copy_r;
 initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
     samples = 16'd0; loaded_r = 16'd0; loaded_m1 = 16'd0; widx = 16'd0; in_copy_r = 16'd0; wlab = 1'b0;
+    ahead = 18'sd1; more = 1'b0;
 end
 reg pending;
 reg in_ready_c;
 reg take;
+reg wrap;
 reg [15:0] banks;
 reg [15:0] rows;
 reg bank_end;
@@ -430,7 +441,7 @@ always @(*) begin
         M_IDLE, M_ERR: in_ready_c = !pending;
         M_LOAD, M_COUNT: in_ready_c = 1'b1;
         // loaded_r <= started + 1, without the adder: loaded_m1 = loaded_r - 1
-        M_STREAM: in_ready_c = (loaded_r < samples) && ((loaded_r == 16'd0) || ({16'd0, loaded_m1} <= started));
+        M_STREAM: in_ready_c = more && !ahead[17];
         default: in_ready_c = 1'b0;
     endcase
     take = in_ready_c && in_valid;
@@ -518,6 +529,16 @@ always @(*) begin
     let _ = writeln!(
         v,
         "
+always @(*) wrap = (mode == M_STREAM) && take && (wlab || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs})));
+always @(posedge clock) begin
+    if ((mode == M_COUNT) && take) begin
+        ahead <= 18'sd1;
+        more <= (in_data != 16'd0);
+    end else begin
+        ahead <= ahead + (starting ? 18'sd1 : 18'sd0) - (wrap ? 18'sd1 : 18'sd0);
+        if (wrap) more <= ({{1'b0, loaded_r}} + 17'd1 < {{1'b0, samples}});
+    end
+end
 always @(posedge clock) begin
     if (pending && out_ready) msg_i <= msg_i + 2'd1;
     cycles <= cycles + 32'd1;

@@ -87,6 +87,7 @@ impl Logic for Network {
         c.lab_data.next = h.h_wdata.val();
         c.out_busy.next = h.out_busy.val();
         h.started.next = c.started.val();
+        h.starting.next = c.starting.val();
         h.done.next = c.done.val();
         h.pred_valid.next = c.pred_valid.val();
         let l = self.junctions.len();
@@ -153,6 +154,7 @@ impl Logic for Network {
         h.in_data.connect();
         h.pred.connect();
         h.started.connect();
+        h.starting.connect();
         h.h_rdata.iter_mut().for_each(|x| x.connect());
         let c = &mut self.ctrl;
         for x in [&mut c.go, &mut c.go_train, &mut c.lab_we, &mut c.out_busy] {
@@ -188,7 +190,7 @@ impl Logic for Network {
             a(format!("ctrl${s}"), format!("link${s}"));
         }
         a("ctrl$lab_data".into(), "link$h_wdata".into());
-        for s in ["started", "done", "pred_valid"] {
+        for s in ["started", "starting", "done", "pred_valid"] {
             a(format!("link${s}"), format!("ctrl${s}"));
         }
         let l = self.junctions.len();
