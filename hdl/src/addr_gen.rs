@@ -103,13 +103,18 @@ fn verilog_rom(p: &JunctionParams) -> String {
             format!("{{{}'d0, {e}}}", 16 - w)
         }
     };
+    // The table address s·rows + r is also kept as a counter of its own, `lin`, stopped at
+    // `depth` past the pass: its increment and range test are on registers, so the controller's
+    // `adv` and `last` come last, one multiplexer in front of the table.
+    let lw = bits(depth);
     let mut v = format!(
-        "reg [{}:0] cs;\nreg [{}:0] cr;\nreg [{}:0] ns;\nreg [{}:0] nr;\nreg n_ok;\nreg q_ok;\nreg [{}:0] ra;\n",
+        "reg [{}:0] cs;\nreg [{}:0] cr;\nreg [{}:0] ns;\nreg [{}:0] nr;\nreg n_ok;\nreg q_ok;\nreg [{}:0] ra;\nreg [{lwm}:0] lin;\nreg [{lwm}:0] nlin;\nreg [{lwm}:0] inc;\nreg inc_ok;\nreg cur_ok;\n",
         sw - 1,
         rw - 1,
         sw - 1,
         rw - 1,
-        aw - 1
+        aw - 1,
+        lwm = lw - 1
     );
     for l in 0..p.z {
         v += &format!(
@@ -119,7 +124,7 @@ fn verilog_rom(p: &JunctionParams) -> String {
             dw - 1
         );
     }
-    v += &format!("initial begin\n    cs = {sw}'d0;\n    cr = {rw}'d0;\n    q_ok = 1'b1;\n");
+    v += &format!("initial begin\n    cs = {sw}'d0;\n    cr = {rw}'d0;\n    q_ok = 1'b1;\n    lin = {lw}'d0;\n");
     for l in 0..p.z {
         v += &format!("    q_{l} = {dw}'d{};\n", p.left_of(0, l, 0));
         for s in 0..fo {
@@ -146,18 +151,24 @@ always @(*) begin
             ns = (cs == {sw}'d{fo}) ? cs : cs + {sw}'d1;
         end else nr = cr + {rw}'d1;
     end
-    n_ok = ns < {sw}'d{fo};
-    ra = n_ok ? ns * {aw}'d{rows} + nr : {aw}'d0;
+    inc = (lin == {lw}'d{depth}) ? lin : lin + {lw}'d1;
+    inc_ok = inc != {lw}'d{depth};
+    cur_ok = lin != {lw}'d{depth};
+    nlin = last ? {lw}'d0 : (adv ? inc : lin);
+    n_ok = last || (adv ? inc_ok : cur_ok);
+    ra = last ? {aw}'d0 : (adv ? (inc_ok ? inc[{awm}:0] : {aw}'d0) : (cur_ok ? lin[{awm}:0] : {aw}'d0));
     ag_s = {ags};
     ag_r = {agr};
 end
 always @(posedge clock) begin
     cs <= ns;
     cr <= nr;
+    lin <= nlin;
     q_ok <= n_ok;
 end
 ",
         rl = rows - 1,
+        awm = aw - 1,
         ags = pad(sw, "cs".into()),
         agr = pad(rw, "cr".into()),
     );
