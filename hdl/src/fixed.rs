@@ -99,9 +99,11 @@ function signed [15:0] sat32;
     input signed [31:0] x;
     reg signed [{wm}:0] y;
     begin
-        if (x > {max}) y = {max};
-        else if (x < -{neg}) y = -{neg};
-        else y = x[{wm}:0];
+        // in range exactly when the bits from the format's sign bit up are all equal: a
+        // reduction, not the carry chains of two comparisons
+        if ((&x[31:{wm}]) || !(|x[31:{wm}])) y = x[{wm}:0];
+        else if (x[31]) y = -{neg};
+        else y = {max};
         sat32 = y;
     end
 endfunction
@@ -115,9 +117,9 @@ function signed [15:0] mul_rs;
     begin
         p = a * b;
         q = ($signed({{p[{pm}], p}}) + {round}) >>> {frac};
-        if (q > {max}) y = {max};
-        else if (q < -{neg}) y = -{neg};
-        else y = q[{wm}:0];
+        if ((&q[{qm}:{wm}]) || !(|q[{qm}:{wm}])) y = q[{wm}:0];
+        else if (q[{qm}]) y = -{neg};
+        else y = {max};
         mul_rs = y;
     end
 endfunction
@@ -134,9 +136,9 @@ function signed [15:0] sat_rs;
     reg signed [{wm}:0] y;
     begin
         q = pr >>> {frac};
-        if (q > {max}) y = {max};
-        else if (q < -{neg}) y = -{neg};
-        else y = q[{wm}:0];
+        if ((&q[31:{wm}]) || !(|q[31:{wm}])) y = q[{wm}:0];
+        else if (q[31]) y = -{neg};
+        else y = {max};
         sat_rs = y;
     end
 endfunction
@@ -305,6 +307,23 @@ mod tests {
                     "    $display(\"%0d %0d %0d\", mul_rs({a}, {b}), sat_rs(mul_raw({a}, {b})), eta_rs(mul_eta_raw({a}, {b})));\n"
                 );
             }
+            // sat32 at the range's edges, beyond them, at the 32-bit extremes and at random
+            let mut sums: Vec<i64> = vec![i32::MIN as i64, i32::MAX as i64, -1, 0, 1];
+            for e in [f.min() as i64, f.max() as i64] {
+                sums.extend([e - 2, e - 1, e, e + 1, e + 2]);
+            }
+            for _ in 0..500 {
+                let x = r.below(1 << 32) as i64 - (1 << 31);
+                sums.extend([x, x >> r.below(24)]);
+            }
+            for x in &sums {
+                let lit = if *x < 0 {
+                    format!("-32'sd{}", x.unsigned_abs())
+                } else {
+                    format!("32'sd{x}")
+                };
+                v += &format!("    $display(\"s %0d\", sat32({lit}));\n");
+            }
             v += "end\nendmodule\n";
             let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
                 return;
@@ -328,6 +347,15 @@ mod tests {
                     f.eta(m, shift),
                     "eta_rs(mul_eta_raw({a}, {b})) in {f:?}, shift {shift}"
                 );
+            }
+            let sat: Vec<i32> = out
+                .lines()
+                .filter_map(|l| l.strip_prefix("s "))
+                .map(|x| x.trim().parse().unwrap())
+                .collect();
+            assert_eq!(sat.len(), sums.len(), "{f:?}");
+            for (x, y) in sums.iter().zip(&sat) {
+                assert_eq!(*y, f.saturate(*x), "sat32({x}) in {f:?}");
             }
         }
     }
