@@ -383,8 +383,32 @@ fn verilog(p: &CtrlParams, lanes: usize) -> String {
     let l = p.junctions;
     let lm1 = l - 1;
     let k0 = p.in_copies;
-    let mut v = String::from(
-        "
+    // the walk's end flags {last bank, last row, last junction} of a walk position
+    let mut walk_ends = String::from(
+        "function [2:0] walk_ends;\n    input [15:0] b;\n    input [15:0] r;\n    input [15:0] j;\n    input bi;\n    reg [15:0] lb;\n    reg [15:0] lr;\n    begin\n        case (j)\n",
+    );
+    for j in 0..l {
+        let _ = writeln!(
+            walk_ends,
+            "            16'd{j}: begin lb = bi ? 16'd{} : 16'd{}; lr = bi ? 16'd{} : 16'd{}; end",
+            p.b_banks[j] - 1,
+            p.w_banks[j] - 1,
+            p.b_rows[j] - 1,
+            p.w_rows[j] - 1
+        );
+    }
+    let _ = writeln!(
+        walk_ends,
+        "            default: begin lb = 16'd0; lr = 16'd0; end\n        endcase\n        walk_ends = {{b == lb, r == lr, j == 16'd{lm1}}};\n    end\nendfunction"
+    );
+    let ends0 = format!(
+        "3'b{}{}{}",
+        (p.w_banks[0] == 1) as u8,
+        (p.w_rows[0] == 1) as u8,
+        (lm1 == 0) as u8
+    );
+    let mut v = walk_ends;
+    v += "
 localparam M_IDLE = 3'd0, M_ERR = 3'd1, M_LOAD = 3'd2, M_COUNT = 3'd3, M_STREAM = 3'd4, M_READ = 3'd5;
 reg [2:0] mode;
 reg train;
@@ -417,7 +441,7 @@ initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
     samples = 16'd0; loaded_r = 16'd0; loaded_m1 = 16'd0; widx = 16'd0; in_copy_r = 16'd0; wlab = 1'b0;
-    ahead = 18'sd1; more = 1'b0;
+    ahead = 18'sd1; more = 1'b0; ends_r = {ends0};
 end
 reg pending;
 reg in_ready_c;
@@ -428,6 +452,8 @@ reg [15:0] rows;
 reg bank_end;
 reg row_end;
 reg lj_end;
+// the walk's end flags, registered with the walk: {bank, row, junction} at its last value
+reg [2:0] ends_r;
 reg [15:0] nb;
 reg [15:0] nr;
 reg [15:0] nl;
@@ -446,8 +472,9 @@ always @(*) begin
     endcase
     take = in_ready_c && in_valid;
     case (lj)
-",
-    );
+";
+    let v0 = format!("ends_r = {ends0};");
+    v = v.replace("ends_r = {ends0};", &v0);
     for j in 0..l {
         let _ = writeln!(
             v,
@@ -464,9 +491,9 @@ always @(*) begin
     endcase
     // banks and rows hold the last bank and row: the three comparisons side by side, on
     // registers, instead of each behind the previous increment
-    bank_end = (bank == banks);
-    row_end = (row == rows);
-    lj_end = (lj == 16'd{lm1});
+    bank_end = ends_r[2];
+    row_end = ends_r[1];
+    lj_end = ends_r[0];
     nb = bank_end ? 16'd0 : bank + 16'd1;
     nr = bank_end ? (row_end ? 16'd0 : row + 16'd1) : row;
     nl = (bank_end && row_end) ? (lj_end ? 16'd0 : lj + 16'd1) : lj;
@@ -517,6 +544,7 @@ always @(*) begin
     let opcode = format!(
         "begin
                 cycles <= 32'd0; lj <= 16'd0; bias <= 1'b0; bank <= 16'd0; row <= 16'd0; read_phase <= 1'b0;
+                ends_r <= walk_ends(16'd0, 16'd0, 16'd0, 1'b0);
                 case (in_data)
                     16'd{OP_LOAD}: mode <= M_LOAD;
                     16'd{OP_TRAIN}: begin mode <= M_COUNT; train <= 1'b1; end
@@ -547,6 +575,7 @@ always @(posedge clock) begin
         M_ERR: if (take && (in_data >= 16'd{OP_LOAD}) && (in_data <= 16'd{OP_READ})) {opcode}
         M_LOAD: if (take) begin
             bank <= nb; row <= nr; lj <= nl; bias <= nbias;
+            ends_r <= walk_ends(nb, nr, nl, nbias);
             if (wdone) begin
                 msg0 <= 16'h{ACK_LOAD:04x}; msg_n <= 2'd1; msg_i <= 2'd0;
                 mode <= M_IDLE;
@@ -585,6 +614,7 @@ always @(posedge clock) begin
                 msg0 <= rdata; msg_n <= 2'd1; msg_i <= 2'd0;
                 read_phase <= 1'b0;
                 bank <= nb; row <= nr; lj <= nl; bias <= nbias;
+            ends_r <= walk_ends(nb, nr, nl, nbias);
                 if (wdone) begin
                     mode <= M_IDLE;
                     msg1 <= 16'h{ACK_READ:04x}; msg_n <= 2'd2;
