@@ -49,10 +49,10 @@ pub const BOARDS: &[BoardInfo] = &[
         pll_pad: true,
         loader_board: "ice40_generic",
         usb_id: "0403:6010",
-        // 19.875 MHz from the PLL (12 MHz × 53/32): digits with registered reads and the deep
-        // pipeline reaches 21.2, 20.2 and 20.7 MHz at placement seeds 1, 2, 3 in static timing
+        // 24 MHz from the PLL (12 MHz × 64/32): digits with registered reads and the deep
+        // pipeline reaches 24.8, 25.9 and 26.0 MHz at placement seeds 1, 2, 3 in static timing
         // with the MAC16 multiplies counted (flow/sta.rs). `--freq` asks for another clock.
-        default_mhz: 19.875,
+        default_mhz: 24.0,
         registered_reads: true,
         deep_pipeline: true,
     },

@@ -447,8 +447,6 @@ reg pending;
 reg in_ready_c;
 reg take;
 reg wrap;
-reg [15:0] banks;
-reg [15:0] rows;
 reg bank_end;
 reg row_end;
 reg lj_end;
@@ -476,21 +474,13 @@ always @(*) begin
     let v0 = format!("ends_r = {ends0};");
     v = v.replace("ends_r = {ends0};", &v0);
     for j in 0..l {
-        let _ = writeln!(
-            v,
-            "        16'd{j}: begin banks = bias ? 16'd{} : 16'd{}; rows = bias ? 16'd{} : 16'd{}; rdata = h_rdata${j}; end",
-            p.b_banks[j] - 1,
-            p.w_banks[j] - 1,
-            p.b_rows[j] - 1,
-            p.w_rows[j] - 1
-        );
+        let _ = writeln!(v, "        16'd{j}: rdata = h_rdata${j};");
     }
     let _ = writeln!(
         v,
-        "        default: begin banks = 16'd0; rows = 16'd0; rdata = 16'd0; end
+        "        default: rdata = 16'd0;
     endcase
-    // banks and rows hold the last bank and row: the three comparisons side by side, on
-    // registers, instead of each behind the previous increment
+    // the walk's end flags come registered (walk_ends), not from comparisons behind the step
     bank_end = ends_r[2];
     row_end = ends_r[1];
     lj_end = ends_r[0];

@@ -22,14 +22,16 @@
 //! - with registered reads (`Spec::registered_reads`) every memory read of clock `k` and that
 //!   clock's control pass the read registers `rdp` first, and everything above happens one
 //!   clock later: `T = C + FF_LATENCY + 1`, the same bits;
-//! - with registered products (`Spec::deep_pipeline`) every product is held a clock in
-//!   its unit (the MAC16's output register in the Verilog): FF's sum runs a clock after its
-//!   products (`FfUnit::ffd` delays the control), BP's delta comes out of BP's register a
-//!   clock later and feeds the contributions and UP directly (not through `bpp`), and the
-//!   weight write-backs and contributions land a clock after that, with the weight, its row
-//!   and left neuron held in `upp`. Biases are still written in the delta's clock. The last
-//!   write of a pass lands at the end of clock `C + FF_LATENCY + rr` (rr = 1 with registered
-//!   reads), so `T = C + FF_LATENCY + rr + 1`, the same bits.
+//! - with the deep pipeline (`Spec::deep_pipeline`) every product is held a clock in its
+//!   unit (the MAC16's output register in the Verilog) and each finished sum is saturated into
+//!   a register before its activation lookup: FF's results land two clocks later
+//!   (`params::DEEP_FF_CLOCKS`; `FfUnit::ffd` delays the control to the products), BP's delta
+//!   comes out of BP's register a clock later and feeds the contributions and UP directly
+//!   (not through `bpp`), and the weight write-backs and contributions land a clock after
+//!   that, with the weight, its row and left neuron held in `upp`. Biases are still written
+//!   in the delta's clock. FF's last write of a pass lands at the end of clock
+//!   `C + FF_LATENCY + rr + 1` (rr = 1 with registered reads), so
+//!   `T = C + FF_LATENCY + rr + DEEP_FF_CLOCKS`, the same bits.
 //!
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
 //! contents only change at the rising edge, so the next rising edge sees exactly the
@@ -39,8 +41,9 @@
 //! whose SB_MAC16 multiplies combinationally in up to 9 ns, digits then runs at 9.4 MHz
 //! (static timing with the multiplies, flow/sta.rs); with registered reads the read gets its
 //! own half clock and the multiply a whole one, 19 MHz, limited by the BP/UP write-backs
-//! (multiply, round, saturate, subtract into the weight memory); with registered products as
-//! well, 20–22 MHz, limited by control and memory paths on a part 96% full.
+//! (multiply, round, saturate, subtract into the weight memory); with the deep pipeline as
+//! well, 25–26 MHz, limited by the delta sums' falling-edge read-add-write and the weight and
+//! bias write-backs on a part 93% full.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
@@ -497,7 +500,7 @@ impl Logic for Junction {
             self.bpp.word_in[bw.left(l)].next = dw[rd.left(l)];
         }
         let (bp_run, bp_row_done) = (self.bpp.bit[0].val(), self.bpp.bit[1].val());
-        // write-back stage of the weights and contributions: with registered products a
+        // write-back stage of the weights and contributions: with the deep pipeline a
         // clock after `bpp`, through `upp`
         let rp = self._p.deep_pipeline;
         let uw = UpWord { z };
@@ -643,7 +646,7 @@ impl Logic for Junction {
             self.up.w[l].next = wb_w[l];
             self.up.a[l].next = self.bpp.word[bw.a(l)].val();
         }
-        // with registered products the deltas come out of BP's own register
+        // with the deep pipeline the deltas come out of BP's own register
         for q in 0..g {
             let dq = if rp {
                 self.bp.delta[q].val()
@@ -842,7 +845,7 @@ impl Logic for Junction {
                 dw[rd.bias(q)].clone(),
             );
         }
-        // with registered products the deltas come out of BP's own register
+        // with the deep pipeline the deltas come out of BP's own register
         let dq = |q: usize| {
             if p.deep_pipeline {
                 format!("bp$delta${q}")
@@ -861,7 +864,7 @@ impl Logic for Junction {
                 dw[rd.left(l)].clone(),
             );
         }
-        // the write-back stage: a clock after `bpp` through `upp` with registered products
+        // the write-back stage: a clock after `bpp` through `upp` with the deep pipeline
         let uw = UpWord { z };
         for s in ["upp", "bp", "up"] {
             a(format!("{s}$clock"), "clock".into());

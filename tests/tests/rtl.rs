@@ -193,31 +193,14 @@ fn random_specs_with_input_lanes_bit_exact() {
     assert!(divides && short && full, "{divides} {short} {full}");
 }
 
-/// With registered reads (`registered_reads = true`, what `edgeflow bitstream` builds for the
-/// iCEBreaker) the datapath runs a clock behind its memories: the same bits, one more clock
-/// per block cycle.
+/// With registered reads (`registered_reads = true`) the datapath runs a clock behind its
+/// memories: the same bits, one more clock per block cycle.
 #[test]
 fn registered_reads_are_bit_exact_one_clock_later() {
-    let mut specs = vec![spec("tiny.toml"), spec("digits.toml")];
-    specs.extend((300..308u64).map(random_spec));
-    for mut sp in specs {
+    bit_exact_with((300..308u64).map(random_spec).collect(), 5, |sp, _| {
         sp.registered_reads = true;
-        let n = if sp.name == "digits" { 24 } else { 10 };
-        let rep = check(&sp, &random_data(&sp, n, 5), None).unwrap();
-        assert!(
-            rep.bit_exact,
-            "{}: {}\n{}",
-            sp.name,
-            rep.first_difference.unwrap(),
-            sp.to_toml()
-        );
-        assert_eq!(
-            rep.block_cycle_clocks,
-            longest_pass(&sp) + PIPELINE_LATENCY + 1,
-            "{}",
-            sp.name
-        );
-    }
+        1
+    });
 }
 
 /// The deep pipeline (`deep_pipeline = true`, with registered reads the iCEBreaker's build:
@@ -227,13 +210,22 @@ fn registered_reads_are_bit_exact_one_clock_later() {
 /// on a few specs too.
 #[test]
 fn the_deep_pipeline_is_bit_exact_two_clocks_later() {
-    let mut specs = vec![spec("tiny.toml"), spec("digits.toml")];
-    specs.extend((310..318u64).map(random_spec));
-    for (i, mut sp) in specs.into_iter().enumerate() {
+    bit_exact_with((310..318u64).map(random_spec).collect(), 6, |sp, i| {
         sp.deep_pipeline = true;
         sp.registered_reads = i % 3 != 2;
+        2 + sp.registered_reads as usize
+    });
+}
+
+/// tiny, digits (24 samples) and `random` (10 samples each) changed by `set`, which returns
+/// the clocks it adds to the block cycle: every bit as the reference, and that block cycle.
+fn bit_exact_with(random: Vec<Spec>, data_seed: u64, set: impl Fn(&mut Spec, usize) -> usize) {
+    let mut specs = vec![spec("tiny.toml"), spec("digits.toml")];
+    specs.extend(random);
+    for (i, mut sp) in specs.into_iter().enumerate() {
+        let extra = set(&mut sp, i);
         let n = if sp.name == "digits" { 24 } else { 10 };
-        let rep = check(&sp, &random_data(&sp, n, 6), None).unwrap();
+        let rep = check(&sp, &random_data(&sp, n, data_seed), None).unwrap();
         assert!(
             rep.bit_exact,
             "{}: {}\n{}",
@@ -243,7 +235,7 @@ fn the_deep_pipeline_is_bit_exact_two_clocks_later() {
         );
         assert_eq!(
             rep.block_cycle_clocks,
-            longest_pass(&sp) + PIPELINE_LATENCY + sp.registered_reads as usize + 2,
+            longest_pass(&sp) + PIPELINE_LATENCY + extra,
             "{}",
             sp.name
         );
