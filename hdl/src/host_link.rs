@@ -441,7 +441,7 @@ initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
     samples = 16'd0; loaded_r = 16'd0; loaded_m1 = 16'd0; widx = 16'd0; in_copy_r = 16'd0; wlab = 1'b0;
-    ahead = 18'sd1; more = 1'b0; ends_r = {ends0};
+    ahead = 18'sd1; more = 1'b0;
 end
 reg pending;
 reg in_ready_c;
@@ -471,8 +471,6 @@ always @(*) begin
     take = in_ready_c && in_valid;
     case (lj)
 ";
-    let v0 = format!("ends_r = {ends0};");
-    v = v.replace("ends_r = {ends0};", &v0);
     for j in 0..l {
         let _ = writeln!(v, "        16'd{j}: rdata = h_rdata${j};");
     }
@@ -604,7 +602,7 @@ always @(posedge clock) begin
                 msg0 <= rdata; msg_n <= 2'd1; msg_i <= 2'd0;
                 read_phase <= 1'b0;
                 bank <= nb; row <= nr; lj <= nl; bias <= nbias;
-            ends_r <= walk_ends(nb, nr, nl, nbias);
+                ends_r <= walk_ends(nb, nr, nl, nbias);
                 if (wdone) begin
                     mode <= M_IDLE;
                     msg1 <= 16'h{ACK_READ:04x}; msg_n <= 2'd2;
@@ -616,6 +614,7 @@ always @(posedge clock) begin
 end",
         inputs = p.inputs
     );
+    let _ = writeln!(v, "initial ends_r = {ends0};");
     v
 }
 

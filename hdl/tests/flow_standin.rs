@@ -91,17 +91,17 @@ fn icebreaker_bitstream_of_the_echo_board_top() {
     let s = yosys::synthesize(t, &dir, "top.v", true).unwrap();
     assert!(s.table.overflows().is_empty());
     let p = nextpnr::place_route_pack("--up5k", "sg48", &dir, mhz, 1).unwrap();
-    assert!(p.fmax_mhz >= 30.0, "Fmax {}", p.fmax_mhz);
+    assert!(p.timing.fmax_mhz >= 30.0, "Fmax {}", p.timing.fmax_mhz);
     // no SB_MAC16 in the echo top: the static timing is nextpnr's own (to 2 ps of period)
     assert!(
-        (1e3 / p.fmax_mhz - 1e3 / p.nextpnr_fmax_mhz).abs() <= 0.002,
+        (1e3 / p.timing.fmax_mhz - 1e3 / p.nextpnr_fmax_mhz).abs() <= 0.002,
         "{p:?}"
     );
     let bin = std::fs::metadata(dir.join("top.bin")).unwrap().len();
     assert!(bin > 100_000, "bitstream of {bin} bytes");
     eprintln!(
         "echo board top on iCEBreaker: Fmax {:.1} MHz, {:?}",
-        p.fmax_mhz, p.utilisation
+        p.timing.fmax_mhz, p.utilisation
     );
 }
 

@@ -277,7 +277,7 @@ pub const PNR_FMAX_KIND: &str =
 
 /// What the honest Fmax adds to nextpnr's own, for the human output.
 fn fmax_note(p: &nextpnr::PnrResult) -> String {
-    if nextpnr::agrees(p.fmax_mhz, p.nextpnr_fmax_mhz) {
+    if nextpnr::agrees(p.timing.fmax_mhz, p.nextpnr_fmax_mhz) {
         return format!(
             "static timing over nextpnr's routing, which agrees with nextpnr's {:.2} MHz",
             p.nextpnr_fmax_mhz
@@ -452,20 +452,20 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         Inner::Echo => None,
     };
     // the static timing's Fmax, with the multiplies nextpnr leaves out (flow/sta.rs)
-    let met = p.fmax_mhz >= top.mhz;
+    let met = p.timing.fmax_mhz >= top.mhz;
     let warning = p.self_check_warning();
     if let Some(w) = &warning {
         eprintln!("warning: {w}");
     }
     let report = json!({
         "design": inner.name(), "board": b.name, "bitstream": bin.display().to_string(),
-        "clock_mhz": top.mhz, "fmax_mhz": p.fmax_mhz, "fmax_kind": PNR_FMAX_KIND,
+        "clock_mhz": top.mhz, "fmax_mhz": p.timing.fmax_mhz, "fmax_kind": PNR_FMAX_KIND,
         "timing_met": met, "nextpnr_fmax_mhz": p.nextpnr_fmax_mhz,
         "sta_nextpnr_view_mhz": p.sta_nextpnr_view_mhz, "sta_warning": warning,
-        "period_ns": p.period_ns, "launch": p.launch, "capture": p.capture,
-        "critical_path": p.critical_path,
-        "worst_through_multiplier_ns": p.worst_through_multiplier_ns,
-        "worst_endpoints": p.worst_endpoints,
+        "period_ns": p.timing.period_ns, "launch": p.timing.launch, "capture": p.timing.capture,
+        "critical_path": p.timing.critical_path,
+        "worst_through_multiplier_ns": p.timing.worst_through_multiplier_ns,
+        "worst_endpoints": p.timing.worst_endpoints,
         "resources": s.table, "nextpnr_utilisation": p.utilisation,
         "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
         "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
@@ -479,19 +479,22 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         println!(
             "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}",
             top.mhz,
-            p.fmax_mhz,
+            p.timing.fmax_mhz,
             if met { "met" } else { "NOT met" },
             fmax_note(&p)
         );
-        if let (Some(first), Some(last)) = (p.critical_path.first(), p.critical_path.last()) {
-            let half = if p.launch != p.capture {
+        if let (Some(first), Some(last)) = (
+            p.timing.critical_path.first(),
+            p.timing.critical_path.last(),
+        ) {
+            let half = if p.timing.launch != p.timing.capture {
                 ", a half-cycle path: the period is twice its delay"
             } else {
                 ""
             };
             println!(
                 "critical path ({} → {}{half}): {} → {} at {:.2} ns, period {:.2} ns",
-                p.launch, p.capture, first.0, last.0, last.1, p.period_ns
+                p.timing.launch, p.timing.capture, first.0, last.0, last.1, p.timing.period_ns
             );
         }
         if let (Some(c), Some(sps)) = (cycle, samples_s) {
@@ -507,7 +510,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     if !met {
         // the fastest clock this board can make at or below Fmax: the oscillator, a PLL
         // output, or either divided in the fabric (below the PLL's 16 MHz)
-        let fix = match edgeflow_hdl::board_top::fastest_clock_at_most(b, p.fmax_mhz) {
+        let fix = match edgeflow_hdl::board_top::fastest_clock_at_most(b, p.timing.fmax_mhz) {
             Some(f) => format!("try --freq {}", (f * 1000.0).ceil() / 1000.0),
             None => format!(
                 "no clock {} can make (its {} MHz oscillator or a PLL output, divided by up to \
@@ -518,7 +521,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         };
         bail!(
             "timing not met: Fmax {:.2} MHz < {:.2} MHz clock ({}); {fix}",
-            p.fmax_mhz,
+            p.timing.fmax_mhz,
             top.mhz,
             fmax_note(&p)
         );

@@ -9,9 +9,10 @@ use std::path::Path;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PnrResult {
-    /// Fmax of the design clock from static timing over nextpnr's post-route delays with every
-    /// combinational SB_MAC16 multiply on its path (`sta.rs`), MHz: the clock the circuit can run.
-    pub fmax_mhz: f64,
+    /// Static timing over nextpnr's post-route delays with every combinational SB_MAC16
+    /// multiply on its path (`sta.rs`): `timing.fmax_mhz` is the clock the circuit can run. The
+    /// critical path is shortened (`short_path`), the endpoints cut to `WORST_ENDPOINTS`.
+    pub timing: sta::StaResult,
     /// nextpnr's own achieved Fmax (the slowest clock of its report), MHz. It times every
     /// SB_MAC16 port as a register port, so with combinational multipliers it is too high.
     pub nextpnr_fmax_mhz: f64,
@@ -19,18 +20,6 @@ pub struct PnrResult {
     /// `nextpnr_fmax_mhz` (a check of the analysis against nextpnr's own timer).
     pub sta_nextpnr_view_mhz: f64,
     pub constraint_mhz: f64,
-    /// The period the worst path needs, ns (a half-cycle path counts twice).
-    pub period_ns: f64,
-    /// The worst path, shortened (`short_path`): (`cell/pin`, arrival ns).
-    pub critical_path: Vec<(String, f64)>,
-    /// Launch and capture edges of the worst path ("posedge"/"negedge").
-    pub launch: &'static str,
-    pub capture: &'static str,
-    /// The worst period of a path through a combinational multiplier, ns (none: no such path).
-    pub worst_through_multiplier_ns: Option<f64>,
-    /// The slowest endpoints of the static timing with the multipliers (`cell/pin`, period ns,
-    /// launch edge, through a multiplier), slowest first: what to pipeline next.
-    pub worst_endpoints: Vec<(String, f64, &'static str, bool)>,
     /// nextpnr's utilisation after packing: (cell type, used, available).
     pub utilisation: Vec<(String, u64, u64)>,
     pub seconds: f64,
@@ -45,7 +34,7 @@ impl PnrResult {
                 "static timing with nextpnr's view of the SB_MAC16s gives {:.3} MHz but nextpnr \
                  reports {:.3} MHz: the honest Fmax ({:.2} MHz) may be off; check top.sdf against \
                  nextpnr's log (EDGEFLOW_KEEP_WORK=1 keeps them)",
-                self.sta_nextpnr_view_mhz, self.nextpnr_fmax_mhz, self.fmax_mhz
+                self.sta_nextpnr_view_mhz, self.nextpnr_fmax_mhz, self.timing.fmax_mhz
             )
         })
     }
@@ -153,21 +142,14 @@ fn time_with(
         .context("static timing over nextpnr's SDF (nextpnr's view)")?;
     let honest = sta::analyse(sdf, &DspModel::Multiplier { arcs, macs })
         .context("static timing over nextpnr's SDF")?;
+    let mut timing = honest;
+    timing.critical_path = short_path(&timing.critical_path);
+    timing.worst_endpoints.truncate(WORST_ENDPOINTS);
     Ok(PnrResult {
-        fmax_mhz: honest.fmax_mhz,
+        timing,
         nextpnr_fmax_mhz: report.fmax_mhz,
         sta_nextpnr_view_mhz: view.fmax_mhz,
         constraint_mhz: report.constraint_mhz,
-        period_ns: honest.period_ns,
-        critical_path: short_path(&honest.critical_path),
-        launch: honest.launch,
-        capture: honest.capture,
-        worst_through_multiplier_ns: honest.worst_through_multiplier_ns,
-        worst_endpoints: honest
-            .worst_endpoints
-            .into_iter()
-            .take(WORST_ENDPOINTS)
-            .collect(),
         utilisation: report.utilisation,
         seconds: 0.0,
     })
@@ -320,15 +302,23 @@ mod tests {
         let arcs = vec![("A_0".to_string(), "O_0".to_string(), 5000.0)];
         let nextpnr = 1e6 / 3100.0;
         let r = time_with(SDF, macs.clone(), arcs.clone(), report(nextpnr)).unwrap();
-        assert!((r.fmax_mhz - 1e6 / 9400.0).abs() < 1e-9, "{r:?}");
-        assert!((r.period_ns - 9.4).abs() < 1e-9, "{r:?}");
+        assert!((r.timing.fmax_mhz - 1e6 / 9400.0).abs() < 1e-9, "{r:?}");
+        assert!((r.timing.period_ns - 9.4).abs() < 1e-9, "{r:?}");
         assert!((r.sta_nextpnr_view_mhz - nextpnr).abs() < 1e-9, "{r:?}");
         assert_eq!(r.nextpnr_fmax_mhz, nextpnr);
-        assert_eq!(r.worst_through_multiplier_ns, Some(r.period_ns));
-        assert_eq!((r.launch, r.capture), ("posedge", "posedge"));
-        let names: Vec<&str> = r.critical_path.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(
+            r.timing.worst_through_multiplier_ns,
+            Some(r.timing.period_ns)
+        );
+        assert_eq!((r.timing.launch, r.timing.capture), ("posedge", "posedge"));
+        let names: Vec<&str> = r
+            .timing
+            .critical_path
+            .iter()
+            .map(|p| p.0.as_str())
+            .collect();
         assert_eq!(names, ["r1/O", "m_DSP/A_0", "m_DSP/O_0", "r2/I0"]);
-        assert_eq!(r.critical_path[3].1, 8.4);
+        assert_eq!(r.timing.critical_path[3].1, 8.4);
         assert_eq!((r.constraint_mhz, r.utilisation.len()), (12.0, 1));
         assert_eq!(r.self_check_warning(), None);
         // 128.40 against 128.42 MHz is 1 ps; 23.14 against 23.16 MHz is 37 ps
@@ -350,9 +340,9 @@ mod tests {
         // m is now a logic cell with a register at A_0 (r1 → m 2500 ps, m → r2 2100 ps), so
         // r2 → r1 (3100 ps) is the worst path in both views
         let r = time_routed("--hx8k", &sdf, netlist, report(1e6 / 3100.0)).unwrap();
-        assert!((r.fmax_mhz - 1e6 / 3100.0).abs() < 1e-9, "{r:?}");
-        assert_eq!(r.fmax_mhz, r.sta_nextpnr_view_mhz);
-        assert_eq!(r.worst_through_multiplier_ns, None);
+        assert!((r.timing.fmax_mhz - 1e6 / 3100.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.timing.fmax_mhz, r.sta_nextpnr_view_mhz);
+        assert_eq!(r.timing.worst_through_multiplier_ns, None);
         // an SB_MAC16 on a device without a known database is an error, not a guess
         let mac = r#"{"modules":{"top":{"cells":{"m":{"type":"SB_MAC16","parameters":{}}}}}}"#;
         let e = time_routed("--hx8k", SDF, mac, report(1.0)).unwrap_err();
