@@ -104,8 +104,10 @@ fn verilog_rom(p: &JunctionParams) -> String {
         }
     };
     // The table address s·rows + r is also kept as a counter of its own, `lin`, stopped at
-    // `depth` past the pass: its increment and range test are on registers, so the controller's
-    // `adv` and `last` come last, one multiplexer in front of the table.
+    // `depth` past the pass: its increment and range test are on registers, and the table is
+    // read at the advanced address only (`ra`, from registers): the controller's `adv` and
+    // `last` choose behind the table between that entry, entry 0 and the entry held (a held
+    // `q` is the entry at `lin` already).
     let lw = bits(depth);
     let mut v = format!(
         "reg [{}:0] cs;\nreg [{}:0] cr;\nreg [{}:0] ns;\nreg [{}:0] nr;\nreg n_ok;\nreg q_ok;\nreg [{}:0] ra;\nreg [{lwm}:0] lin;\nreg [{lwm}:0] nlin;\nreg [{lwm}:0] inc;\nreg inc_ok;\nreg cur_ok;\n",
@@ -156,7 +158,7 @@ always @(*) begin
     cur_ok = lin != {lw}'d{depth};
     nlin = last ? {lw}'d0 : (adv ? inc : lin);
     n_ok = last || (adv ? inc_ok : cur_ok);
-    ra = last ? {aw}'d0 : (adv ? (inc_ok ? inc[{awm}:0] : {aw}'d0) : (cur_ok ? lin[{awm}:0] : {aw}'d0));
+    ra = inc_ok ? inc[{awm}:0] : {aw}'d0;
     ag_s = {ags};
     ag_r = {agr};
 end
@@ -173,7 +175,10 @@ end
         agr = pad(rw, "cr".into()),
     );
     for l in 0..p.z {
-        v += &format!("always @(posedge clock) q_{l} <= rom_{l}[ra];\n");
+        v += &format!(
+            "always @(posedge clock) q_{l} <= last ? {dw}'d{} : (adv ? rom_{l}[ra] : q_{l});\n",
+            p.left_of(0, l, 0)
+        );
     }
     v += "always @(*) begin\n";
     for l in 0..p.z {

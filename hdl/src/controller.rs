@@ -101,7 +101,9 @@ pub struct Controller {
     pub go: Signal<In, Bit>,
     pub go_train: Signal<In, Bit>,
     pub go_samples: Signal<In, Bits<16>>,
-    pub loaded: Signal<In, Bits<32>>,
+    /// The sample of the block cycle that would start next is loaded (`loaded > started`):
+    /// the host link keeps it as a flag, so a start compares no counters.
+    pub sample_ready: Signal<In, Bit>,
     pub lab_we: Signal<In, Bit>,
     pub lab_copy: Signal<In, Bits<16>>,
     pub lab_data: Signal<In, Bits<16>>,
@@ -149,7 +151,7 @@ impl Controller {
             go: Default::default(),
             go_train: Default::default(),
             go_samples: Default::default(),
-            loaded: Default::default(),
+            sample_ready: Default::default(),
             lab_we: Default::default(),
             lab_copy: Default::default(),
             lab_data: Default::default(),
@@ -188,10 +190,9 @@ impl Controller {
     fn now(&self) -> Now {
         let s = &self._s;
         let total = self.total_block_cycles();
-        let loaded = self.loaded.val().to_u32() as usize;
         let can_start = s.active
             && s.started < total
-            && ((!self._p.wait_all && s.started >= s.samples) || loaded > s.started);
+            && ((!self._p.wait_all && s.started >= s.samples) || self.sample_ready.val());
         let need_out = !s.train && s.ff_en[self._p.junctions - 1];
         let at_end = s.k + 1 == self._p.t;
         let adv = s.active && s.running && !(at_end && need_out && self.out_busy.val());
@@ -350,6 +351,11 @@ initial begin
 end
 reg [{cm}:0] total;
 initial total = {cw}'d0;
+// started_r < total and started_r >= samples, kept as flags with started_r (set at `go`,
+// updated at each start): no counter comparison in front of a start
+reg lt_total;
+reg ge_samples;
+initial begin lt_total = 1'b0; ge_samples = 1'b0; end
 // a junction's FF (BP) runs in block cycle t when offset <= t < samples + offset: the upper
 // bound registered at `go`, so a start compares registers (a subtraction before the
 // comparison was 15 LUT levels)
@@ -364,12 +370,12 @@ reg adv_c;
 reg last_c;
 reg done_c;
 always @(*) begin
-    can_start = active && (started_r < total) && ({free}(started_r >= samples) || (loaded > {{{cpad}'d0, started_r}}));
+    can_start = active && lt_total && ({free}ge_samples || sample_ready);
     need_out = !train && ffe[{lm}];
     at_end = at_end_r;
     adv_c = active && running && !(at_end && need_out && out_busy);
     last_c = adv_c && at_end;
-    done_c = active && !running && (started_r == total);
+    done_c = active && !running && !lt_total;
     started = {{{cpad}'d0, started_r}};
     starting = !go && can_start && (adv_c ? last_c : !running);
     done = done_c;
@@ -421,7 +427,7 @@ always @(*) begin
         })
         .collect();
     start +=
-        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; started_r <= started_r + {cw}'d1;\n        end");
+        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; started_r <= started_r + {cw}'d1;\n            lt_total <= (started_r + {cw}'d1 < total); ge_samples <= (started_r + {cw}'d1 >= samples);\n        end");
     let _ = writeln!(
         v,
         "
@@ -436,7 +442,8 @@ always @(posedge clock) begin
         if (go_samples == 16'd0) total <= {cw}'d0;
         else if (go_train) total <= go_samples + {cw}'d{tt};
         else total <= go_samples + {cw}'d{ti};
-{set_lims}        started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
+{set_lims}        lt_total <= (go_samples != 16'd0); ge_samples <= (go_samples == 16'd0);
+        started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
     end else if (adv_c) begin
         if (last_c) begin
             parity_r <= !parity_r;
@@ -481,7 +488,7 @@ mod tests {
             tick(&mut c, |c| &mut c.clock);
         }
         c.lab_we.next = false;
-        c.loaded.next = Bits::<32>::from(3u64);
+
         c.go.next = true;
         c.go_train.next = true;
         c.go_samples.next = b16(3);
@@ -489,6 +496,8 @@ mod tests {
         c.go.next = false;
         let mut cycles = vec![];
         for _ in 0..80 {
+            // all three samples loaded up front
+            c.sample_ready.next = c.started.val().index() < 3;
             settle(&mut c);
             if c.adv.val() && c.k.val().index() == 0 {
                 let ff: Vec<bool> = c.ff_en.iter().map(|x| x.val()).collect();

@@ -65,6 +65,8 @@ pub struct HostLink {
     pub go_train: Signal<Out, Bit>,
     pub go_samples: Signal<Out, Bits<16>>,
     pub loaded: Signal<Out, Bits<32>>,
+    /// `loaded > started`: the sample of the controller's next block cycle is loaded.
+    pub sample_ready: Signal<Out, Bit>,
     pub lab_we: Signal<Out, Bit>,
     pub lab_copy: Signal<Out, Bits<16>>,
     pub out_busy: Signal<Out, Bit>,
@@ -122,6 +124,7 @@ impl HostLink {
             go_train: Default::default(),
             go_samples: Default::default(),
             loaded: Default::default(),
+            sample_ready: Default::default(),
             lab_we: Default::default(),
             lab_copy: Default::default(),
             out_busy: Default::default(),
@@ -311,6 +314,7 @@ impl HostLink {
         self.go_train.next = s.train;
         self.go_samples.next = self.in_data.val();
         self.loaded.next = Bits::<32>::from(s.loaded as u64);
+        self.sample_ready.next = s.loaded > self.started.val().to_u32() as usize;
         let streaming = s.mode == Mode::Stream && n.take;
         self.lab_we.next = streaming && s.widx >= p.inputs;
         self.lab_copy.next = b16(s.in_copy as i32);
@@ -351,6 +355,7 @@ impl Logic for HostLink {
             &mut self.go_train,
             &mut self.lab_we,
             &mut self.out_busy,
+            &mut self.sample_ready,
             &mut self.h_bias,
             &mut self.h_we,
             &mut self.in_we,
@@ -500,6 +505,7 @@ always @(*) begin
     go_train = train;
     go_samples = in_data;
     loaded = {{16'd0, loaded_r}};
+    sample_ready = ahead[17] || (ahead == 18'sd0);
     lab_we = (mode == M_STREAM) && take && wlab;
     lab_copy = in_copy_r;"
     );

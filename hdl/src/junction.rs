@@ -132,6 +132,10 @@ pub struct Junction {
     /// and left neuron held one clock more, to meet the registered UP products and
     /// contributions. Empty otherwise.
     pub upp: PipeRegs,
+    /// Host write registers, with `deep_pipeline`: a host write (select, write, bias; bank,
+    /// row, word) reaches the weight and bias memories a clock after the host link gives it,
+    /// so the link's input handshake is not in front of every entry's write enable.
+    pub hwp: PipeRegs,
     _p: Box<JunctionParams>,
 }
 
@@ -361,7 +365,8 @@ impl Junction {
                             .collect(),
                     )
                     // a left neuron's fan-out: one contribution per edge
-                    .with_sum_terms(p.format.width, p.clocks * z / p.left)]
+                    .with_sum_terms(p.format.width, p.clocks * z / p.left)
+                    .with_registered_reads(p.registered_sums_left)]
             } else {
                 vec![]
             },
@@ -384,6 +389,11 @@ impl Junction {
             },
             upp: if p.deep_pipeline {
                 PipeRegs::new(1, UpWord { z }.count())
+            } else {
+                PipeRegs::new(0, 0)
+            },
+            hwp: if p.deep_pipeline {
+                PipeRegs::new(3, 3)
             } else {
                 PipeRegs::new(0, 0)
             },
@@ -438,8 +448,39 @@ impl Logic for Junction {
             self.h_bias.val(),
             self.h_bank.val().index(),
         );
-        let host_w = h_sel && h_we && !h_bias;
-        let host_b = h_sel && h_we && h_bias;
+        // the host's writes: through `hwp` with the deep pipeline
+        self.hwp.clock.next = clock;
+        let (w_sel, w_we, w_bias, w_bank, w_addr, w_data) = if self._p.deep_pipeline {
+            for (i, b) in [h_sel, h_we, h_bias].into_iter().enumerate() {
+                self.hwp.bit_in[i].next = b;
+            }
+            for (i, w) in [self.h_bank.val(), self.h_addr.val(), self.h_wdata.val()]
+                .into_iter()
+                .enumerate()
+            {
+                self.hwp.word_in[i].next = w;
+            }
+            let h = &self.hwp;
+            (
+                h.bit[0].val(),
+                h.bit[1].val(),
+                h.bit[2].val(),
+                h.word[0].val().index(),
+                h.word[1].val(),
+                h.word[2].val(),
+            )
+        } else {
+            (
+                h_sel,
+                h_we,
+                h_bias,
+                h_bank,
+                self.h_addr.val(),
+                self.h_wdata.val(),
+            )
+        };
+        let host_w = w_sel && w_we && !w_bias;
+        let host_b = w_sel && w_we && w_bias;
         // Read stage: what the memories give for clock k and that clock's control; with
         // registered reads it passes `rdp` and the arithmetic below runs at k + 1
         let rd = RdWord { z, g };
@@ -480,6 +521,15 @@ impl Logic for Junction {
         } else {
             (src_w, src_b.to_vec())
         };
+        // sums from a delta memory that reads on the clock edge are already a clock late
+        let mut dw = dw;
+        if self._p.registered_sums_right {
+            for q in 0..g {
+                let acc = self.rq_acc[q].val();
+                dw[rd.acc_lo(q)] = acc.get_bits::<16>(0);
+                dw[rd.acc_hi(q)] = acc.get_bits::<16>(16);
+            }
+        }
         let d_row = dw[rd.row()].index();
         let d_r: Vec<Bits<16>> = (0..g).map(|q| b16((d_row * g + q) as i32)).collect();
         // BP/UP pipeline registers: BP's deltas at clock k, the contributions and updates
@@ -507,6 +557,16 @@ impl Logic for Junction {
         self.upp.clock.next = clock;
         self.bp.clock.next = clock;
         self.up.clock.next = clock;
+        // the address the write-back's left neuron takes next (the delta memory reads ahead)
+        let wb_left_next: Vec<Bits<16>> = (0..z)
+            .map(|l| {
+                if rp {
+                    self.bpp.word[bw.left(l)].val()
+                } else {
+                    dw[rd.left(l)]
+                }
+            })
+            .collect();
         let (wb_run, wb_k, wb_w, wb_left): (bool, Bits<16>, Vec<Bits<16>>, Vec<Bits<16>>) = if rp {
             self.upp.bit_in[0].next = bp_run;
             self.upp.word_in[UpWord::K].next = self.bpp.word[BpWord::K].val();
@@ -532,10 +592,10 @@ impl Logic for Junction {
         self.wmem.clock.next = clock;
         self.wmem.raddr.next = self.seq.waddr.val();
         for l in 0..z {
-            self.wmem.we[l].next = wb_run || (host_w && h_bank == l);
-            self.wmem.waddr[l].next = if h_sel { self.h_addr.val() } else { wb_k };
-            self.wmem.wdata[l].next = if h_sel {
-                self.h_wdata.val()
+            self.wmem.we[l].next = wb_run || (host_w && w_bank == l);
+            self.wmem.waddr[l].next = if w_sel { w_addr } else { wb_k };
+            self.wmem.wdata[l].next = if w_sel {
+                w_data
             } else {
                 self.up.new_w[l].val()
             };
@@ -543,14 +603,14 @@ impl Logic for Junction {
         self.bmem.clock.next = clock;
         self.bmem.raddr.next = self.seq.baddr.val();
         for q in 0..g {
-            self.bmem.we[q].next = bp_row_done || (host_b && h_bank == q);
-            self.bmem.waddr[q].next = if h_sel {
-                self.h_addr.val()
+            self.bmem.we[q].next = bp_row_done || (host_b && w_bank == q);
+            self.bmem.waddr[q].next = if w_sel {
+                w_addr
             } else {
                 self.bpp.word[BpWord::ROW].val()
             };
-            self.bmem.wdata[q].next = if h_sel {
-                self.h_wdata.val()
+            self.bmem.wdata[q].next = if w_sel {
+                w_data
             } else {
                 self.up.new_b[q].val()
             };
@@ -600,6 +660,7 @@ impl Logic for Junction {
             for l in 0..z {
                 dm.acc_en[l].next = wb_run;
                 dm.acc_addr[l].next = wb_left[l];
+                dm.acc_next[l].next = wb_left_next[l];
                 dm.acc_add[l].next = self.bp.contrib[l].val();
             }
         }
@@ -832,6 +893,13 @@ impl Logic for Junction {
         } else {
             (src_w, src_b.iter().map(|b| format!("({b})")).collect())
         };
+        let mut dw = dw;
+        if p.registered_sums_right {
+            for q in 0..g {
+                dw[rd.acc_lo(q)] = format!("rq_acc${q}[15:0]");
+                dw[rd.acc_hi(q)] = format!("rq_acc${q}[31:16]");
+            }
+        }
         let bw = BpWord { z, g };
         a("bpp$clock".into(), "clock".into());
         a("bpp$bit_in$0".into(), db[RdWord::RUN_BP].clone());
@@ -900,20 +968,39 @@ impl Logic for Junction {
                     (0..z).map(|l| format!("bpp$word${}", bw.left(l))).collect(),
                 )
             };
+        a("hwp$clock".into(), "clock".into());
+        let [w_sel, w_we, w_bias, w_bank, w_addr, w_data] = if p.deep_pipeline {
+            for (i, x) in ["h_sel", "h_we", "h_bias"].into_iter().enumerate() {
+                a(format!("hwp$bit_in${i}"), x.into());
+            }
+            for (i, x) in ["h_bank", "h_addr", "h_wdata"].into_iter().enumerate() {
+                a(format!("hwp$word_in${i}"), x.into());
+            }
+            [
+                "hwp$bit$0",
+                "hwp$bit$1",
+                "hwp$bit$2",
+                "hwp$word$0",
+                "hwp$word$1",
+                "hwp$word$2",
+            ]
+        } else {
+            ["h_sel", "h_we", "h_bias", "h_bank", "h_addr", "h_wdata"]
+        };
         a("wmem$clock".into(), "clock".into());
         a("wmem$raddr".into(), "seq$waddr".into());
         for l in 0..z {
             a(
                 format!("wmem$we${l}"),
-                format!("{wb_run} || (h_sel && h_we && !h_bias && (h_bank == 16'd{l}))"),
+                format!("{wb_run} || ({w_sel} && {w_we} && !{w_bias} && ({w_bank} == 16'd{l}))"),
             );
             a(
                 format!("wmem$waddr${l}"),
-                format!("h_sel ? h_addr : {wb_k}"),
+                format!("{w_sel} ? {w_addr} : {wb_k}"),
             );
             a(
                 format!("wmem$wdata${l}"),
-                format!("h_sel ? h_wdata : up$new_w${l}"),
+                format!("{w_sel} ? {w_data} : up$new_w${l}"),
             );
         }
         a("bmem$clock".into(), "clock".into());
@@ -922,15 +1009,15 @@ impl Logic for Junction {
         for q in 0..g {
             a(
                 format!("bmem$we${q}"),
-                format!("bpp$bit$1 || (h_sel && h_we && h_bias && (h_bank == 16'd{q}))"),
+                format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))"),
             );
             a(
                 format!("bmem$waddr${q}"),
-                format!("h_sel ? h_addr : bpp$word${}", BpWord::ROW),
+                format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW),
             );
             a(
                 format!("bmem$wdata${q}"),
-                format!("h_sel ? h_wdata : up$new_b${q}"),
+                format!("{w_sel} ? {w_data} : up$new_b${q}"),
             );
         }
         a("amem$clock".into(), "clock".into());
@@ -981,6 +1068,14 @@ impl Logic for Junction {
             for l in 0..z {
                 a(format!("dmem$0$acc_en${l}"), wb_run.clone());
                 a(format!("dmem$0$acc_addr${l}"), wb_left[l].clone());
+                a(
+                    format!("dmem$0$acc_next${l}"),
+                    if p.deep_pipeline {
+                        format!("bpp$word${}", bw.left(l))
+                    } else {
+                        dw[rd.left(l)].clone()
+                    },
+                );
                 a(format!("dmem$0$acc_add${l}"), format!("bp$contrib${l}"));
             }
         }

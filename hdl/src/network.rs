@@ -34,9 +34,16 @@ impl Network {
 
     /// Sample words arrive `lanes` per beat (input_lanes.rs; 1 ≤ lanes ≤ z_1).
     pub fn with_input_lanes(spec: &Spec, lanes: usize) -> Network {
-        let ps: Vec<JunctionParams> = (0..spec.junctions())
+        let mut ps: Vec<JunctionParams> = (0..spec.junctions())
             .map(|j| JunctionParams::new(spec, j))
             .collect();
+        // neighbours on one board: a one-lane delta memory read by one group reads on the
+        // clock edge, its register standing in for the reader's (delta_memory.rs)
+        for j in 1..ps.len() {
+            let on = ps[j].registered_reads && ps[j].z == 1 && ps[j - 1].groups == 1;
+            ps[j].registered_sums_left = on;
+            ps[j - 1].registered_sums_right = on;
+        }
         let junctions = ps
             .iter()
             .enumerate()
@@ -81,7 +88,7 @@ impl Logic for Network {
         c.go.next = h.go.val();
         c.go_train.next = h.go_train.val();
         c.go_samples.next = h.go_samples.val();
-        c.loaded.next = h.loaded.val();
+        c.sample_ready.next = h.sample_ready.val();
         c.lab_we.next = h.lab_we.val();
         c.lab_copy.next = h.lab_copy.val();
         c.lab_data.next = h.h_wdata.val();
@@ -162,7 +169,7 @@ impl Logic for Network {
         }
         c.clock.connect();
         c.go_samples.connect();
-        c.loaded.connect();
+        c.sample_ready.connect();
         c.lab_copy.connect();
         c.lab_data.connect();
         self.junctions.iter_mut().for_each(Junction::connect_inputs);
@@ -182,7 +189,7 @@ impl Logic for Network {
             "go",
             "go_train",
             "go_samples",
-            "loaded",
+            "sample_ready",
             "lab_we",
             "lab_copy",
             "out_busy",

@@ -47,6 +47,12 @@ pub struct JunctionParams {
     /// follows it and each finished sum registered before its activation lookup: FF two
     /// clocks longer (`DEEP_FF_CLOCKS`), the weight write-backs one clock later.
     pub deep_pipeline: bool,
+    /// The delta memory of this junction's left layer reads on the clock edge (set by the
+    /// network for a one-lane memory read by one group, with registered reads): the reader
+    /// takes its sums as they come, in place of its own read register.
+    pub registered_sums_left: bool,
+    /// The same for the delta memory of the junction to the right, which this one reads.
+    pub registered_sums_right: bool,
 }
 
 impl JunctionParams {
@@ -95,6 +101,8 @@ impl JunctionParams {
             pattern,
             registered_reads: spec.registered_reads,
             deep_pipeline: spec.deep_pipeline,
+            registered_sums_left: false,
+            registered_sums_right: false,
         }
     }
 

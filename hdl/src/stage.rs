@@ -208,7 +208,7 @@ impl Logic for Stage {
         c.go.next = go;
         c.go_train.next = self.go_train.val();
         c.go_samples.next = self.go_samples.val();
-        c.loaded.next = self.allow.val();
+        c.sample_ready.next = self.allow.val() > c.started.val();
         c.lab_we.next = self.lab_we.val();
         c.lab_copy.next = self.lab_copy.val();
         c.lab_data.next = self.lab_data.val();
@@ -310,7 +310,7 @@ impl Logic for Stage {
         }
         c.clock.connect();
         c.go_samples.connect();
-        c.loaded.connect();
+        c.sample_ready.connect();
         c.lab_copy.connect();
         c.lab_data.connect();
         self.junctions.iter_mut().for_each(Junction::connect_inputs);
@@ -345,7 +345,7 @@ impl Logic for Stage {
         ] {
             a(format!("ctrl${s}"), s.into());
         }
-        a("ctrl$loaded".into(), "allow".into());
+        a("ctrl$sample_ready".into(), "(allow > ctrl$started)".into());
         a("ctrl$out_busy".into(), "1'b0".into());
         for s in ["started", "done", "adv", "last"] {
             a(s.into(), format!("ctrl${s}"));
