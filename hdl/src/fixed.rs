@@ -88,6 +88,37 @@ pub fn verilog_functions(f: Format, shift: u32) -> String {
             0
         })
     );
+    let (emax, eneg) = (
+        round_shift(f.max() as i64, shift),
+        -round_shift(f.min() as i64, shift),
+    );
+    // eta's range is [-2^m, 2^m - 1] (s = 0) or [-2^m, 2^m] (s > 0): "in range" as a
+    // sign-bit reduction over q[31:m] (and at most two equalities for other ranges), not two
+    // comparisons' carry chains right behind the multiplier
+    let mut m = 0u32;
+    while m < 31 && (1i64 << (m + 1)) <= eneg && (1i64 << (m + 1)) - 1 <= emax {
+        m += 1;
+    }
+    // (a value at either bound needs no equality: the clamp gives it back)
+    let extra: Vec<i64> = (-eneg..-(1i64 << m))
+        .chain((1i64 << m)..=emax)
+        .filter(|&v| v != emax && v != -eneg)
+        .take(3)
+        .collect();
+    let eta_in = if eneg >= 1 && extra.len() <= 2 {
+        let mut c = format!("(&q[31:{m}]) || !(|q[31:{m}])");
+        for v in extra {
+            let lit = if v < 0 {
+                format!("-32'sd{}", -v)
+            } else {
+                format!("32'sd{v}")
+            };
+            c += &format!(" || (q == {lit})");
+        }
+        c
+    } else {
+        format!("(q <= {emax}) && (q >= -{eneg})")
+    };
     format!(
         "
 function signed [15:0] sx;
@@ -155,9 +186,9 @@ function signed [15:0] eta_rs;
     reg signed [{wm}:0] y;
     begin
         q = pr >>> {fs};
-        if (q > {emax}) y = {emax};
-        else if (q < -{eneg}) y = -{eneg};
-        else y = q[{wm}:0];
+        if ({eta_in}) y = q[{wm}:0];
+        else if (q[31]) y = -{eneg};
+        else y = {emax};
         eta_rs = y;
     end
 endfunction
@@ -184,8 +215,9 @@ endfunction
         shift = shift,
         k2 = k2,
         fs = f.frac_bits + shift,
-        emax = round_shift(f.max() as i64, shift),
-        eneg = -round_shift(f.min() as i64, shift),
+        emax = emax,
+        eneg = eneg,
+        eta_in = eta_in,
     )
 }
 
@@ -324,6 +356,26 @@ mod tests {
                 };
                 v += &format!("    $display(\"s %0d\", sat32({lit}));\n");
             }
+            // eta_rs's clamp at and around both ends of eta's range, where the reduction and
+            // its equalities meet (random products rarely land there)
+            let fs = f.frac_bits + shift;
+            let (emax, emin) = (f.eta(f.max(), shift) as i64, f.eta(f.min(), shift) as i64);
+            let mut raws: Vec<i64> = vec![];
+            for e in [emin, emax] {
+                for d in -2..=2 {
+                    for lo in [0, 1, (1i64 << fs) - 1] {
+                        raws.push((((e + d) << fs) + lo).clamp(i32::MIN as i64, i32::MAX as i64));
+                    }
+                }
+            }
+            for x in &raws {
+                let lit = if *x < 0 {
+                    format!("-32'sd{}", x.unsigned_abs())
+                } else {
+                    format!("32'sd{x}")
+                };
+                v += &format!("    $display(\"e %0d\", eta_rs({lit}));\n");
+            }
             v += "end\nendmodule\n";
             let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
                 return;
@@ -356,6 +408,19 @@ mod tests {
             assert_eq!(sat.len(), sums.len(), "{f:?}");
             for (x, y) in sums.iter().zip(&sat) {
                 assert_eq!(*y, f.saturate(*x), "sat32({x}) in {f:?}");
+            }
+            let eta: Vec<i64> = out
+                .lines()
+                .filter_map(|l| l.strip_prefix("e "))
+                .map(|x| x.trim().parse().unwrap())
+                .collect();
+            assert_eq!(eta.len(), raws.len(), "{f:?}");
+            for (x, y) in raws.iter().zip(&eta) {
+                assert_eq!(
+                    *y,
+                    (x >> fs).clamp(emin, emax),
+                    "eta_rs({x}) in {f:?}, shift {shift}"
+                );
             }
         }
     }

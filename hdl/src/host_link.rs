@@ -423,7 +423,8 @@ reg [15:0] msg2;
 reg [1:0] msg_n;
 reg [1:0] msg_i;
 reg [31:0] cycles;
-reg [15:0] lj;
+// the walk's junction in as few bits as there are junctions: `h_sel` is then one LUT
+reg [LJM:0] lj;
 reg bias;
 reg [15:0] bank;
 reg [15:0] row;
@@ -459,7 +460,7 @@ reg lj_end;
 reg [2:0] ends_r;
 reg [15:0] nb;
 reg [15:0] nr;
-reg [15:0] nl;
+reg [LJM:0] nl;
 reg nbias;
 reg wdone;
 reg [15:0] rdata;
@@ -621,7 +622,8 @@ end",
         inputs = p.inputs
     );
     let _ = writeln!(v, "initial ends_r = {ends0};");
-    v
+    let ljw = (usize::BITS - lm1.leading_zeros()).max(1);
+    v.replace("LJM", &(ljw - 1).to_string())
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! (hdl/PROTOCOL.md). A UART has no flow control, so received words wait in a FIFO while the
 //! network stalls `in_ready`; the host never has more than one command in flight, and the
 //! network consumes words far faster than a UART delivers them, so the FIFO only bridges
-//! short stalls.
+//! short stalls. The word offered to the network sits in a register of its own (`held`),
+//! refilled from the FIFO as it is taken, so the network's input handshake starts at flip-flops
+//! and not behind the FIFO's read logic and block RAM.
 
 use crate::uart_rx::UartRx;
 use crate::uart_tx::UartTx;
@@ -33,6 +35,8 @@ pub struct UartLink {
     have_low: DFF<Bit>,
     sticky: DFF<Bit>,
     word: DFF<Bits<16>>,
+    held: DFF<Bits<16>>,
+    held_valid: DFF<Bit>,
     // 0: empty, 1: low byte pending, 2: high byte pending.
     tx_phase: DFF<Bits<2>>,
 }
@@ -57,6 +61,8 @@ impl UartLink {
             have_low: DFF::default(),
             sticky: DFF::default(),
             word: DFF::default(),
+            held: DFF::default(),
+            held_valid: DFF::default(),
             tx_phase: DFF::default(),
         }
     }
@@ -65,7 +71,7 @@ impl UartLink {
 impl Logic for UartLink {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, low, have_low, sticky, word, tx_phase);
+        dff_setup!(self, clock, low, have_low, sticky, word, held, held_valid, tx_phase);
         clock!(self, clock, urx, utx, fifo);
         // Receive: pair bytes into words.
         self.urx.rx.next = self.rx.val();
@@ -88,9 +94,18 @@ impl Logic for UartLink {
             self.sticky.d.next = true;
         }
         self.overflow.next = self.sticky.q.val();
-        self.in_data.next = self.fifo.data_out.val();
-        self.in_valid.next = !self.fifo.empty.val();
-        self.fifo.read.next = self.in_ready.val() & !self.fifo.empty.val();
+        self.in_data.next = self.held.q.val();
+        self.in_valid.next = self.held_valid.q.val();
+        // refill the held word when it is free or taken in this clock
+        self.fifo.read.next =
+            !self.fifo.empty.val() & (!self.held_valid.q.val() | self.in_ready.val());
+        if self.held_valid.q.val() & self.in_ready.val() {
+            self.held_valid.d.next = false;
+        }
+        if !self.fifo.empty.val() & (!self.held_valid.q.val() | self.in_ready.val()) {
+            self.held.d.next = self.fifo.data_out.val();
+            self.held_valid.d.next = true;
+        }
         // Transmit: one word, low byte then high byte.
         self.out_ready.next = self.tx_phase.q.val() == 0;
         self.utx.valid.next = self.tx_phase.q.val() != 0;
