@@ -136,6 +136,11 @@ pub struct Junction {
     /// row, word) reaches the weight and bias memories a clock after the host link gives it,
     /// so the link's input handshake is not in front of every entry's write enable.
     pub hwp: PipeRegs,
+    /// Bias write registers, with `deep_pipeline`: a bias write (per bank its enable; the
+    /// row, then per bank the word) lands a clock later, so the update's arithmetic and the
+    /// host's bank select do not sit in front of the bias memory's write port. The row is
+    /// read again a block cycle later.
+    pub bwp: PipeRegs,
     _p: Box<JunctionParams>,
 }
 
@@ -397,6 +402,11 @@ impl Junction {
             } else {
                 PipeRegs::new(0, 0)
             },
+            bwp: if p.deep_pipeline {
+                PipeRegs::new(g, 1 + g)
+            } else {
+                PipeRegs::new(0, 0)
+            },
             _p: Box::new(p.clone()),
         }
     }
@@ -602,18 +612,31 @@ impl Logic for Junction {
         }
         self.bmem.clock.next = clock;
         self.bmem.raddr.next = self.seq.baddr.val();
+        let b_addr = if w_sel {
+            w_addr
+        } else {
+            self.bpp.word[BpWord::ROW].val()
+        };
+        self.bwp.clock.next = clock;
         for q in 0..g {
-            self.bmem.we[q].next = bp_row_done || (host_b && w_bank == q);
-            self.bmem.waddr[q].next = if w_sel {
-                w_addr
-            } else {
-                self.bpp.word[BpWord::ROW].val()
-            };
-            self.bmem.wdata[q].next = if w_sel {
+            let we = bp_row_done || (host_b && w_bank == q);
+            let data = if w_sel {
                 w_data
             } else {
                 self.up.new_b[q].val()
             };
+            if self._p.deep_pipeline {
+                self.bwp.bit_in[q].next = we;
+                self.bwp.word_in[0].next = b_addr;
+                self.bwp.word_in[1 + q].next = data;
+                self.bmem.we[q].next = self.bwp.bit[q].val();
+                self.bmem.waddr[q].next = self.bwp.word[0].val();
+                self.bmem.wdata[q].next = self.bwp.word[1 + q].val();
+            } else {
+                self.bmem.we[q].next = we;
+                self.bmem.waddr[q].next = b_addr;
+                self.bmem.wdata[q].next = data;
+            }
         }
         // left activations: FF reads copy a_ff, UP copy a_up, at the interleaver's neurons
         self.amem.clock.next = clock;
@@ -1006,19 +1029,24 @@ impl Logic for Junction {
         a("bmem$clock".into(), "clock".into());
         a("bmem$raddr".into(), "seq$baddr".into());
         let r = |q: usize| format!("(seq$row * 16'd{g} + 16'd{q})");
+        a("bwp$clock".into(), "clock".into());
         for q in 0..g {
-            a(
-                format!("bmem$we${q}"),
-                format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))"),
-            );
-            a(
-                format!("bmem$waddr${q}"),
-                format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW),
-            );
-            a(
-                format!("bmem$wdata${q}"),
-                format!("{w_sel} ? {w_data} : up$new_b${q}"),
-            );
+            let we =
+                format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))");
+            let addr = format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW);
+            let data = format!("{w_sel} ? {w_data} : up$new_b${q}");
+            if p.deep_pipeline {
+                a(format!("bwp$bit_in${q}"), we);
+                a("bwp$word_in$0".into(), addr);
+                a(format!("bwp$word_in${}", 1 + q), data);
+                a(format!("bmem$we${q}"), format!("bwp$bit${q}"));
+                a(format!("bmem$waddr${q}"), "bwp$word$0".into());
+                a(format!("bmem$wdata${q}"), format!("bwp$word${}", 1 + q));
+            } else {
+                a(format!("bmem$we${q}"), we);
+                a(format!("bmem$waddr${q}"), addr);
+                a(format!("bmem$wdata${q}"), data);
+            }
         }
         a("amem$clock".into(), "clock".into());
         for l in 0..z {
