@@ -440,6 +440,8 @@ reg wlab;
 // ahead = started + 1 - loaded (17 bits, signed), counted with the controller's starts
 // and the loaded samples, instead of comparing counters in front of every take
 reg signed [17:0] ahead;
+wire signed [17:0] ahead_inc = ahead + 18'sd1;
+wire signed [17:0] ahead_dec = ahead - 18'sd1;
 reg more;
 reg [15:0] widx;
 reg [15:0] in_copy_r;
@@ -558,7 +560,9 @@ always @(posedge clock) begin
         ahead <= 18'sd1;
         more <= (in_data != 16'd0);
     end else begin
-        ahead <= ahead + (starting ? 18'sd1 : 18'sd0) - (wrap ? 18'sd1 : 18'sd0);
+        // both neighbours on the register alone, the controller's `starting` choosing last
+        if (starting && !wrap) ahead <= ahead_inc;
+        else if (wrap && !starting) ahead <= ahead_dec;
         if (wrap) more <= ({{1'b0, loaded_r}} + 17'd1 < {{1'b0, samples}});
     end
 end
