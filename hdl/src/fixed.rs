@@ -348,16 +348,18 @@ mod tests {
                 let x = r.below(1 << 32) as i64 - (1 << 31);
                 sums.extend([x, x >> r.below(24)]);
             }
-            for x in &sums {
-                let lit = if *x < 0 {
+            let lit32 = |x: i64| {
+                if x < 0 {
                     format!("-32'sd{}", x.unsigned_abs())
                 } else {
                     format!("32'sd{x}")
-                };
-                v += &format!("    $display(\"s %0d\", sat32({lit}));\n");
+                }
+            };
+            for x in &sums {
+                v += &format!("    $display(\"s %0d\", sat32({}));\n", lit32(*x));
             }
-            // eta_rs's clamp at and around both ends of eta's range, where the reduction and
-            // its equalities meet (random products rarely land there)
+            // eta_rs's clamp at and around both ends of eta's range, where the reduction meets
+            // the clamp (random products rarely land there)
             let fs = f.frac_bits + shift;
             let (emax, emin) = (f.eta(f.max(), shift) as i64, f.eta(f.min(), shift) as i64);
             let mut raws: Vec<i64> = vec![];
@@ -369,12 +371,7 @@ mod tests {
                 }
             }
             for x in &raws {
-                let lit = if *x < 0 {
-                    format!("-32'sd{}", x.unsigned_abs())
-                } else {
-                    format!("32'sd{x}")
-                };
-                v += &format!("    $display(\"e %0d\", eta_rs({lit}));\n");
+                v += &format!("    $display(\"e %0d\", eta_rs({}));\n", lit32(*x));
             }
             v += "end\nendmodule\n";
             let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
