@@ -36,7 +36,7 @@ pub struct CtrlParams {
     /// board; a stage of a chain (stage.rs) has the chain's offsets of its junctions.
     pub ff: Vec<usize>,
     pub bp: Vec<usize>,
-    /// Every block cycle waits for `loaded` (a stage waits for its links), not only those
+    /// Every block cycle waits for `sample_ready` (a stage waits for its links), not only those
     /// that take a new sample.
     pub wait_all: bool,
 }
