@@ -488,7 +488,6 @@ mod tests {
             tick(&mut c, |c| &mut c.clock);
         }
         c.lab_we.next = false;
-
         c.go.next = true;
         c.go_train.next = true;
         c.go_samples.next = b16(3);

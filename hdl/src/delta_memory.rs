@@ -273,7 +273,13 @@ impl DeltaMemory {
     fn hdl_bram_registered(&self) -> Verilog {
         let n = self._size;
         let (b, bm) = (self._bits, self._bits - 1);
-        let mut v = format!(
+        // sign-extend the kept bits to the 32-bit port
+        let ext = if b == 32 {
+            "rq".to_string()
+        } else {
+            format!("{{{{{}{{rq[{bm}]}}}}, rq}}", 32 - b)
+        };
+        let v = format!(
             "integer i;
 (* no_rw_check *)
 reg signed [{bm}:0] m0 [0:{nm}];
@@ -315,7 +321,7 @@ always @(*) begin
     we0 = parity ? clr_q : (acc_en$0 && (acc_addr$0 < 16'd{n}));
     we1 = parity ? (acc_en$0 && (acc_addr$0 < 16'd{n})) : clr_q;
     rq = rd_par ? q0 : q1;
-    rd_data$0 = (rd_ok && !rd_zero) ? {{{{{pad}{{rq[{bm}]}}}}, rq}} : 32'sd0;
+    rd_data$0 = (rd_ok && !rd_zero) ? {ext} : 32'sd0;
 end
 always @(posedge clock) q0 <= m0[ra0];
 always @(posedge clock) q1 <= m1[ra1];
@@ -332,11 +338,7 @@ always @(posedge clock) begin
 end
 ",
             nm = n - 1,
-            pad = 32 - b,
         );
-        if b == 32 {
-            v = v.replace("{0{rq[31]}}, ", "");
-        }
         Verilog::Custom(crate::below::with_guards(&v))
     }
 

@@ -64,7 +64,6 @@ pub struct HostLink {
     pub go: Signal<Out, Bit>,
     pub go_train: Signal<Out, Bit>,
     pub go_samples: Signal<Out, Bits<16>>,
-    pub loaded: Signal<Out, Bits<32>>,
     /// `loaded > started`: the sample of the controller's next block cycle is loaded.
     pub sample_ready: Signal<Out, Bit>,
     pub lab_we: Signal<Out, Bit>,
@@ -123,7 +122,6 @@ impl HostLink {
             go: Default::default(),
             go_train: Default::default(),
             go_samples: Default::default(),
-            loaded: Default::default(),
             sample_ready: Default::default(),
             lab_we: Default::default(),
             lab_copy: Default::default(),
@@ -313,7 +311,6 @@ impl HostLink {
         self.go.next = go;
         self.go_train.next = s.train;
         self.go_samples.next = self.in_data.val();
-        self.loaded.next = Bits::<32>::from(s.loaded as u64);
         self.sample_ready.next = s.loaded > self.started.val().to_u32() as usize;
         let streaming = s.mode == Mode::Stream && n.take;
         self.lab_we.next = streaming && s.widx >= p.inputs;
@@ -374,7 +371,6 @@ impl Logic for HostLink {
         ] {
             x.connect();
         }
-        self.loaded.connect();
         self.h_sel.iter_mut().for_each(|x| x.connect());
         self.in_lanes_we.iter_mut().for_each(|x| x.connect());
     }
@@ -413,6 +409,9 @@ fn verilog(p: &CtrlParams, lanes: usize) -> String {
         (lm1 == 0) as u8
     );
     let mut v = walk_ends;
+    // the walk's junction in as few bits as there are junctions: `h_sel` is then one LUT
+    let ljm = (usize::BITS - lm1.leading_zeros()).max(1) - 1;
+    let _ = writeln!(v, "reg [{ljm}:0] lj;\nreg [{ljm}:0] nl;");
     v += "
 localparam M_IDLE = 3'd0, M_ERR = 3'd1, M_LOAD = 3'd2, M_COUNT = 3'd3, M_STREAM = 3'd4, M_READ = 3'd5;
 reg [2:0] mode;
@@ -423,8 +422,6 @@ reg [15:0] msg2;
 reg [1:0] msg_n;
 reg [1:0] msg_i;
 reg [31:0] cycles;
-// the walk's junction in as few bits as there are junctions: `h_sel` is then one LUT
-reg [LJM:0] lj;
 reg bias;
 reg [15:0] bank;
 reg [15:0] row;
@@ -433,7 +430,6 @@ reg read_phase;
 // their comparisons sit in the stream's ready handshake
 reg [15:0] samples;
 reg [15:0] loaded_r;
-reg [15:0] loaded_m1;
 // widx is at the label (training) / past the inputs: kept with widx, off the handshake
 reg wlab;
 // the stream's readiness, loaded <= started + 1 and loaded < samples, as registers:
@@ -448,7 +444,7 @@ reg [15:0] in_copy_r;
 initial begin
     mode = M_IDLE; train = 1'b0; msg0 = 16'd0; msg1 = 16'd0; msg2 = 16'd0; msg_n = 2'd0; msg_i = 2'd0;
     cycles = 32'd0; lj = 16'd0; bias = 1'b0; bank = 16'd0; row = 16'd0; read_phase = 1'b0;
-    samples = 16'd0; loaded_r = 16'd0; loaded_m1 = 16'd0; widx = 16'd0; in_copy_r = 16'd0; wlab = 1'b0;
+    samples = 16'd0; loaded_r = 16'd0; widx = 16'd0; in_copy_r = 16'd0; wlab = 1'b0;
     ahead = 18'sd1; more = 1'b0;
 end
 reg pending;
@@ -462,7 +458,6 @@ reg lj_end;
 reg [2:0] ends_r;
 reg [15:0] nb;
 reg [15:0] nr;
-reg [LJM:0] nl;
 reg nbias;
 reg wdone;
 reg [15:0] rdata;
@@ -472,7 +467,6 @@ always @(*) begin
     case (mode)
         M_IDLE, M_ERR: in_ready_c = !pending;
         M_LOAD, M_COUNT: in_ready_c = 1'b1;
-        // loaded_r <= started + 1, without the adder: loaded_m1 = loaded_r - 1
         M_STREAM: in_ready_c = more && !ahead[17];
         default: in_ready_c = 1'b0;
     endcase
@@ -507,7 +501,6 @@ always @(*) begin
     go = (mode == M_COUNT) && take;
     go_train = train;
     go_samples = in_data;
-    loaded = {{16'd0, loaded_r}};
     sample_ready = ahead[17] || (ahead == 18'sd0);
     lab_we = (mode == M_STREAM) && take && wlab;
     lab_copy = in_copy_r;"
@@ -581,7 +574,7 @@ always @(posedge clock) begin
             end
         end
         M_COUNT: if (take) begin
-            samples <= in_data; loaded_r <= 16'd0; loaded_m1 <= 16'd0; widx <= 16'd0; in_copy_r <= 16'd0; wlab <= 1'b0;
+            samples <= in_data; loaded_r <= 16'd0; widx <= 16'd0; in_copy_r <= 16'd0; wlab <= 1'b0;
             mode <= M_STREAM;
         end
         M_STREAM: begin
@@ -590,7 +583,6 @@ always @(posedge clock) begin
                     widx <= 16'd0;
                     wlab <= 1'b0;
                     loaded_r <= loaded_r + 16'd1;
-                    loaded_m1 <= loaded_r;
                     in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
                 end else begin
                     widx <= widx + 16'd{lanes};
@@ -626,8 +618,7 @@ end",
         inputs = p.inputs
     );
     let _ = writeln!(v, "initial ends_r = {ends0};");
-    let ljw = (usize::BITS - lm1.leading_zeros()).max(1);
-    v.replace("LJM", &(ljw - 1).to_string())
+    v
 }
 
 #[cfg(test)]
@@ -750,7 +741,7 @@ mod tests {
                 (vec![n, n, n], 9, y),
             ]
         );
-        assert_eq!(h.loaded.val().index(), 1, "the label beat ends the sample");
+        assert_eq!(h._s.loaded, 1, "the label beat ends the sample");
     }
 
     #[test]

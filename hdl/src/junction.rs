@@ -28,8 +28,8 @@
 //!   (`params::DEEP_FF_CLOCKS`; `FfUnit::ffd` delays the control to the products), BP's delta
 //!   comes out of BP's register a clock later and feeds the contributions and UP directly
 //!   (not through `bpp`), and the weight write-backs and contributions land a clock after
-//!   that, with the weight, its row and left neuron held in `upp`. Biases are still written
-//!   in the delta's clock. FF's last write of a pass lands at the end of clock
+//!   that, with the weight, its row and left neuron held in `upp`; host writes (`hwp`) and
+//!   bias writes (`bwp`) pass a register of their own. FF's last write of a pass lands at the end of clock
 //!   `C + FF_LATENCY + rr + 1` (rr = 1 with registered reads), so
 //!   `T = C + FF_LATENCY + rr + DEEP_FF_CLOCKS`, the same bits.
 //!
@@ -42,8 +42,8 @@
 //! (static timing with the multiplies, flow/sta.rs); with registered reads the read gets its
 //! own half clock and the multiply a whole one, 19 MHz, limited by the BP/UP write-backs
 //! (multiply, round, saturate, subtract into the weight memory); with the deep pipeline as
-//! well, 25–26 MHz, limited by the delta sums' falling-edge read-add-write and the weight and
-//! bias write-backs on a part 93% full.
+//! well (and the delta sums read on the rising edge, delta_memory.rs), 28–29 MHz, limited by
+//! the bias read of a junction whose bias rows are flip-flops, on a part 90% full.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
@@ -618,6 +618,9 @@ impl Logic for Junction {
             self.bpp.word[BpWord::ROW].val()
         };
         self.bwp.clock.next = clock;
+        if self._p.deep_pipeline {
+            self.bwp.word_in[0].next = b_addr;
+        }
         for q in 0..g {
             let we = bp_row_done || (host_b && w_bank == q);
             let data = if w_sel {
@@ -627,7 +630,6 @@ impl Logic for Junction {
             };
             if self._p.deep_pipeline {
                 self.bwp.bit_in[q].next = we;
-                self.bwp.word_in[0].next = b_addr;
                 self.bwp.word_in[1 + q].next = data;
                 self.bmem.we[q].next = self.bwp.bit[q].val();
                 self.bmem.waddr[q].next = self.bwp.word[0].val();
@@ -1030,21 +1032,23 @@ impl Logic for Junction {
         a("bmem$raddr".into(), "seq$baddr".into());
         let r = |q: usize| format!("(seq$row * 16'd{g} + 16'd{q})");
         a("bwp$clock".into(), "clock".into());
+        let addr = format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW);
+        if p.deep_pipeline {
+            a("bwp$word_in$0".into(), addr.clone());
+        }
         for q in 0..g {
             let we =
                 format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))");
-            let addr = format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW);
             let data = format!("{w_sel} ? {w_data} : up$new_b${q}");
             if p.deep_pipeline {
                 a(format!("bwp$bit_in${q}"), we);
-                a("bwp$word_in$0".into(), addr);
                 a(format!("bwp$word_in${}", 1 + q), data);
                 a(format!("bmem$we${q}"), format!("bwp$bit${q}"));
                 a(format!("bmem$waddr${q}"), "bwp$word$0".into());
                 a(format!("bmem$wdata${q}"), format!("bwp$word${}", 1 + q));
             } else {
                 a(format!("bmem$we${q}"), we);
-                a(format!("bmem$waddr${q}"), addr);
+                a(format!("bmem$waddr${q}"), addr.clone());
                 a(format!("bmem$wdata${q}"), data);
             }
         }
