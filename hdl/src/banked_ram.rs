@@ -2,6 +2,14 @@
 //! holding edge `c·z + l`) and the bias memory (one bank per right neuron finished per
 //! clock). One shared read address (the next clock's row, prefetched), registered read
 //! data, one write port per bank: the shape of a block RAM.
+//!
+//! A memory of at most 16 rows is built from flip-flops. With `with_registered_address` such
+//! a memory registers its read address instead of its read data, and multiplexes the rows
+//! after that register: the clock that computes the address (the sequencer's prefetch,
+//! behind the controller's `adv`) then ends at a handful of address flip-flops instead of
+//! passing a row multiplexer into 16 data flip-flops per bank. The data is the same except
+//! when a row is read and written at one edge: the read then sees the new word (write
+//! first), which no reader uses (see `hdl`).
 
 use crate::fixed::{b16, s16};
 use rust_hdl::core::prelude::*;
@@ -18,6 +26,8 @@ pub struct BankedRam {
     _depth: usize,
     _mem: Vec<Vec<i32>>,
     _q: Vec<i32>,
+    _addr_reg: bool,
+    _ra: usize,
 }
 
 impl BankedRam {
@@ -32,7 +42,21 @@ impl BankedRam {
             _depth: depth,
             _mem: vec![vec![0; depth]; banks],
             _q: vec![0; banks],
+            _addr_reg: false,
+            _ra: 0,
         }
+    }
+
+    /// Register the read address, not the data, when the memory is built from flip-flops
+    /// (at most 16 rows); a deeper memory is a block RAM and keeps its data register.
+    pub fn with_registered_address(mut self, on: bool) -> BankedRam {
+        self._addr_reg = on && self._depth <= 16;
+        self
+    }
+
+    /// Whether the read address is registered instead of the data.
+    pub fn registered_address(&self) -> bool {
+        self._addr_reg
     }
 }
 
@@ -40,6 +64,7 @@ impl Logic for BankedRam {
     fn update(&mut self) {
         if self.clock.pos_edge() {
             let ra = self.raddr.val().index();
+            self._ra = ra;
             for b in 0..self._mem.len() {
                 // read first: a write in the same edge is seen one clock later
                 self._q[b] = self._mem[b].get(ra).copied().unwrap_or(0);
@@ -50,7 +75,13 @@ impl Logic for BankedRam {
             }
         }
         for b in 0..self._q.len() {
-            self.rdata[b].next = b16(self._q[b]);
+            let q = if self._addr_reg {
+                // the rows after this edge's writes, at the address of this edge
+                self._mem[b].get(self._ra).copied().unwrap_or(0)
+            } else {
+                self._q[b]
+            };
+            self.rdata[b].next = b16(q);
         }
     }
     fn connect(&mut self) {
@@ -81,14 +112,44 @@ impl Logic for BankedRam {
         for b in 0..self._mem.len() {
             let _ = writeln!(
                 v,
-                "initial for (i = 0; i < {d}; i = i + 1) mem_{b}[i] = 16'sd0;\ninitial rdata${b} = 16'd0;"
+                "initial for (i = 0; i < {d}; i = i + 1) mem_{b}[i] = 16'sd0;"
             );
+            if !self._addr_reg {
+                let _ = writeln!(v, "initial rdata${b} = 16'd0;");
+            }
         }
-        v += "always @(posedge clock) begin\n";
-        for b in 0..self._mem.len() {
+        if self._addr_reg {
+            // the row index in as many bits as the rows need, and the range check registered
+            // with it: after the register only the row multiplexer
+            let aw = (usize::BITS - (d - 1).leading_zeros()).max(1);
             let _ = writeln!(
                 v,
-                "    rdata${b} <= (raddr < 16'd{d}) ? mem_{b}[raddr] : 16'sd0;\n    if (we${b} && (waddr${b} < 16'd{d})) mem_{b}[waddr${b}] <= wdata${b};"
+                "reg [{m}:0] ra_q;\nreg ra_ok;\ninitial begin ra_q = {aw}'d0; ra_ok = 1'b1; end",
+                m = aw - 1
+            );
+            v += "always @(*) begin\n";
+            for b in 0..self._mem.len() {
+                let _ = writeln!(v, "    rdata${b} = ra_ok ? mem_{b}[ra_q] : 16'sd0;");
+            }
+            v += "end\nalways @(posedge clock) begin\n";
+            let _ = writeln!(
+                v,
+                "    ra_q <= raddr[{m}:0];\n    ra_ok <= (raddr < 16'd{d});",
+                m = aw - 1
+            );
+        } else {
+            v += "always @(posedge clock) begin\n";
+        }
+        for b in 0..self._mem.len() {
+            if !self._addr_reg {
+                let _ = writeln!(
+                    v,
+                    "    rdata${b} <= (raddr < 16'd{d}) ? mem_{b}[raddr] : 16'sd0;"
+                );
+            }
+            let _ = writeln!(
+                v,
+                "    if (we${b} && (waddr${b} < 16'd{d})) mem_{b}[waddr${b}] <= wdata${b};"
             );
         }
         v += "end\n";
@@ -139,7 +200,141 @@ mod tests {
     }
 
     #[test]
+    fn a_registered_address_reads_the_same_rows_and_writes_first() {
+        let mut m = BankedRam::new(2, 5).with_registered_address(true);
+        assert!(m.registered_address());
+        m.connect_all();
+        for r in 0..5 {
+            m.we[1].next = true;
+            m.waddr[1].next = b16(r);
+            m.wdata[1].next = b16(7 * r - 9);
+            tick(&mut m, |m| &mut m.clock);
+        }
+        m.we[1].next = false;
+        for r in [3, 0, 4, 4, 1] {
+            m.raddr.next = b16(r);
+            tick(&mut m, |m| &mut m.clock);
+            assert_eq!(s16(m.rdata[1].val()), 7 * r - 9);
+            assert_eq!(s16(m.rdata[0].val()), 0);
+        }
+        // out of range reads 0; a same-edge write of the row read is seen at once
+        m.raddr.next = b16(5);
+        tick(&mut m, |m| &mut m.clock);
+        assert_eq!(s16(m.rdata[1].val()), 0);
+        m.raddr.next = b16(2);
+        m.we[1].next = true;
+        m.waddr[1].next = b16(2);
+        m.wdata[1].next = b16(99);
+        tick(&mut m, |m| &mut m.clock);
+        assert_eq!(s16(m.rdata[1].val()), 99);
+        // a block RAM keeps its data register
+        assert!(!BankedRam::new(2, 17)
+            .with_registered_address(true)
+            .registered_address());
+    }
+
+    /// Both read forms of the flip-flop memory and the block-RAM form against the model on a
+    /// random stream: reads and writes of one row at one edge, several banks written at
+    /// once, out-of-range read and write addresses. Every clock's read data must match.
+    #[test]
+    fn banked_ram_verilog_matches_the_model_in_icarus() {
+        for (depth, reg) in [(10usize, false), (10, true), (1, true), (20, false)] {
+            let banks = 3;
+            let make = || BankedRam::new(banks, depth).with_registered_address(reg);
+            let mut r = edgeflow_core::rng::SplitMix64::new(5 + depth as u64 + reg as u64);
+            // per clock: raddr, then per bank (we, waddr, wdata)
+            let mut st: Vec<(u64, Vec<(bool, u64, i32)>)> = vec![];
+            for _ in 0..400 {
+                let ra = r.below(depth + 2) as u64;
+                let w = (0..banks)
+                    .map(|_| {
+                        let wa = if r.below(4) == 0 {
+                            ra
+                        } else {
+                            r.below(depth + 2) as u64
+                        };
+                        (r.below(2) == 0, wa, r.below(65536) as i32 - 32768)
+                    })
+                    .collect();
+                st.push((ra, w));
+            }
+            let mut m = make();
+            m.connect_all();
+            let mut want = vec![];
+            for (ra, w) in &st {
+                m.raddr.next = Bits::<16>::from(*ra);
+                for (b, &(we, wa, wd)) in w.iter().enumerate() {
+                    m.we[b].next = we;
+                    m.waddr[b].next = Bits::<16>::from(wa);
+                    m.wdata[b].next = b16(wd);
+                }
+                tick(&mut m, |m| &mut m.clock);
+                want.push(
+                    (0..banks)
+                        .map(|b| s16(m.rdata[b].val()))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            let body = match make().hdl() {
+                Verilog::Custom(b) => b,
+                _ => unreachable!(),
+            };
+            let ports: String = (0..banks)
+                .map(|b| format!(", output reg [15:0] rdata${b}, input we${b}, input [15:0] waddr${b}, input [15:0] wdata${b}"))
+                .collect();
+            let mut tb =
+                format!("module br(input clock, input [15:0] raddr{ports});\n{body}\nendmodule\n");
+            tb += "module tb;\nreg clock = 0; reg [15:0] ra;\n";
+            let mut conn = String::from(".clock(clock), .raddr(ra)");
+            for b in 0..banks {
+                tb +=
+                    &format!("reg we{b}; reg [15:0] wa{b}; reg [15:0] wd{b}; wire [15:0] q{b};\n");
+                conn += &format!(
+                    ", .rdata${b}(q{b}), .we${b}(we{b}), .waddr${b}(wa{b}), .wdata${b}(wd{b})"
+                );
+            }
+            tb += &format!("br u({conn});\ninitial begin\n");
+            for (ra, w) in &st {
+                tb += &format!("    ra = {ra};");
+                for (b, &(we, wa, wd)) in w.iter().enumerate() {
+                    tb += &format!(
+                        " we{b} = {}; wa{b} = {wa}; wd{b} = {};",
+                        we as u8, wd as u16
+                    );
+                }
+                tb += " #1 clock = 1; #1 $display(\"%0d %0d %0d\", $signed(q0), $signed(q1), $signed(q2)); #1 clock = 0; #1;\n";
+            }
+            tb += "end\nendmodule\n";
+            let tag = format!("banked-ram-{depth}-{reg}");
+            let Some(out) = crate::testing::icarus_run(&tb, &tag) else {
+                return;
+            };
+            let got: Vec<Vec<i32>> = out
+                .lines()
+                .map(|l| {
+                    l.split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
+                .filter(|v: &Vec<i32>| v.len() == banks)
+                .collect();
+            assert_eq!(got.len(), want.len(), "{tag}: {out}");
+            for (t, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{tag}, clock {t}");
+            }
+            assert!(
+                want.iter().flatten().filter(|&&x| x != 0).count() > 300,
+                "{tag}: the stream reads written rows"
+            );
+        }
+    }
+
+    #[test]
     fn banked_ram_verilog_is_clean() {
         yosys_check(&BankedRam::new(2, 7), "banked_ram");
+        yosys_check(
+            &BankedRam::new(2, 7).with_registered_address(true),
+            "banked_ram_registered_address",
+        );
     }
 }

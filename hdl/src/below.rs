@@ -23,6 +23,16 @@ pub fn verilog_below(n: usize) -> String {
             .map(|i| if i < n { '1' } else { '0' })
             .collect();
         format!("{}'b{mask} >> a[{}:0]", 1usize << b, b - 1)
+    } else if b - (n.trailing_zeros() as usize) <= 6 {
+        // a multiple of 2^t: a < n exactly when a's bits from t up are below n >> t, so the
+        // bits under t drop out and the rest fits one small table (80 rows: 3 bits, not 7)
+        let t = n.trailing_zeros() as usize;
+        let w = b - t;
+        let mask: String = (0..1usize << w)
+            .rev()
+            .map(|i| if i < n >> t { '1' } else { '0' })
+            .collect();
+        format!("{}'b{mask} >> a[{}:{t}]", 1usize << w, b - 1)
     } else {
         format!("(a[{}:0] < {b}'d{n})", b - 1)
     };
@@ -77,7 +87,9 @@ mod tests {
     /// `below_N` against a plain comparison, in Icarus, for every 16-bit address.
     #[test]
     fn verilog_below_is_the_comparison_for_every_address() {
-        for n in [0usize, 1, 2, 3, 7, 10, 16, 40, 64, 100, 640, 1000, 40000] {
+        for n in [
+            0usize, 1, 2, 3, 7, 10, 16, 40, 64, 80, 100, 640, 1000, 40000, 49152,
+        ] {
             let tb = format!(
                 "module tb;\n{}integer a;\ninteger bad;\ninitial begin\n    bad = 0;\n    for (a = 0; a < 65536; a = a + 1)\n        if (below_{n}(a[15:0]) != (a < {n})) bad = bad + 1;\n    $display(\"bad %0d\", bad);\nend\nendmodule\n",
                 verilog_below(n)

@@ -195,6 +195,8 @@ impl Controller {
             && ((!self._p.wait_all && s.started >= s.samples) || self.sample_ready.val());
         let need_out = !s.train && s.ff_en[self._p.junctions - 1];
         let at_end = s.k + 1 == self._p.t;
+        // the Verilog's adv leaves out `active`: a block cycle never runs without it
+        assert!(!s.running || s.active, "a block cycle runs while inactive");
         let adv = s.active && s.running && !(at_end && need_out && self.out_busy.val());
         Now {
             can_start,
@@ -366,6 +368,10 @@ reg at_end;
 // kk == T - 1, kept with kk (T >= 3): no comparison in front of adv
 reg at_end_r;
 initial at_end_r = 1'b0;
+// at_end_r && need_out, kept with at_end_r (train and ffe hold still within a block cycle):
+// the output stall in front of adv is then one flag and the link's `out_busy`
+reg end_out_r;
+initial end_out_r = 1'b0;
 reg adv_c;
 reg last_c;
 reg done_c;
@@ -373,7 +379,9 @@ always @(*) begin
     can_start = active && lt_total && ({free}ge_samples || sample_ready);
     need_out = !train && ffe[{lm}];
     at_end = at_end_r;
-    adv_c = active && running && !(at_end && need_out && out_busy);
+    // `running` implies `active` (a start needs `active`, which clears only when not
+    // running), so adv waits on `running` alone
+    adv_c = running && !(end_out_r && out_busy);
     last_c = adv_c && at_end;
     done_c = active && !running && !lt_total;
     started = {{{cpad}'d0, started_r}};
@@ -427,7 +435,7 @@ always @(*) begin
         })
         .collect();
     start +=
-        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; started_r <= started_r + {cw}'d1;\n            lt_total <= (started_r + {cw}'d1 < total); ge_samples <= (started_r + {cw}'d1 >= samples);\n        end");
+        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; end_out_r <= 1'b0; started_r <= started_r + {cw}'d1;\n            lt_total <= (started_r + {cw}'d1 < total); ge_samples <= (started_r + {cw}'d1 >= samples);\n        end");
     let _ = writeln!(
         v,
         "
@@ -453,6 +461,7 @@ always @(posedge clock) begin
         end else begin
             kk <= kk + {kw}'d1;
             at_end_r <= (kk == {kw}'d{te1});
+            end_out_r <= (kk == {kw}'d{te1}) && need_out;
         end
     end else if (!running && can_start) {start}
     else if (done_c && !out_busy) active <= 1'b0;

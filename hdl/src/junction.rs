@@ -340,7 +340,9 @@ impl Junction {
             seq: Sequencer::new(p),
             agen: AddrGen::new(p),
             wmem: BankedRam::new(z, p.clocks),
-            bmem: BankedRam::new(g, p.bias_rows()),
+            // with registered reads a flip-flop bias memory's row multiplexer sits before
+            // `rdp`, off the prefetch address path (which starts at the controller's `adv`)
+            bmem: BankedRam::new(g, p.bias_rows()).with_registered_address(p.registered_reads),
             // FF reads port l, UP port z + l, both at lane l's neuron: only lane l's banks
             amem: CopyMemory::new(
                 p.act_copies,
