@@ -8,7 +8,7 @@ use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
 /// Verilog functions for the ROM in two parts: `act_<name>_raw(h)` (65 bits: the table
-/// lookup, for sigmoid `{neg, s, p, cs, cp}` of the mirrored half table) and
+/// lookup, for sigmoid `{neg, s, p, K − cs, cp}` of the mirrored half table) and
 /// `act_<name>_fin(raw) -> {σ, σ′}` (the mirror's subtraction), so a register can sit
 /// between them; and `act_<name>(h)`, both in one (32 bits: σ in the high half).
 pub fn verilog_function(name: &str, act: Activation, t: &ActivationTable) -> String {
@@ -44,11 +44,15 @@ endfunction
                 );
             }
             let mut fix = String::new();
+            // the lower half's constant K − cs in the table, so the mirror after the
+            // register is one subtraction (the argmax compare and the activation memory's
+            // write sit behind it), not two
             for &(u, cs, cp) in &m.fixes {
                 let _ = writeln!(
                     fix,
-                    "            {hb}'d{u}: begin cs = 16'h{:04x}; cp = 16'h{:04x}; end",
-                    cs as u16, cp as u16
+                    "            {hb}'d{u}: begin kc = 16'h{:04x}; cp = 16'h{:04x}; end",
+                    (m.k - cs) as u16,
+                    cp as u16
                 );
             }
             format!(
@@ -60,7 +64,7 @@ function [64:0] act_{name}_raw;
     reg [{ub}:0] u;
     reg [15:0] s;
     reg [15:0] p;
-    reg [15:0] cs;
+    reg [15:0] kc;
     reg [15:0] cp;
     begin
         hs = h >>> {drop};
@@ -70,20 +74,20 @@ function [64:0] act_{name}_raw;
         (* rom_style = \"logic\" *) case (u)
 {upper}        default: begin s = 16'd0; p = 16'd0; end
         endcase
-        cs = 16'd0;
+        kc = 16'd0;
         cp = 16'd0;
         if (neg) begin
             (* rom_style = \"logic\" *) case (u)
-{fix}            default: begin cs = 16'd0; cp = 16'd0; end
+{fix}            default: begin kc = 16'h{k:04x}; cp = 16'd0; end
             endcase
         end
-        act_{name}_raw = {{neg, s, p, cs, cp}};
+        act_{name}_raw = {{neg, s, p, kc, cp}};
     end
 endfunction
 function [31:0] act_{name}_fin;
     input [64:0] raw;
     begin
-        if (raw[64]) act_{name}_fin = {{16'h{k:04x} - raw[63:48] - raw[31:16], raw[47:32] + raw[15:0]}};
+        if (raw[64]) act_{name}_fin = {{raw[31:16] - raw[63:48], raw[47:32] + raw[15:0]}};
         else act_{name}_fin = raw[63:32];
     end
 endfunction

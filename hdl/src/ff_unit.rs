@@ -74,7 +74,7 @@ impl FfUnit {
                 .map(|_| ActivationRom::new(p.right_act, p.table.clone()))
                 .collect(),
             pipe: FfPipe::new(g).with_depth(2 + p.deep_pipeline as usize),
-            out: FfOutput::new(g, p.format),
+            out: FfOutput::new(g, p.format).with_registered_compare(p.pred_slack),
             ffd: if p.deep_pipeline {
                 PipeRegs::new(3, 2 * g)
             } else {

@@ -28,8 +28,8 @@
 //!   (`params::DEEP_FF_CLOCKS`; `FfUnit::ffd` delays the control to the products), BP's delta
 //!   comes out of BP's register a clock later and feeds the contributions and UP directly
 //!   (not through `bpp`), and the weight write-backs and contributions land a clock after
-//!   that, with the weight, its row and left neuron held in `upp`; host writes (`hwp`) and
-//!   bias writes (`bwp`) pass a register of their own. FF's last write of a pass lands at the end of clock
+//!   that, with the weight, its row and left neuron held in `upp`; host writes (`hwp`),
+//!   bias writes (`bwp`) and weight writes (`wwp`) pass a register of their own. FF's last write of a pass lands at the end of clock
 //!   `C + FF_LATENCY + rr + 1` (rr = 1 with registered reads), so
 //!   `T = C + FF_LATENCY + rr + DEEP_FF_CLOCKS`, the same bits.
 //!
@@ -141,6 +141,11 @@ pub struct Junction {
     /// host's bank select do not sit in front of the bias memory's write port. The row is
     /// read again a block cycle later.
     pub bwp: PipeRegs,
+    /// Weight write registers, with `deep_pipeline`: a weight write (per bank its enable;
+    /// the row, then per bank the word) lands a clock later, so UP's clamp, subtraction and
+    /// saturation end at flip-flops and not at the block RAM's data input. The row is read
+    /// again a block cycle later.
+    pub wwp: PipeRegs,
     _p: Box<JunctionParams>,
 }
 
@@ -409,6 +414,11 @@ impl Junction {
             } else {
                 PipeRegs::new(0, 0)
             },
+            wwp: if p.deep_pipeline {
+                PipeRegs::new(z, 1 + z)
+            } else {
+                PipeRegs::new(0, 0)
+            },
             _p: Box::new(p.clone()),
         }
     }
@@ -603,14 +613,29 @@ impl Logic for Junction {
         // weight and bias memories: one write port per bank, UP's value or the host's
         self.wmem.clock.next = clock;
         self.wmem.raddr.next = self.seq.waddr.val();
+        self.wwp.clock.next = clock;
+        let w_row = if w_sel { w_addr } else { wb_k };
+        if self._p.deep_pipeline {
+            self.wwp.word_in[0].next = w_row;
+        }
         for l in 0..z {
-            self.wmem.we[l].next = wb_run || (host_w && w_bank == l);
-            self.wmem.waddr[l].next = if w_sel { w_addr } else { wb_k };
-            self.wmem.wdata[l].next = if w_sel {
+            let we = wb_run || (host_w && w_bank == l);
+            let data = if w_sel {
                 w_data
             } else {
                 self.up.new_w[l].val()
             };
+            if self._p.deep_pipeline {
+                self.wwp.bit_in[l].next = we;
+                self.wwp.word_in[1 + l].next = data;
+                self.wmem.we[l].next = self.wwp.bit[l].val();
+                self.wmem.waddr[l].next = self.wwp.word[0].val();
+                self.wmem.wdata[l].next = self.wwp.word[1 + l].val();
+            } else {
+                self.wmem.we[l].next = we;
+                self.wmem.waddr[l].next = w_row;
+                self.wmem.wdata[l].next = data;
+            }
         }
         self.bmem.clock.next = clock;
         self.bmem.raddr.next = self.seq.baddr.val();
@@ -1016,19 +1041,26 @@ impl Logic for Junction {
         };
         a("wmem$clock".into(), "clock".into());
         a("wmem$raddr".into(), "seq$waddr".into());
+        a("wwp$clock".into(), "clock".into());
+        let w_row = format!("{w_sel} ? {w_addr} : {wb_k}");
+        if p.deep_pipeline {
+            a("wwp$word_in$0".into(), w_row.clone());
+        }
         for l in 0..z {
-            a(
-                format!("wmem$we${l}"),
-                format!("{wb_run} || ({w_sel} && {w_we} && !{w_bias} && ({w_bank} == 16'd{l}))"),
-            );
-            a(
-                format!("wmem$waddr${l}"),
-                format!("{w_sel} ? {w_addr} : {wb_k}"),
-            );
-            a(
-                format!("wmem$wdata${l}"),
-                format!("{w_sel} ? {w_data} : up$new_w${l}"),
-            );
+            let we =
+                format!("{wb_run} || ({w_sel} && {w_we} && !{w_bias} && ({w_bank} == 16'd{l}))");
+            let data = format!("{w_sel} ? {w_data} : up$new_w${l}");
+            if p.deep_pipeline {
+                a(format!("wwp$bit_in${l}"), we);
+                a(format!("wwp$word_in${}", 1 + l), data);
+                a(format!("wmem$we${l}"), format!("wwp$bit${l}"));
+                a(format!("wmem$waddr${l}"), "wwp$word$0".into());
+                a(format!("wmem$wdata${l}"), format!("wwp$word${}", 1 + l));
+            } else {
+                a(format!("wmem$we${l}"), we);
+                a(format!("wmem$waddr${l}"), w_row.clone());
+                a(format!("wmem$wdata${l}"), data);
+            }
         }
         a("bmem$clock".into(), "clock".into());
         a("bmem$raddr".into(), "seq$baddr".into());

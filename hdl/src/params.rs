@@ -53,6 +53,10 @@ pub struct JunctionParams {
     pub registered_sums_left: bool,
     /// The same for the delta memory of the junction to the right, which this one reads.
     pub registered_sums_right: bool,
+    /// A last junction whose pass is shorter than the block cycle's longest (set by the
+    /// network): its outputs end a clock or more before the block cycle does, so the
+    /// prediction may compare them a clock late (ff_output.rs).
+    pub pred_slack: bool,
 }
 
 impl JunctionParams {
@@ -103,6 +107,7 @@ impl JunctionParams {
             deep_pipeline: spec.deep_pipeline,
             registered_sums_left: false,
             registered_sums_right: false,
+            pred_slack: false,
         }
     }
 

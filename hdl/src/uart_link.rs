@@ -4,8 +4,8 @@
 //! network stalls `in_ready`; the host never has more than one command in flight, and the
 //! network consumes words far faster than a UART delivers them, so the FIFO only bridges
 //! short stalls. The word offered to the network sits in a register of its own (`held`),
-//! refilled from the FIFO as it is taken, so the network's input handshake starts at flip-flops
-//! and not behind the FIFO's read logic and block RAM.
+//! refilled from the FIFO in the clock after it is taken, so the network's input handshake
+//! starts at flip-flops and the FIFO's read logic does not wait on the network's `in_ready`.
 
 use crate::uart_rx::UartRx;
 use crate::uart_tx::UartTx;
@@ -96,13 +96,14 @@ impl Logic for UartLink {
         self.overflow.next = self.sticky.q.val();
         self.in_data.next = self.held.q.val();
         self.in_valid.next = self.held_valid.q.val();
-        // refill the held word when it is free or taken in this clock
-        self.fifo.read.next =
-            !self.fifo.empty.val() & (!self.held_valid.q.val() | self.in_ready.val());
+        // refill the held word in the clock after it is taken, not in the same clock: the
+        // FIFO's read then waits on flip-flops only, not on the network's `in_ready` (a
+        // word per two clocks is still thousands of times what the UART delivers)
+        self.fifo.read.next = !self.fifo.empty.val() & !self.held_valid.q.val();
         if self.held_valid.q.val() & self.in_ready.val() {
             self.held_valid.d.next = false;
         }
-        if !self.fifo.empty.val() & (!self.held_valid.q.val() | self.in_ready.val()) {
+        if !self.fifo.empty.val() & !self.held_valid.q.val() {
             self.held.d.next = self.fifo.data_out.val();
             self.held_valid.d.next = true;
         }
