@@ -7,19 +7,29 @@ use edgeflow_core::fixed::{activate, Activation, ActivationTable};
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
-/// Verilog functions for the ROM in two parts: `act_<name>_raw(h)` (65 bits: the table
-/// lookup, for sigmoid `{neg, s, p, K − cs, cp}` of the mirrored half table) and
-/// `act_<name>_fin(raw) -> {σ, σ′}` (the mirror's subtraction), so a register can sit
-/// between them; and `act_<name>(h)`, both in one (32 bits: σ in the high half).
+/// Verilog functions for the ROM in three parts: `act_<name>_idx(h)` (the table index: for
+/// sigmoid `{neg, u}`, the sign and the mirrored offset into the upper half; for ReLU `h`),
+/// `act_<name>_tab(idx)` (65 bits: the table lookup, for sigmoid `{neg, s, p, K − cs, cp}`
+/// of the mirrored half table) and `act_<name>_fin(raw) -> {σ, σ′}` (the mirror's
+/// subtraction), so registers can sit between them; `act_<name>_raw(h)` is the first two,
+/// `act_<name>(h)` all three (32 bits: σ in the high half). `act_<name>_iw` is the index's
+/// width.
 pub fn verilog_function(name: &str, act: Activation, t: &ActivationTable) -> String {
     let parts = match act {
         Activation::Relu => format!(
             "
-function [64:0] act_{name}_raw;
+localparam act_{name}_iw = 16;
+function [15:0] act_{name}_idx;
     input signed [15:0] h;
     begin
-        if (h > 0) act_{name}_raw = {{33'd0, h, 16'd1}};
-        else act_{name}_raw = 65'd0;
+        act_{name}_idx = h;
+    end
+endfunction
+function [64:0] act_{name}_tab;
+    input signed [15:0] h;
+    begin
+        if (h > 0) act_{name}_tab = {{33'd0, h, 16'd1}};
+        else act_{name}_tab = 65'd0;
     end
 endfunction
 function [31:0] act_{name}_fin;
@@ -57,9 +67,19 @@ endfunction
             }
             format!(
                 "
-function [64:0] act_{name}_raw;
+localparam act_{name}_iw = {iw};
+function [{hb}:0] act_{name}_idx;
     input signed [15:0] h;
     reg signed [15:0] hs;
+    reg neg;
+    begin
+        hs = h >>> {drop};
+        neg = hs[{hb}];
+        act_{name}_idx = {{neg, hs[{ub}:0] ^ {{{hb}{{neg}}}}}};
+    end
+endfunction
+function [64:0] act_{name}_tab;
+    input [{hb}:0] iu;
     reg neg;
     reg [{ub}:0] u;
     reg [15:0] s;
@@ -67,9 +87,8 @@ function [64:0] act_{name}_raw;
     reg [15:0] kc;
     reg [15:0] cp;
     begin
-        hs = h >>> {drop};
-        neg = hs[{hb}];
-        u = hs[{ub}:0] ^ {{{hb}{{neg}}}};
+        neg = iu[{hb}];
+        u = iu[{ub}:0];
         // logic, not block RAM: every EBR is taken, and yosys maps a registered table to one
         (* rom_style = \"logic\" *) case (u)
 {upper}        default: begin s = 16'd0; p = 16'd0; end
@@ -81,7 +100,7 @@ function [64:0] act_{name}_raw;
 {fix}            default: begin kc = 16'h{k:04x}; cp = 16'd0; end
             endcase
         end
-        act_{name}_raw = {{neg, s, p, kc, cp}};
+        act_{name}_tab = {{neg, s, p, kc, cp}};
     end
 endfunction
 function [31:0] act_{name}_fin;
@@ -94,11 +113,18 @@ endfunction
 ",
                 ub = hb.max(1) - 1,
                 k = m.k as u16,
+                iw = hb + 1,
             )
         }
     };
     format!(
         "{parts}
+function [64:0] act_{name}_raw;
+    input signed [15:0] h;
+    begin
+        act_{name}_raw = act_{name}_tab(act_{name}_idx(h));
+    end
+endfunction
 function [31:0] act_{name};
     input signed [15:0] h;
     begin
@@ -177,6 +203,8 @@ pub struct ActivationRom {
     _act: Activation,
     _table: ActivationTable,
     _q: (i32, i32),
+    /// With a registered input: the `h` of the clock before.
+    _hin: Option<i32>,
 }
 
 impl ActivationRom {
@@ -189,14 +217,28 @@ impl ActivationRom {
             _act: act,
             _table: table,
             _q: (0, 0),
+            _hin: None,
         }
+    }
+
+    /// Register the input as its table index (for sigmoid the sign and the mirrored offset)
+    /// a clock before the lookup: `a`, `sp` then come two clocks after `h`. The saturated
+    /// sum's register moves here (`NeuronSum::with_registered_h` off), after the mirror's
+    /// XOR, so the lookup starts at the index flip-flops.
+    pub fn with_registered_input(mut self, on: bool) -> Self {
+        self._hin = on.then_some(0);
+        self
     }
 }
 
 impl Logic for ActivationRom {
     fn update(&mut self) {
         if self.clock.pos_edge() {
-            self._q = activate(self._act, &self._table, s16(self.h.val()));
+            let h = s16(self.h.val());
+            self._q = activate(self._act, &self._table, self._hin.unwrap_or(h));
+            if self._hin.is_some() {
+                self._hin = Some(h);
+            }
         }
         self.a.next = b16(self._q.0);
         self.sp.next = b16(self._q.1);
@@ -206,9 +248,15 @@ impl Logic for ActivationRom {
         self.sp.connect();
     }
     fn hdl(&self) -> Verilog {
-        // raw = 0 reads as (0, 0), the model's initial output
+        // raw = 0 reads as (0, 0), the model's initial output; the index register starts at
+        // h = 0's index, 0
+        let lookup = if self._hin.is_some() {
+            "reg [act_rom_iw-1:0] iq;\ninitial iq = 0;\nalways @(posedge clock) iq <= act_rom_idx(h);\nalways @(posedge clock) raw <= act_rom_tab(iq);"
+        } else {
+            "always @(posedge clock) raw <= act_rom_raw(h);"
+        };
         Verilog::Custom(format!(
-            "{}\nreg [64:0] raw;\ninitial raw = 65'd0;\nalways @(posedge clock) raw <= act_rom_raw(h);\nalways @(*) begin\n    a = act_rom_fin(raw) >> 16;\n    sp = act_rom_fin(raw);\nend\n",
+            "{}\nreg [64:0] raw;\ninitial raw = 65'd0;\n{lookup}\nalways @(*) begin\n    a = act_rom_fin(raw) >> 16;\n    sp = act_rom_fin(raw);\nend\n",
             verilog_function("rom", self._act, &self._table)
         ))
     }
@@ -237,6 +285,28 @@ mod tests {
                     (s16(rom.a.val()), s16(rom.sp.val())),
                     activate(act, &t, h),
                     "h = {h}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_registered_input_answers_two_clocks_later() {
+        for act in [Activation::Sigmoid, Activation::Relu] {
+            let f = Format::new(3, 4);
+            let t = ActivationTable::sigmoid(f);
+            let mut rom = ActivationRom::new(act, t.clone()).with_registered_input(true);
+            rom.connect_all();
+            let hs: Vec<i32> = (f.min()..=f.max()).rev().step_by(3).collect();
+            for (i, &h) in hs.iter().enumerate() {
+                rom.h.next = b16(h);
+                tick(&mut rom, |r| &mut r.clock);
+                // the first clock looks up the index register's initial h = 0
+                let want = if i == 0 { 0 } else { hs[i - 1] };
+                assert_eq!(
+                    (s16(rom.a.val()), s16(rom.sp.val())),
+                    activate(act, &t, want),
+                    "{act:?}, clock {i}"
                 );
             }
         }
@@ -292,6 +362,16 @@ mod tests {
         yosys_check(
             &ActivationRom::new(Activation::Sigmoid, ActivationTable::sigmoid(f)),
             "act_rom_sigmoid",
+        );
+        yosys_check(
+            &ActivationRom::new(Activation::Sigmoid, ActivationTable::sigmoid(f))
+                .with_registered_input(true),
+            "act_rom_sigmoid_registered",
+        );
+        yosys_check(
+            &ActivationRom::new(Activation::Relu, ActivationTable::sigmoid(f))
+                .with_registered_input(true),
+            "act_rom_relu_registered",
         );
         yosys_check(
             &ActivationRom::new(Activation::Relu, ActivationTable::sigmoid(f)),

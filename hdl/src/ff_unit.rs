@@ -67,11 +67,14 @@ impl FfUnit {
             done: Default::default(),
             r_out: crate::sigs(g),
             lanes: Lanes::new(z, p.format).with_registered(p.deep_pipeline),
-            sum: NeuronSum::new(g, p.lanes_per_group, p.format)
-                .with_fan_in(p.fan_in)
-                .with_registered_h(p.deep_pipeline),
+            // the deep pipeline's register between the saturated sum and the lookup sits in
+            // the ROM, after the index's mirror
+            sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),
             roms: (0..g)
-                .map(|_| ActivationRom::new(p.right_act, p.table.clone()))
+                .map(|_| {
+                    ActivationRom::new(p.right_act, p.table.clone())
+                        .with_registered_input(p.deep_pipeline)
+                })
                 .collect(),
             pipe: FfPipe::new(g).with_depth(2 + p.deep_pipeline as usize),
             out: FfOutput::new(g, p.format).with_registered_compare(p.pred_slack),

@@ -432,6 +432,8 @@ reg [15:0] samples;
 reg [15:0] loaded_r;
 // widx is at the label (training) / past the inputs: kept with widx, off the handshake
 reg wlab;
+// this beat is the sample's last input beat (widx + lanes >= inputs), kept with widx too
+reg wlast;
 // the stream's readiness, loaded <= started + 1 and loaded < samples, as registers:
 // ahead = started + 1 - loaded (17 bits, signed), counted with the controller's starts
 // and the loaded samples, instead of comparing counters in front of every take
@@ -547,7 +549,7 @@ always @(*) begin
     let _ = writeln!(
         v,
         "
-always @(*) wrap = (mode == M_STREAM) && take && (wlab || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs})));
+always @(*) wrap = (mode == M_STREAM) && take && (wlab || (!train && wlast));
 always @(posedge clock) begin
     if ((mode == M_COUNT) && take) begin
         ahead <= 18'sd1;
@@ -575,18 +577,21 @@ always @(posedge clock) begin
         end
         M_COUNT: if (take) begin
             samples <= in_data; loaded_r <= 16'd0; widx <= 16'd0; in_copy_r <= 16'd0; wlab <= 1'b0;
+            wlast <= {wlast0};
             mode <= M_STREAM;
         end
         M_STREAM: begin
             if (take) begin
-                if (wlab || (!train && (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs}))) begin
+                if (wlab || (!train && wlast)) begin
                     widx <= 16'd0;
                     wlab <= 1'b0;
+                    wlast <= {wlast0};
                     loaded_r <= loaded_r + 16'd1;
                     in_copy_r <= (in_copy_r + 16'd1 == 16'd{k0}) ? 16'd0 : in_copy_r + 16'd1;
                 end else begin
                     widx <= widx + 16'd{lanes};
-                    wlab <= (({{16'd0, widx}} + 32'd{lanes}) >= 32'd{inputs});
+                    wlab <= wlast;
+                    wlast <= (({{16'd0, widx}} + 32'd{lanes2}) >= 32'd{inputs});
                 end
             end
             if (pred_valid) begin
@@ -615,9 +620,12 @@ always @(posedge clock) begin
         default: mode <= M_IDLE;
     endcase
 end",
-        inputs = p.inputs
+        inputs = p.inputs,
+        lanes2 = 2 * lanes,
+        wlast0 = if lanes >= p.inputs { "1'b1" } else { "1'b0" },
     );
     let _ = writeln!(v, "initial ends_r = {ends0};");
+    let _ = writeln!(v, "initial wlast = 1'b{};", (lanes >= p.inputs) as u8);
     v
 }
 
