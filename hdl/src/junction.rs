@@ -409,8 +409,10 @@ impl Junction {
             } else {
                 PipeRegs::new(0, 0)
             },
+            // bits: per bank the enable, then the host's select; words: the row, per bank
+            // the host's word or the bias, per bank the bias's delta
             bwp: if p.deep_pipeline {
-                PipeRegs::new(g, 1 + g)
+                PipeRegs::new(g + 1, 1 + 2 * g)
             } else {
                 PipeRegs::new(0, 0)
             },
@@ -648,6 +650,9 @@ impl Logic for Junction {
         if self._p.deep_pipeline {
             self.bwp.word_in[0].next = b_addr;
         }
+        if self._p.deep_pipeline {
+            self.bwp.bit_in[g].next = w_sel;
+        }
         for q in 0..g {
             let we = bp_row_done || (host_b && w_bank == q);
             let data = if w_sel {
@@ -656,11 +661,18 @@ impl Logic for Junction {
                 self.up.new_b[q].val()
             };
             if self._p.deep_pipeline {
+                // the update's operands wait in `bwp`, the arithmetic comes after it
+                let bias = self.bpp.word[BpWord { z, g }.bias(q)].val();
                 self.bwp.bit_in[q].next = we;
-                self.bwp.word_in[1 + q].next = data;
+                self.bwp.word_in[1 + q].next = if w_sel { w_data } else { bias };
+                self.bwp.word_in[1 + g + q].next = self.bp.delta[q].val();
                 self.bmem.we[q].next = self.bwp.bit[q].val();
                 self.bmem.waddr[q].next = self.bwp.word[0].val();
-                self.bmem.wdata[q].next = self.bwp.word[1 + q].val();
+                self.bmem.wdata[q].next = if self.bwp.bit[g].val() {
+                    self.bwp.word[1 + q].val()
+                } else {
+                    self.up.new_b[q].val()
+                };
             } else {
                 self.bmem.we[q].next = we;
                 self.bmem.waddr[q].next = b_addr;
@@ -768,7 +780,13 @@ impl Logic for Junction {
             };
             self.bp.dq[q].next = dq;
             self.up.d[q].next = dq;
-            self.up.bias[q].next = self.bpp.word[bw.bias(q)].val();
+            if rp {
+                self.up.bias[q].next = self.bwp.word[1 + q].val();
+                self.up.bd[q].next = self.bwp.word[1 + g + q].val();
+            } else {
+                self.up.bias[q].next = self.bpp.word[bw.bias(q)].val();
+                self.up.bd[q].next = dq;
+            }
         }
         // outputs
         self.h_rdata.next = if h_bias {
@@ -880,6 +898,7 @@ impl Logic for Junction {
             &mut self.up.a,
             &mut self.up.d,
             &mut self.up.bias,
+            &mut self.up.bd,
         ] {
             v.iter_mut().for_each(|x| x.connect());
         }
@@ -1070,16 +1089,29 @@ impl Logic for Junction {
         if p.deep_pipeline {
             a("bwp$word_in$0".into(), addr.clone());
         }
+        if p.deep_pipeline {
+            a(format!("bwp$bit_in${g}"), w_sel.into());
+        }
         for q in 0..g {
             let we =
                 format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))");
             let data = format!("{w_sel} ? {w_data} : up$new_b${q}");
             if p.deep_pipeline {
                 a(format!("bwp$bit_in${q}"), we);
-                a(format!("bwp$word_in${}", 1 + q), data);
+                a(
+                    format!("bwp$word_in${}", 1 + q),
+                    format!("{w_sel} ? {w_data} : bpp$word${}", bw.bias(q)),
+                );
+                a(
+                    format!("bwp$word_in${}", 1 + g + q),
+                    format!("bp$delta${q}"),
+                );
                 a(format!("bmem$we${q}"), format!("bwp$bit${q}"));
                 a(format!("bmem$waddr${q}"), "bwp$word$0".into());
-                a(format!("bmem$wdata${q}"), format!("bwp$word${}", 1 + q));
+                a(
+                    format!("bmem$wdata${q}"),
+                    format!("bwp$bit${g} ? bwp$word${} : up$new_b${q}", 1 + q),
+                );
             } else {
                 a(format!("bmem$we${q}"), we);
                 a(format!("bmem$waddr${q}"), addr.clone());
@@ -1170,7 +1202,13 @@ impl Logic for Junction {
             );
             a(format!("bp$sp${q}"), dw[rd.sp(q)].clone());
             a(format!("up$d${q}"), dq(q));
-            a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
+            if p.deep_pipeline {
+                a(format!("up$bias${q}"), format!("bwp$word${}", 1 + q));
+                a(format!("up$bd${q}"), format!("bwp$word${}", 1 + g + q));
+            } else {
+                a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
+                a(format!("up$bd${q}"), dq(q));
+            }
         }
         if p.is_last() {
             a("omem$0$clock".into(), "clock".into());

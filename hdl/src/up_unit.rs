@@ -18,6 +18,9 @@ pub struct UpUnit {
     pub a: Vec<Signal<In, Bits<16>>>,
     pub d: Vec<Signal<In, Bits<16>>>,
     pub bias: Vec<Signal<In, Bits<16>>>,
+    /// The delta each bias is updated with (the junction gives the bias and its delta a
+    /// register of their own with the deep pipeline, so they may come a clock after `d`).
+    pub bd: Vec<Signal<In, Bits<16>>>,
     pub new_w: Vec<Signal<Out, Bits<16>>>,
     pub new_b: Vec<Signal<Out, Bits<16>>>,
     _f: Format,
@@ -35,6 +38,7 @@ impl UpUnit {
             a: crate::sigs(z),
             d: crate::sigs(groups),
             bias: crate::sigs(groups),
+            bd: crate::sigs(groups),
             new_w: crate::sigs(z),
             new_b: crate::sigs(groups),
             _f: f,
@@ -73,7 +77,7 @@ impl Logic for UpUnit {
         }
         for q in 0..self.d.len() {
             let b = s16(self.bias[q].val()) as i64;
-            self.new_b[q].next = b16(sat(f, b - round_shift(s16(self.d[q].val()) as i64, s)));
+            self.new_b[q].next = b16(sat(f, b - round_shift(s16(self.bd[q].val()) as i64, s)));
         }
     }
     fn connect(&mut self) {
@@ -106,7 +110,7 @@ impl Logic for UpUnit {
             let _ = writeln!(v, "    new_w${l} = sat32(sx(w${l}) - {up});");
         }
         for q in 0..self.d.len() {
-            let _ = writeln!(v, "    new_b${q} = sat32(sx(bias${q}) - eta(d${q}));");
+            let _ = writeln!(v, "    new_b${q} = sat32(sx(bias${q}) - eta(bd${q}));");
         }
         v += "end\n";
         Verilog::Custom(v)
@@ -136,6 +140,8 @@ mod tests {
                 u.a[0].next = b16(v[2]);
                 u.a[1].next = b16(v[3]);
                 u.d[0].next = b16(v[4]);
+                // the bias takes its own delta input
+                u.bd[0].next = b16(v[1]);
                 u.bias[0].next = b16(v[5]);
                 settle(&mut u);
                 for l in 0..2 {
@@ -144,7 +150,7 @@ mod tests {
                 }
                 assert_eq!(
                     s16(u.new_b[0].val()),
-                    f.saturate(v[5] as i64 - f.eta(v[4], shift) as i64)
+                    f.saturate(v[5] as i64 - f.eta(v[1], shift) as i64)
                 );
             }
         }
@@ -165,6 +171,7 @@ mod tests {
                     u.a[l].next = b16(v[2 + l]);
                 }
                 u.d[0].next = b16(v[4]);
+                u.bd[0].next = b16(v[4]);
                 u.bias[0].next = b16(v[5]);
                 settle(&mut u);
                 if let Some(up) = &prev {
