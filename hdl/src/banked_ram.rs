@@ -19,6 +19,10 @@ use std::fmt::Write;
 pub struct BankedRam {
     pub clock: Signal<In, Clock>,
     pub raddr: Signal<In, Bits<16>>,
+    /// `raddr` is in range (below the depth): the reader says so, from where its address
+    /// came, so the range check is not computed behind the address's multiplexer. A read
+    /// with it low gives 0; the model asserts it is never high out of range.
+    pub rok: Signal<In, Bit>,
     pub rdata: Vec<Signal<Out, Bits<16>>>,
     pub we: Vec<Signal<In, Bit>>,
     pub waddr: Vec<Signal<In, Bits<16>>>,
@@ -35,6 +39,7 @@ impl BankedRam {
         BankedRam {
             clock: Default::default(),
             raddr: Default::default(),
+            rok: Default::default(),
             rdata: crate::sigs(banks),
             we: crate::sigs(banks),
             waddr: crate::sigs(banks),
@@ -63,7 +68,15 @@ impl BankedRam {
 impl Logic for BankedRam {
     fn update(&mut self) {
         if self.clock.pos_edge() {
+            let rok = self.rok.val();
             let ra = self.raddr.val().index();
+            assert!(
+                !rok || ra < self._depth,
+                "a read of row {ra} of {} said to be in range",
+                self._depth
+            );
+            // an out-of-range row reads 0 like a read marked out of range
+            let ra = if rok { ra } else { self._depth };
             self._ra = ra;
             for b in 0..self._mem.len() {
                 // read first: a write in the same edge is seen one clock later
@@ -134,7 +147,7 @@ impl Logic for BankedRam {
             v += "end\nalways @(posedge clock) begin\n";
             let _ = writeln!(
                 v,
-                "    ra_q <= raddr[{m}:0];\n    ra_ok <= (raddr < 16'd{d});",
+                "    ra_q <= raddr[{m}:0];\n    ra_ok <= rok;",
                 m = aw - 1
             );
         } else {
@@ -142,10 +155,7 @@ impl Logic for BankedRam {
         }
         for b in 0..self._mem.len() {
             if !self._addr_reg {
-                let _ = writeln!(
-                    v,
-                    "    rdata${b} <= (raddr < 16'd{d}) ? mem_{b}[raddr] : 16'sd0;"
-                );
+                let _ = writeln!(v, "    rdata${b} <= rok ? mem_{b}[raddr] : 16'sd0;");
             }
             let _ = writeln!(
                 v,
@@ -180,6 +190,7 @@ mod tests {
         }
         for r in 0..5 {
             m.raddr.next = b16(r);
+            m.rok.next = true;
             settle(&mut m);
             tick(&mut m, |m| &mut m.clock);
             for b in 0..3 {
@@ -188,6 +199,7 @@ mod tests {
         }
         // same-edge read and write of one row: the read returns the old value
         m.raddr.next = b16(2);
+        m.rok.next = true;
         m.we[1].next = true;
         m.waddr[1].next = b16(2);
         m.wdata[1].next = b16(99);
@@ -213,15 +225,18 @@ mod tests {
         m.we[1].next = false;
         for r in [3, 0, 4, 4, 1] {
             m.raddr.next = b16(r);
+            m.rok.next = true;
             tick(&mut m, |m| &mut m.clock);
             assert_eq!(s16(m.rdata[1].val()), 7 * r - 9);
             assert_eq!(s16(m.rdata[0].val()), 0);
         }
         // out of range reads 0; a same-edge write of the row read is seen at once
         m.raddr.next = b16(5);
+        m.rok.next = false;
         tick(&mut m, |m| &mut m.clock);
         assert_eq!(s16(m.rdata[1].val()), 0);
         m.raddr.next = b16(2);
+        m.rok.next = true;
         m.we[1].next = true;
         m.waddr[1].next = b16(2);
         m.wdata[1].next = b16(99);
@@ -263,6 +278,7 @@ mod tests {
             let mut want = vec![];
             for (ra, w) in &st {
                 m.raddr.next = Bits::<16>::from(*ra);
+                m.rok.next = (*ra as usize) < depth;
                 for (b, &(we, wa, wd)) in w.iter().enumerate() {
                     m.we[b].next = we;
                     m.waddr[b].next = Bits::<16>::from(wa);
@@ -283,9 +299,9 @@ mod tests {
                 .map(|b| format!(", output reg [15:0] rdata${b}, input we${b}, input [15:0] waddr${b}, input [15:0] wdata${b}"))
                 .collect();
             let mut tb =
-                format!("module br(input clock, input [15:0] raddr{ports});\n{body}\nendmodule\n");
-            tb += "module tb;\nreg clock = 0; reg [15:0] ra;\n";
-            let mut conn = String::from(".clock(clock), .raddr(ra)");
+                format!("module br(input clock, input [15:0] raddr, input rok{ports});\n{body}\nendmodule\n");
+            tb += "module tb;\nreg clock = 0; reg [15:0] ra; reg rok;\n";
+            let mut conn = String::from(".clock(clock), .raddr(ra), .rok(rok)");
             for b in 0..banks {
                 tb +=
                     &format!("reg we{b}; reg [15:0] wa{b}; reg [15:0] wd{b}; wire [15:0] q{b};\n");
@@ -295,7 +311,7 @@ mod tests {
             }
             tb += &format!("br u({conn});\ninitial begin\n");
             for (ra, w) in &st {
-                tb += &format!("    ra = {ra};");
+                tb += &format!("    ra = {ra}; rok = {};", ((*ra as usize) < depth) as u8);
                 for (b, &(we, wa, wd)) in w.iter().enumerate() {
                     tb += &format!(
                         " we{b} = {}; wa{b} = {wa}; wd{b} = {};",

@@ -118,6 +118,10 @@ pub struct Controller {
     pub adv: Signal<Out, Bit>,
     pub k: Signal<Out, Bits<16>>,
     pub last: Signal<Out, Bit>,
+    /// `adv && !last`: the block cycle moves on within itself. In the Verilog it is
+    /// `running && !at_end_r`, which is the same (the output stall needs `at_end_r`) without
+    /// the host link's `out_busy` in front: the junctions' prefetch addresses use it.
+    pub step: Signal<Out, Bit>,
     pub parity: Signal<Out, Bit>,
     pub label: Signal<Out, Bits<16>>,
     pub ff_en: Vec<Signal<Out, Bit>>,
@@ -163,6 +167,7 @@ impl Controller {
             adv: Default::default(),
             k: Default::default(),
             last: Default::default(),
+            step: Default::default(),
             parity: Default::default(),
             label: Default::default(),
             ff_en: crate::sigs(l),
@@ -273,6 +278,7 @@ impl Controller {
         self.adv.next = n.adv;
         self.k.next = b16(s.k as i32);
         self.last.next = n.last;
+        self.step.next = n.adv && !n.last;
         self.parity.next = s.parity;
         self.label.next = Bits::<16>::from(s.labels[s.lab_ptr] as u64);
         for j in 0..self._p.junctions {
@@ -301,6 +307,7 @@ impl Logic for Controller {
             &mut self.pred_valid,
             &mut self.adv,
             &mut self.last,
+            &mut self.step,
             &mut self.parity,
         ] {
             x.connect();
@@ -391,6 +398,7 @@ always @(*) begin
     adv = adv_c;
     k = {kpad};
     last = last_c;
+    step = running && !at_end_r;
     parity = parity_r;
     label = labels[lab_ptr];
 ",

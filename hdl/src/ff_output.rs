@@ -3,9 +3,10 @@
 //!
 //! With `with_registered_compare` the first-largest compares the outputs of the clock before
 //! (registered here), so the comparison starts at flip-flops and not behind the activation
-//! ROM's mirror subtraction. The prediction is then complete a clock after the last output:
-//! the network sets it only for a last junction whose pass is shorter than the block
-//! cycle's longest, which finishes its outputs at least a clock before the block cycle ends.
+//! ROM's mirror subtraction, and the prediction is the registered first-largest, so the host
+//! link's message register does not wait on the comparison either. The prediction is then
+//! complete two clocks after the last output: the network sets it only for a last junction
+//! whose pass is at least two clocks shorter than the block cycle's longest.
 
 use crate::fixed::{b16, s16, sat};
 use edgeflow_core::fixed::Format;
@@ -99,7 +100,12 @@ impl Logic for FfOutput {
             };
             self.out_delta[q].next = b16(sat(self._f, s16(self.a[q].val()) as i64 - y));
         }
-        self.pred.next = b16(self.best().1 as i32);
+        let pred = if self._in.is_some() {
+            self._best.1
+        } else {
+            self.best().1
+        };
+        self.pred.next = b16(pred as i32);
     }
     fn connect(&mut self) {
         for x in self.out_delta.iter_mut() {
@@ -138,7 +144,11 @@ impl Logic for FfOutput {
                 self._f.one()
             );
         }
-        v += "    pred = cb_idx;\nend\nalways @(posedge clock) begin\n    best_val <= cb_val;\n    best_idx <= cb_idx;\nend\n";
+        let _ = writeln!(
+            v,
+            "    pred = {};\nend\nalways @(posedge clock) begin\n    best_val <= cb_val;\n    best_idx <= cb_idx;\nend",
+            if reg { "best_idx" } else { "cb_idx" }
+        );
         Verilog::Custom(v)
     }
 }
@@ -175,7 +185,7 @@ mod tests {
     }
 
     /// On a random stream of outputs (ties, restarts at neuron 0, idle clocks) the
-    /// registered compare's prediction is the plain one's a clock later, and its output
+    /// registered compare's prediction is the plain one's two clocks later, and its output
     /// deltas are the plain ones of the same clock.
     #[test]
     fn a_registered_compare_predicts_a_clock_later() {
@@ -185,7 +195,7 @@ mod tests {
         plain.connect_all();
         reg.connect_all();
         let mut r = edgeflow_core::rng::SplitMix64::new(9);
-        let mut prev: Option<usize> = None;
+        let mut prev: std::collections::VecDeque<usize> = Default::default();
         let mut changes = 0;
         for t in 0..500 {
             let done = r.below(3) != 0;
@@ -206,11 +216,12 @@ mod tests {
             for q in 0..2 {
                 assert_eq!(plain.out_delta[q].val(), reg.out_delta[q].val());
             }
-            if let Some(p) = prev {
+            if prev.len() == 2 {
+                let p = prev.pop_front().unwrap();
                 assert_eq!(reg.pred.val().index(), p, "clock {t}");
                 changes += (p != plain.pred.val().index()) as usize;
             }
-            prev = Some(plain.pred.val().index());
+            prev.push_back(plain.pred.val().index());
             tick(&mut plain, |o| &mut o.clock);
             tick(&mut reg, |o| &mut o.clock);
         }

@@ -69,6 +69,8 @@ pub struct Junction {
     pub adv: Signal<In, Bit>,
     pub k: Signal<In, Bits<16>>,
     pub last: Signal<In, Bit>,
+    /// `adv && !last`, from the controller (its `step`)
+    pub step: Signal<In, Bit>,
     pub ff_en: Signal<In, Bit>,
     pub bp_en: Signal<In, Bit>,
     pub parity: Signal<In, Bit>,
@@ -256,6 +258,7 @@ impl Junction {
         for x in [
             &mut self.adv,
             &mut self.last,
+            &mut self.step,
             &mut self.ff_en,
             &mut self.bp_en,
             &mut self.parity,
@@ -307,6 +310,7 @@ impl Junction {
             adv: Default::default(),
             k: Default::default(),
             last: Default::default(),
+            step: Default::default(),
             ff_en: Default::default(),
             bp_en: Default::default(),
             parity: Default::default(),
@@ -453,6 +457,7 @@ impl Logic for Junction {
         s.clock.next = clock;
         s.adv.next = self.adv.val();
         s.last.next = self.last.val();
+        s.step.next = self.step.val();
         s.k.next = self.k.val();
         s.restart.next = self.restart.val();
         s.ff_en.next = self.ff_en.val();
@@ -615,6 +620,7 @@ impl Logic for Junction {
         // weight and bias memories: one write port per bank, UP's value or the host's
         self.wmem.clock.next = clock;
         self.wmem.raddr.next = self.seq.waddr.val();
+        self.wmem.rok.next = self.seq.w_ok.val();
         self.wwp.clock.next = clock;
         let w_row = if w_sel { w_addr } else { wb_k };
         if self._p.deep_pipeline {
@@ -641,6 +647,7 @@ impl Logic for Junction {
         }
         self.bmem.clock.next = clock;
         self.bmem.raddr.next = self.seq.baddr.val();
+        self.bmem.rok.next = self.seq.b_ok.val();
         let b_addr = if w_sel {
             w_addr
         } else {
@@ -832,6 +839,7 @@ impl Logic for Junction {
         for x in [
             &mut s.adv,
             &mut s.last,
+            &mut s.step,
             &mut s.restart,
             &mut s.ff_en,
             &mut s.bp_en,
@@ -848,6 +856,7 @@ impl Logic for Junction {
         for m in [&mut self.wmem, &mut self.bmem] {
             m.clock.connect();
             m.raddr.connect();
+            m.rok.connect();
             m.we.iter_mut().for_each(|x| x.connect());
             m.waddr.iter_mut().for_each(|x| x.connect());
             m.wdata.iter_mut().for_each(|x| x.connect());
@@ -912,7 +921,7 @@ impl Logic for Junction {
             let _ = writeln!(v, "    {l} = {r};");
         };
         for s in [
-            "clock", "adv", "last", "k", "restart", "ff_en", "bp_en", "h_sel", "h_addr",
+            "clock", "adv", "last", "step", "k", "restart", "ff_en", "bp_en", "h_sel", "h_addr",
         ] {
             a(format!("seq${s}"), s.into());
         }
@@ -1060,6 +1069,7 @@ impl Logic for Junction {
         };
         a("wmem$clock".into(), "clock".into());
         a("wmem$raddr".into(), "seq$waddr".into());
+        a("wmem$rok".into(), "seq$w_ok".into());
         a("wwp$clock".into(), "clock".into());
         let w_row = format!("{w_sel} ? {w_addr} : {wb_k}");
         if p.deep_pipeline {
@@ -1083,6 +1093,7 @@ impl Logic for Junction {
         }
         a("bmem$clock".into(), "clock".into());
         a("bmem$raddr".into(), "seq$baddr".into());
+        a("bmem$rok".into(), "seq$b_ok".into());
         let r = |q: usize| format!("(seq$row * 16'd{g} + 16'd{q})");
         a("bwp$clock".into(), "clock".into());
         let addr = format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW);
@@ -1308,6 +1319,7 @@ mod tests {
             jn.adv.next = k < p.clocks;
             jn.k.next = b16(k as i32);
             jn.last.next = k + 1 == p.clocks;
+            jn.step.next = k + 1 < p.clocks;
             settle(&mut jn);
             for q in 0..p.groups {
                 if jn.rw_en[q].val() {

@@ -44,11 +44,12 @@ impl Network {
             ps[j].registered_sums_left = on;
             ps[j - 1].registered_sums_right = on;
         }
-        // the controller's block cycle covers the longest pass: a shorter last junction's
-        // outputs are done a clock early, time enough to register them before the argmax
+        // the controller's block cycle covers the longest pass: a last junction two clocks
+        // shorter has its outputs done two clocks early, time enough to register them before
+        // the argmax and to register the argmax itself
         let longest = ps.iter().map(|p| p.clocks).max().unwrap_or(0);
         if let Some(p) = ps.last_mut() {
-            p.pred_slack = p.clocks < longest;
+            p.pred_slack = p.clocks + 2 <= longest;
         }
         let junctions = ps
             .iter()
@@ -112,6 +113,7 @@ impl Logic for Network {
             x.adv.next = c.adv.val();
             x.k.next = c.k.val();
             x.last.next = c.last.val();
+            x.step.next = c.step.val();
             x.ff_en.next = c.ff_en[j].val();
             x.bp_en.next = c.bp_en[j].val();
             x.parity.next = c.parity.val();
@@ -210,7 +212,7 @@ impl Logic for Network {
         for j in 0..l {
             let x = format!("junctions${j}");
             a(format!("{x}$clock"), "clock".into());
-            for s in ["adv", "k", "last", "parity", "label"] {
+            for s in ["adv", "k", "last", "step", "parity", "label"] {
                 a(format!("{x}${s}"), format!("ctrl${s}"));
             }
             a(format!("{x}$restart"), "link$go".into());

@@ -53,9 +53,10 @@ pub struct JunctionParams {
     pub registered_sums_left: bool,
     /// The same for the delta memory of the junction to the right, which this one reads.
     pub registered_sums_right: bool,
-    /// A last junction whose pass is shorter than the block cycle's longest (set by the
-    /// network): its outputs end a clock or more before the block cycle does, so the
-    /// prediction may compare them a clock late (ff_output.rs).
+    /// A last junction whose pass is at least two clocks shorter than the block cycle's
+    /// longest (set by the network): its outputs end two clocks or more before the block
+    /// cycle does, so the prediction may compare them a clock late and be registered
+    /// (ff_output.rs).
     pub pred_slack: bool,
 }
 

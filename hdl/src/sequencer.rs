@@ -15,6 +15,8 @@ pub struct Sequencer {
     pub clock: Signal<In, Clock>,
     pub adv: Signal<In, Bit>,
     pub last: Signal<In, Bit>,
+    /// `adv && !last` (the controller's `step`): when the prefetch addresses follow the pass.
+    pub step: Signal<In, Bit>,
     pub k: Signal<In, Bits<16>>,
     pub restart: Signal<In, Bit>,
     pub ff_en: Signal<In, Bit>,
@@ -28,6 +30,10 @@ pub struct Sequencer {
     pub row: Signal<Out, Bits<16>>,
     pub waddr: Signal<Out, Bits<16>>,
     pub baddr: Signal<Out, Bits<16>>,
+    /// `waddr` / `baddr` is in range: always for the sequencer's own rows, checked for the
+    /// host's (banked_ram.rs `rok`)
+    pub w_ok: Signal<Out, Bit>,
+    pub b_ok: Signal<Out, Bit>,
     pub a_ff: Signal<Out, Bits<16>>,
     pub a_w: Signal<Out, Bits<16>>,
     pub a_up: Signal<Out, Bits<16>>,
@@ -43,6 +49,7 @@ impl Sequencer {
             clock: Default::default(),
             adv: Default::default(),
             last: Default::default(),
+            step: Default::default(),
             k: Default::default(),
             restart: Default::default(),
             ff_en: Default::default(),
@@ -56,6 +63,8 @@ impl Sequencer {
             row: Default::default(),
             waddr: Default::default(),
             baddr: Default::default(),
+            w_ok: Default::default(),
+            b_ok: Default::default(),
             a_ff: Default::default(),
             a_w: Default::default(),
             a_up: Default::default(),
@@ -130,7 +139,7 @@ impl Logic for Sequencer {
         let (wa, ba) = if self.h_sel.val() {
             let h = self.h_addr.val().index();
             (h, h)
-        } else if self.adv.val() && !self.last.val() {
+        } else if self.step.val() {
             // past the end of the pass the RAMs read row 0
             (
                 if k + 1 < clocks { k + 1 } else { 0 },
@@ -141,6 +150,9 @@ impl Logic for Sequencer {
         };
         self.waddr.next = b16(wa as i32);
         self.baddr.next = b16(ba as i32);
+        let h = self.h_sel.val();
+        self.w_ok.next = !h || wa < clocks;
+        self.b_ok.next = !h || ba < bias_rows;
         self.a_ff.next = b16(a_ff as i32);
         self.a_w.next = b16(((a_ff + 1) % act_copies) as i32);
         self.a_up.next = b16(((a_ff + up_offset) % act_copies) as i32);
@@ -155,6 +167,8 @@ impl Logic for Sequencer {
         self.row.connect();
         self.waddr.connect();
         self.baddr.connect();
+        self.w_ok.connect();
+        self.b_ok.connect();
         self.a_ff.connect();
         self.a_w.connect();
         self.a_up.connect();
@@ -220,10 +234,13 @@ always @(*) begin
     wnext = (k < 16'd{cm1}) ? k + 16'd1 : 16'd0;
     rinc = (rw < {rw_}'d{brm1}) ? rw + {rw_}'d1 : {rw_}'d0;
     rkeep = (rw < {rw_}'d{br}) ? rw : {rw_}'d0;
+    // the sequencer's own rows are in range; only the host's row is checked
+    w_ok = h_sel ? (h_addr < 16'd{c}) : 1'b1;
+    b_ok = h_sel ? (h_addr < 16'd{br}) : 1'b1;
     if (h_sel) begin
         waddr = h_addr;
         baddr = h_addr;
-    end else if (adv && !last) begin
+    end else if (step) begin
         waddr = wnext;
         baddr = (sub == {sw_}'d{cm} && (k < 16'd{c})) ? {rinc16} : {rkeep16};
     end else begin
@@ -299,6 +316,7 @@ mod tests {
                 s.adv.next = true;
                 s.k.next = b16(k);
                 s.last.next = k == 7;
+                s.step.next = k != 7;
                 settle(&mut s);
                 assert!(s.run_ff.val() && !s.run_bp.val());
                 assert_eq!(s.first.val(), k % 2 == 0);
@@ -313,6 +331,7 @@ mod tests {
                     if k == 7 { 0 } else { (k as usize + 1) / 2 }
                 );
                 // t - j mod 3 with j = 1; σ′ written for t - j + 1 mod 4
+                assert!(s.w_ok.val() && s.b_ok.val(), "its own rows are in range");
                 assert_eq!(s.a_ff.val().index(), (t + 2) % 3);
                 assert_eq!(s.a_w.val().index(), (t + 3) % 3);
                 assert_eq!(s.a_up.val().index(), (t + 1) % 3, "UP reads sample t - 2");
@@ -324,6 +343,13 @@ mod tests {
                 );
                 tick(&mut s, |s| &mut s.clock);
             }
+        }
+        // the host's row is checked: 8 weight rows, 4 bias rows
+        s.h_sel.next = true;
+        for (h, w_ok, b_ok) in [(3, true, true), (4, true, false), (8, false, false)] {
+            s.h_addr.next = b16(h);
+            settle(&mut s);
+            assert_eq!((s.w_ok.val(), s.b_ok.val()), (w_ok, b_ok), "host row {h}");
         }
     }
 

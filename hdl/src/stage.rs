@@ -227,6 +227,7 @@ impl Logic for Stage {
             x.adv.next = c.adv.val();
             x.k.next = c.k.val();
             x.last.next = c.last.val();
+            x.step.next = c.step.val();
             x.ff_en.next = c.ff_en[j].val();
             x.bp_en.next = c.bp_en[j].val();
             x.parity.next = c.parity.val();
@@ -355,7 +356,7 @@ impl Logic for Stage {
         for j in 0..n {
             let x = format!("junctions${j}");
             a(format!("{x}$clock"), "clock".into());
-            for s in ["adv", "k", "last", "parity", "label"] {
+            for s in ["adv", "k", "last", "step", "parity", "label"] {
                 a(format!("{x}${s}"), format!("ctrl${s}"));
             }
             a(format!("{x}$restart"), "go".into());
