@@ -222,9 +222,9 @@ impl ActivationRom {
     }
 
     /// Register the input as its table index (for sigmoid the sign and the mirrored offset)
-    /// a clock before the lookup: `a`, `sp` then come two clocks after `h`. The saturated
-    /// sum's register moves here (`NeuronSum::with_registered_h` off), after the mirror's
-    /// XOR, so the lookup starts at the index flip-flops.
+    /// a clock before the lookup: `a`, `sp` then come two clocks after `h`. The deep
+    /// pipeline's register between the saturated sum and the lookup is this one, after the
+    /// mirror's XOR, so the lookup starts at the index flip-flops.
     pub fn with_registered_input(mut self, on: bool) -> Self {
         self._hin = on.then_some(0);
         self

@@ -28,8 +28,6 @@ pub struct NeuronSum {
     _acc: Vec<i64>,
     /// Accumulator width in the Verilog (32 unless the neuron's term count is known).
     _w: u32,
-    /// With a registered `h` (deep pipeline): the saturated sums of the previous clock.
-    _hq: Option<Vec<i32>>,
 }
 
 impl NeuronSum {
@@ -45,16 +43,7 @@ impl NeuronSum {
             _f: f,
             _acc: vec![0; groups],
             _w: 32,
-            _hq: None,
         }
-    }
-
-    /// Hold the saturated sum in a register before it leaves (the deep pipeline): `h` shows
-    /// the sum one clock later, and the saturation and the activation lookup after it are in
-    /// different clocks.
-    pub fn with_registered_h(mut self, registered: bool) -> NeuronSum {
-        self._hq = registered.then(|| vec![0; self.h.len()]);
-        self
     }
 
     /// A neuron sums `fan_in` products and a bias, format values of `width` bits, so its
@@ -88,18 +77,12 @@ impl Logic for NeuronSum {
     fn update(&mut self) {
         let f = self._f;
         if self.clock.pos_edge() {
-            if let Some(hq) = &mut self._hq {
-                *hq = self._acc.iter().map(|&a| sat(f, a)).collect();
-            }
             if self.run.val() {
                 self._acc = self.sums();
             }
         }
         for q in 0..self.h.len() {
-            self.h[q].next = b16(match &self._hq {
-                Some(hq) => hq[q],
-                None => sat(f, self._acc[q]),
-            });
+            self.h[q].next = b16(sat(f, self._acc[q]));
         }
     }
     fn connect(&mut self) {
@@ -126,12 +109,6 @@ impl Logic for NeuronSum {
                 "reg signed [{wm}:0] acc_{q};\nreg signed [{wm}:0] sum_{q};",
                 wm = w - 1
             );
-            if self._hq.is_some() {
-                let _ = writeln!(
-                    v,
-                    "reg signed [15:0] hq_{q};\ninitial hq_{q} = 16'sd0;\nalways @(posedge clock) hq_{q} <= sat_acc(acc_{q});"
-                );
-            }
         }
         v += "initial begin\n";
         for q in 0..g {
@@ -143,11 +120,7 @@ impl Logic for NeuronSum {
             for l in q * self._lpg..(q + 1) * self._lpg {
                 let _ = write!(v, " + sx(p${l})");
             }
-            if self._hq.is_some() {
-                let _ = writeln!(v, ";\n    h${q} = hq_{q};");
-            } else {
-                let _ = writeln!(v, ";\n    h${q} = sat_acc(acc_{q});");
-            }
+            let _ = writeln!(v, ";\n    h${q} = sat_acc(acc_{q});");
         }
         v += "end\nalways @(posedge clock) begin\n    if (run) begin\n";
         for q in 0..g {
@@ -200,39 +173,10 @@ mod tests {
     }
 
     #[test]
-    fn a_registered_sum_leaves_a_clock_later() {
-        let f = Format::new(2, 7);
-        let mut a = NeuronSum::new(1, 1, f)
-            .with_fan_in(2)
-            .with_registered_h(true);
-        a.connect_all();
-        a.run.next = true;
-        a.bias[0].next = b16(10);
-        let mut seen = vec![];
-        for (c, p) in [400, 300, -3, 2].iter().enumerate() {
-            a.first.next = c % 2 == 0;
-            a.p[0].next = b16(*p);
-            settle(&mut a);
-            seen.push(s16(a.h[0].val()));
-            tick(&mut a, |a| &mut a.clock);
-        }
-        settle(&mut a);
-        seen.push(s16(a.h[0].val()));
-        // accumulator after clocks 0..3: 410, 710, 7, 9; h shows each one clock later still
-        assert_eq!(seen, [0, 0, sat(f, 410), sat(f, 710), 7]);
-    }
-
-    #[test]
     fn neuron_sum_verilog_is_clean() {
         yosys_check(
             &NeuronSum::new(2, 3, Format::new(2, 7)).with_fan_in(3),
             "neuron_sum",
-        );
-        yosys_check(
-            &NeuronSum::new(1, 2, Format::new(3, 12))
-                .with_fan_in(16)
-                .with_registered_h(true),
-            "neuron_sum_registered",
         );
     }
 }
