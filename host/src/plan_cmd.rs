@@ -224,7 +224,24 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             (Box::new(b), t)
         }
         "rtl" => {
-            let b = crate::board::rtl_stage::RtlPipeline::new(&spec, &stages, &link_delay)?;
+            // each stage as its board builds it, so its block cycle is the plan's
+            let builds = p
+                .stages
+                .iter()
+                .map(|s| {
+                    let b = p.boards.get(s.board_index).ok_or_else(|| {
+                        anyhow!(
+                            "plan {}: stage on board {} of {}; re-run edgeflow plan",
+                            plan_path.display(),
+                            s.board_index + 1,
+                            p.boards.len()
+                        )
+                    })?;
+                    Ok((b.registered_reads, b.deep_pipeline))
+                })
+                .collect::<Result<Vec<(bool, bool)>>>()?;
+            let b =
+                crate::board::rtl_stage::RtlPipeline::new(&spec, &stages, &link_delay, &builds)?;
             let t = b.timings.clone();
             (Box::new(b), t)
         }
@@ -394,4 +411,27 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A board file and the board top of the same name agree on what the board adds to a
+    /// block cycle, so a plan predicts the clocks the bitstream builds.
+    #[test]
+    fn board_files_carry_the_board_tops_pipeline_flags() {
+        let mut both = 0;
+        for b in edgeflow_hdl::boards::BOARDS {
+            let Ok(f) = edgeflow_planner::Board::resolve(b.name) else {
+                continue;
+            };
+            both += 1;
+            assert_eq!(
+                (f.registered_reads, f.deep_pipeline),
+                (b.registered_reads, b.deep_pipeline),
+                "{}",
+                b.name
+            );
+        }
+        assert!(both >= 3, "board files found for {both} board tops");
+    }
 }

@@ -22,7 +22,21 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
     let mut stages = Vec::new();
     for (i, s) in p.stages.iter().enumerate() {
         let (a, b) = (s.junctions[0] - 1, s.junctions[1] - 1);
-        let v = edgeflow_hdl::stage::verilog(&p.spec, a..=b, &sched.ff, &sched.bp);
+        // the stage as its board builds it (registered reads, deep pipeline), as the
+        // plan's block cycle assumes
+        let board = p.boards.get(s.board_index).ok_or_else(|| {
+            anyhow!(
+                "plan {}: stage {} on board {} of {}; re-run edgeflow plan",
+                plan.display(),
+                i + 1,
+                s.board_index + 1,
+                p.boards.len()
+            )
+        })?;
+        let mut built = p.spec.clone();
+        built.registered_reads |= board.registered_reads;
+        built.deep_pipeline |= board.deep_pipeline;
+        let v = edgeflow_hdl::stage::verilog(&built, a..=b, &sched.ff, &sched.bp);
         let name = format!("{}_stage{}", p.spec.name, i + 1);
         let lint = match edgeflow_hdl::testing::yosys_lint(&v, &name) {
             Ok(Some(())) => "yosys: clean".to_string(),

@@ -17,6 +17,15 @@ fn small_spec_on_three_rtl_stages_is_bit_exact_and_reports_each_stage() {
     let dir = std::env::temp_dir().join(format!("edgeflow-plan-rtl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("toy.toml"), BOARD).unwrap();
+    // the same board building with registered reads and the deep pipeline, as an iCEBreaker
+    // does: its stage's block cycle is 3 clocks longer, in the plan and in the RTL
+    let deep = BOARD
+        .replace("name = \"toy\"", "name = \"toy-deep\"")
+        .replace(
+            "[fit]",
+            "registered_reads = true\ndeep_pipeline = true\n[fit]",
+        );
+    std::fs::write(dir.join("toy-deep.toml"), deep).unwrap();
     std::fs::write(dir.join("s.toml"), SPEC).unwrap();
     // 60 samples of 4 classes: class c has its 4 features 4c..4c+3 raised
     let mut csv = String::new();
@@ -35,11 +44,28 @@ fn small_spec_on_three_rtl_stages_is_bit_exact_and_reports_each_stage() {
     std::fs::write(dir.join("d.csv"), csv).unwrap();
     let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
     let (spec, plan, data) = (path("s.toml"), path("plan.json"), path("d.csv"));
-    let boards = format!("{}x3", path("toy.toml"));
+    let boards = format!(
+        "{},{},{}",
+        path("toy.toml"),
+        path("toy-deep.toml"),
+        path("toy.toml")
+    );
     let v = common::ok_json(&[
         "plan", "--spec", &spec, "--boards", &boards, "-o", &plan, "--json",
     ]);
     assert!(v["stages"].as_array().unwrap().len() >= 2, "{v}");
+    let deep_stages: Vec<u64> = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["board"] == "toy-deep")
+        .map(|s| s["block_cycle_clocks"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        deep_stages.len(),
+        1,
+        "the middle board carries a stage: {v}"
+    );
     let args = [
         "train",
         "--plan",
@@ -68,8 +94,9 @@ fn small_spec_on_three_rtl_stages_is_bit_exact_and_reports_each_stage() {
         .collect();
     assert!(delays.iter().any(|&d| d > 0), "{v}");
     for s in stages {
-        // the RTL's block cycle is the longest pass plus the FF pipeline's 2 clocks, which
-        // is the plan's overhead: the measured block cycle is the predicted one
+        // the RTL's block cycle is the longest pass plus the FF pipeline's 2 clocks (5 on the
+        // board building with the deep pipeline), which is the plan's overhead: the measured
+        // block cycle is the predicted one
         let got = s["measured_clocks_per_block_cycle"].as_u64().unwrap();
         let plan = s["predicted_block_cycle_clocks"].as_u64().unwrap();
         assert!(got > 2, "{s}");

@@ -37,6 +37,14 @@ pub struct Board {
     /// it gets the iCE40 (LUT4) fit.
     #[serde(default)]
     pub fit: Fit,
+    /// The board builds every network with registered reads (hdl/src/boards.rs): one more
+    /// clock per block cycle than the spec as written, when the spec has none.
+    #[serde(default)]
+    pub registered_reads: bool,
+    /// The board builds every network with the deep pipeline: two more clocks per block
+    /// cycle, when the spec has none.
+    #[serde(default)]
+    pub deep_pipeline: bool,
 }
 
 /// Logic and flip-flop constants of the cost model (planner/src/cost.rs), per logic family:

@@ -83,8 +83,12 @@ pub struct Net {
     pub type1: bool,
     /// Valid `z` of every junction, ascending (DESIGN.md section 2 rules, as `Spec::validate`).
     pub z_options: Vec<Vec<u64>>,
-    /// Clocks a block cycle spends beyond the longest pass (`Spec::block_cycle_overhead`).
+    /// Clocks a block cycle spends beyond the longest pass (`Spec::block_cycle_overhead`),
+    /// on a board that adds nothing (see [`Net::overhead_on`]).
     pub overhead: u64,
+    /// The spec's own `registered_reads` and `deep_pipeline`.
+    pub registered_reads: bool,
+    pub deep_pipeline: bool,
 }
 
 impl Net {
@@ -98,7 +102,17 @@ impl Net {
             spec.pattern.kind == PatternKind::Type1,
         );
         n.overhead = spec.block_cycle_overhead() as u64;
+        n.registered_reads = spec.registered_reads;
+        n.deep_pipeline = spec.deep_pipeline;
         n
+    }
+
+    /// The overhead on `board`: a board that builds with registered reads or the deep
+    /// pipeline the spec does not ask for adds their clocks (as `Spec::block_cycle_overhead`).
+    pub fn overhead_on(&self, board: &Board) -> u64 {
+        self.overhead
+            + (board.registered_reads && !self.registered_reads) as u64
+            + 2 * (board.deep_pipeline && !self.deep_pipeline) as u64
     }
 
     /// A network from its sizes; `fan_out` must give whole fan-ins that divide the left layer.
@@ -128,6 +142,8 @@ impl Net {
             type1,
             z_options,
             overhead: BLOCK_CYCLE_OVERHEAD as u64,
+            registered_reads: false,
+            deep_pipeline: false,
         }
     }
 
@@ -267,7 +283,7 @@ pub fn clock_time(board: &Board, clocks: u64) -> Ps {
 
 /// Block-cycle time of junction `j` alone with `z` lanes on `board`.
 pub fn junction_time(net: &Net, board: &Board, j: usize, z: u64) -> Ps {
-    clock_time(board, clocks(net, j, z) + net.overhead)
+    clock_time(board, clocks(net, j, z) + net.overhead_on(board))
 }
 
 /// A link between junction `j` and `j + 1`, from board `a` to board `b`.

@@ -379,7 +379,7 @@ pub fn plan(
                 .map(|j| net.edges(j) / sol.z[j])
                 .max()
                 .unwrap()
-                + net.overhead;
+                + net.overhead_on(b);
             StageReport {
                 board_index: st.board,
                 board: b.name.clone(),

@@ -539,7 +539,31 @@ impl RtlChain {
         stages: &[(usize, usize)],
         link_delay: &[usize],
     ) -> Result<RtlChain, String> {
+        Self::with_builds(
+            spec,
+            stages,
+            link_delay,
+            &vec![(false, false); stages.len()],
+        )
+    }
+
+    /// [`RtlChain::new`] with each stage built as its board builds: `builds[i]` turns on
+    /// registered reads and the deep pipeline for stage `i` (or-ed with the spec's), as a
+    /// board top does (a longer block cycle, the same bits).
+    pub fn with_builds(
+        spec: &Spec,
+        stages: &[(usize, usize)],
+        link_delay: &[usize],
+        builds: &[(bool, bool)],
+    ) -> Result<RtlChain, String> {
         let l = spec.junctions();
+        if builds.len() != stages.len() {
+            return Err(format!(
+                "{} builds for {} stages",
+                builds.len(),
+                stages.len()
+            ));
+        }
         if link_delay.len() + 1 != l {
             return Err(format!(
                 "link delays: {} entries for {l} junctions (need {})",
@@ -571,7 +595,13 @@ impl RtlChain {
         let schedule = Schedule::with_links(link_delay);
         let stages = stages
             .iter()
-            .map(|&(a, b)| StageSim::new(spec, a, b, &schedule))
+            .zip(builds)
+            .map(|(&(a, b), &(rr, deep))| {
+                let mut built = spec.clone();
+                built.registered_reads |= rr;
+                built.deep_pipeline |= deep;
+                StageSim::new(&built, a, b, &schedule)
+            })
             .collect();
         Ok(RtlChain {
             spec: spec.clone(),
@@ -831,6 +861,50 @@ mod tests {
             // 2 clocks of the FF pipeline
             assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 4 + 2);
             assert_eq!(r.stage_stats[1].clocks_per_block_cycle, 8 + 2);
+        }
+    }
+
+    /// Stages built with registered reads and the deep pipeline (what an iCEBreaker builds):
+    /// the same bits, each block cycle three clocks longer.
+    #[test]
+    fn stages_with_the_deep_pipeline_are_bit_exact() {
+        let mut sp = tiny();
+        sp.registered_reads = true;
+        sp.deep_pipeline = true;
+        let d = random_data(&sp, 30, 5);
+        for delay in [0, 2] {
+            let r = check_chain(&sp, &[(0, 0), (1, 1)], &[delay], &d).unwrap();
+            assert_exact(&r, &format!("tiny, deep pipeline, 2 boards, link {delay}"));
+            assert_eq!(r.stage_stats[0].clocks_per_block_cycle, 4 + 5);
+            assert_eq!(r.stage_stats[1].clocks_per_block_cycle, 8 + 5);
+        }
+        // one board building with them next to one building without (iCEBreaker and Nexys)
+        let sp = tiny();
+        let mut chain = RtlChain::with_builds(
+            &sp,
+            &[(0, 0), (1, 1)],
+            &[1],
+            &[(true, true), (false, false)],
+        )
+        .unwrap();
+        chain.load_state(&State::initial(&sp)).unwrap();
+        chain.run(&d, true).unwrap();
+        let mut reference =
+            crate::Reference::with_state(&sp, State::initial(&sp), chain.schedule.staleness())
+                .unwrap();
+        reference.train(&d);
+        assert_eq!(chain.read_state().sha256(), reference.state.sha256());
+        assert_eq!(chain.stages[0].stats.clocks_per_block_cycle, 4 + 5);
+        assert_eq!(chain.stages[1].stats.clocks_per_block_cycle, 8 + 2);
+        for seed in [3u64, 8, 21] {
+            let mut sp = random_spec(seed);
+            sp.registered_reads = true;
+            sp.deep_pipeline = true;
+            let l = sp.junctions();
+            let stages: Vec<(usize, usize)> = (0..l).map(|j| (j, j)).collect();
+            let d = random_data(&sp, 12, seed);
+            let r = check_chain(&sp, &stages, &vec![1; l - 1], &d).unwrap();
+            assert_exact(&r, &format!("seed {seed}, deep pipeline, {l} boards"));
         }
     }
 

@@ -17,10 +17,17 @@ pub struct RtlPipeline {
 }
 
 impl RtlPipeline {
-    /// Stage `i` of `ranges` (0-based inclusive junctions) as simulated board `i`, loaded
-    /// with the spec's initial state.
-    pub fn new(spec: &Spec, ranges: &[(usize, usize)], link_delay: &[usize]) -> Result<Self> {
-        let mut chain = RtlChain::new(spec, ranges, link_delay).map_err(|e| anyhow!(e))?;
+    /// Stage `i` of `ranges` (0-based inclusive junctions) as simulated board `i`, built as
+    /// that board builds (`builds[i]`: registered reads, deep pipeline), loaded with the
+    /// spec's initial state.
+    pub fn new(
+        spec: &Spec,
+        ranges: &[(usize, usize)],
+        link_delay: &[usize],
+        builds: &[(bool, bool)],
+    ) -> Result<Self> {
+        let mut chain =
+            RtlChain::with_builds(spec, ranges, link_delay, builds).map_err(|e| anyhow!(e))?;
         chain
             .load_state(&State::initial(spec))
             .map_err(|e| anyhow!(e))?;
