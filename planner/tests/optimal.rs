@@ -62,6 +62,10 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             link_mbps: [1.0, 10.0, 100.0, 1000.0][r.below(4)],
             link_latency_us: [0.0, 0.05, 1.0, 5.0][r.below(4)],
             fit: Default::default(),
+            // some boards build with registered reads or the deep pipeline: longer block
+            // cycles on them
+            registered_reads: r.below(3) == 0,
+            deep_pipeline: r.below(3) == 0,
         })
         .collect()
 }
