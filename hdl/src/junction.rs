@@ -42,8 +42,11 @@
 //! (static timing with the multiplies, flow/sta.rs); with registered reads the read gets its
 //! own half clock and the multiply a whole one, 19 MHz, limited by the BP/UP write-backs
 //! (multiply, round, saturate, subtract into the weight memory); with the deep pipeline as
-//! well (and the delta sums read on the rising edge, delta_memory.rs), 28–29 MHz, limited by
-//! the bias read of a junction whose bias rows are flip-flops, on a part 90% full.
+//! well (and the delta sums read on the rising edge, delta_memory.rs), the memory writes
+//! through registers (`wwp`, `bwp`), a flip-flop bias memory's address registered
+//! (banked_ram.rs), the read range checks from the sequencer and the prefetch addresses on
+//! the controller's `step`, 30.8–31.4 MHz (seeds 1–3), limited by the host link's command
+//! decode and BP's delta into UP's multiplier, on a part 90% full.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
