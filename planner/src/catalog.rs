@@ -72,12 +72,12 @@ impl Default for Fit {
     /// The iCE40 UP5K fit (boards/icebreaker.toml, docs/calibration).
     fn default() -> Fit {
         Fit {
-            logic_per_junction: 1587,
+            logic_per_junction: 1391,
             logic_per_lane_bit: 0,
             logic_per_board: 642,
-            ff_per_board: 670,
-            ff_per_lane_bit: 9,
-            ff_per_lut_multiplier: 119,
+            ff_per_board: 732,
+            ff_per_lane_bit: 5,
+            ff_per_lut_multiplier: 138,
         }
     }
 }
