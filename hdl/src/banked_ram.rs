@@ -325,15 +325,7 @@ mod tests {
             let Some(out) = crate::testing::icarus_run(&tb, &tag) else {
                 return;
             };
-            let got: Vec<Vec<i32>> = out
-                .lines()
-                .map(|l| {
-                    l.split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .filter(|v: &Vec<i32>| v.len() == banks)
-                .collect();
+            let got = crate::testing::icarus_rows(&out, banks);
             assert_eq!(got.len(), want.len(), "{tag}: {out}");
             for (t, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(g, w, "{tag}, clock {t}");

@@ -377,15 +377,7 @@ mod tests {
             let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
                 return;
             };
-            let got: Vec<Vec<i32>> = out
-                .lines()
-                .map(|l| {
-                    l.split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .filter(|x: &Vec<i32>| x.len() == 3)
-                .collect();
+            let got = crate::testing::icarus_rows(&out, 3);
             assert_eq!(got.len(), pairs.len(), "{f:?}");
             for ((a, b), y) in pairs.iter().zip(&got) {
                 let m = f.mul(*a, *b);

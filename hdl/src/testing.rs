@@ -59,6 +59,19 @@ pub fn icarus_run(tb: &str, tag: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The rows of `n` integers an Icarus testbench printed (other lines, such as warnings,
+/// left out).
+pub fn icarus_rows(out: &str, n: usize) -> Vec<Vec<i32>> {
+    out.lines()
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .filter(|v: &Vec<i32>| v.len() == n)
+        .collect()
+}
+
 /// Why yosys rejects a Verilog translation: latches, undriven wires, missing modules, or
 /// anything `check -assert` finds. `Ok(None)` when yosys is not installed.
 pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, String> {

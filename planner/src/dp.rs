@@ -547,7 +547,13 @@ pub fn minimize<T>(
     let cands = time_candidates(net, &t, order);
     let (i, sol) = search(&cands, &mut feasible)?;
     let hi = cands[i];
-    let lo = if i == 0 { 0 } else { cands[i - 1] };
+    if i == 0 {
+        // every period is at least some junction's block-cycle time, and the smallest
+        // candidate is the smallest of those: nothing below it is feasible (and the step
+        // enumeration below would have no lower end)
+        return Some((hi, sol));
+    }
+    let lo = cands[i - 1];
     // Between two time candidates only link delays change: try where they step down.
     let mut steps = Vec::new();
     for x in spans(net, &t, order) {

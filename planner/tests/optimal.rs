@@ -126,3 +126,53 @@ fn planner_matches_exhaustive_search_on_1000_random_instances() {
     assert!(feasible >= 300, "only {feasible} feasible instances");
     assert!(multi >= 100, "only {multi} multi-board plans");
 }
+
+/// A found instance: the smallest time candidate is already feasible, so the search for
+/// link-delay steps below it has no lower end. It ran out of memory (8 GB) before the fix;
+/// now the plan is the exhaustive search's.
+#[test]
+fn a_plan_at_the_smallest_candidate_period_is_found() {
+    let net = Net::new(
+        "random",
+        vec![6, 4, 4],
+        vec![2, 2],
+        8,
+        Activation::Sigmoid,
+        true,
+    );
+    let fit = edgeflow_planner::Fit {
+        logic_per_junction: 1391,
+        logic_per_lane_bit: 0,
+        logic_per_board: 642,
+        ff_per_board: 732,
+        ff_per_lane_bit: 5,
+        ff_per_lut_multiplier: 138,
+    };
+    let board =
+        |name: &str, mhz: f64, logic: u64, lpm: u64, bits: u64, width: u64, lat: f64| Board {
+            name: name.into(),
+            part: String::new(),
+            description: String::new(),
+            clock_mhz: mhz,
+            dsp: 2,
+            logic,
+            lut_per_multiplier: lpm,
+            ram_bits: bits,
+            ram_blocks: 61,
+            ram_block_width: width,
+            link_mbps: 1000.0,
+            link_latency_us: lat,
+            fit: fit.clone(),
+            registered_reads: false,
+            deep_pipeline: false,
+        };
+    let boards = vec![
+        board("b0", 25.0, 4195, 40, 4828, 16, 5.0),
+        board("b1", 100.0, 4595, 120, 13458, 36, 1.0),
+    ];
+    for order in [Order::Chain, Order::Permute] {
+        let want = best_period(&net, &boards, order).expect("feasible");
+        let got = optimize(&net, &boards, order).unwrap();
+        assert_eq!(got.period, want, "{order:?}");
+    }
+}
