@@ -659,17 +659,10 @@ impl Logic for Junction {
         self.bwp.clock.next = clock;
         if self._p.deep_pipeline {
             self.bwp.word_in[0].next = b_addr;
-        }
-        if self._p.deep_pipeline {
             self.bwp.bit_in[g].next = w_sel;
         }
         for q in 0..g {
             let we = bp_row_done || (host_b && w_bank == q);
-            let data = if w_sel {
-                w_data
-            } else {
-                self.up.new_b[q].val()
-            };
             if self._p.deep_pipeline {
                 // the update's operands wait in `bwp`, the arithmetic comes after it
                 let bias = self.bpp.word[BpWord { z, g }.bias(q)].val();
@@ -686,7 +679,11 @@ impl Logic for Junction {
             } else {
                 self.bmem.we[q].next = we;
                 self.bmem.waddr[q].next = b_addr;
-                self.bmem.wdata[q].next = data;
+                self.bmem.wdata[q].next = if w_sel {
+                    w_data
+                } else {
+                    self.up.new_b[q].val()
+                };
             }
         }
         // left activations: FF reads copy a_ff, UP copy a_up, at the interleaver's neurons
@@ -1109,7 +1106,6 @@ impl Logic for Junction {
         for q in 0..g {
             let we =
                 format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))");
-            let data = format!("{w_sel} ? {w_data} : up$new_b${q}");
             if p.deep_pipeline {
                 a(format!("bwp$bit_in${q}"), we);
                 a(
@@ -1129,7 +1125,10 @@ impl Logic for Junction {
             } else {
                 a(format!("bmem$we${q}"), we);
                 a(format!("bmem$waddr${q}"), addr.clone());
-                a(format!("bmem$wdata${q}"), data);
+                a(
+                    format!("bmem$wdata${q}"),
+                    format!("{w_sel} ? {w_data} : up$new_b${q}"),
+                );
             }
         }
         a("amem$clock".into(), "clock".into());
