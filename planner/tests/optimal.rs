@@ -140,6 +140,8 @@ fn a_plan_at_the_smallest_candidate_period_is_found() {
         Activation::Sigmoid,
         true,
     );
+    // the constants written out (today's iCE40 fit), so a later refit of the defaults does
+    // not move the instance
     let fit = edgeflow_planner::Fit {
         logic_per_junction: 1391,
         logic_per_lane_bit: 0,
