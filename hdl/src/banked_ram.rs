@@ -79,8 +79,11 @@ impl Logic for BankedRam {
             let ra = if rok { ra } else { self._depth };
             self._ra = ra;
             for b in 0..self._mem.len() {
-                // read first: a write in the same edge is seen one clock later
-                self._q[b] = self._mem[b].get(ra).copied().unwrap_or(0);
+                // read first: a write in the same edge is seen one clock later (the
+                // registered-address form reads after the writes, below)
+                if !self._addr_reg {
+                    self._q[b] = self._mem[b].get(ra).copied().unwrap_or(0);
+                }
                 let wa = self.waddr[b].val().index();
                 if self.we[b].val() && wa < self._depth {
                     self._mem[b][wa] = s16(self.wdata[b].val());

@@ -188,7 +188,7 @@ mod tests {
     /// registered compare's prediction is the plain one's two clocks later, and its output
     /// deltas are the plain ones of the same clock.
     #[test]
-    fn a_registered_compare_predicts_a_clock_later() {
+    fn a_registered_compare_predicts_two_clocks_later() {
         let f = Format::new(2, 7);
         let mut plain = FfOutput::new(2, f);
         let mut reg = FfOutput::new(2, f).with_registered_compare(true);

@@ -58,6 +58,15 @@ pub fn mul(f: Format, a: i32, b: i32) -> i32 {
 /// sign-extended: a 10-bit format multiplies 10×10 bits instead of 16×16, and the synthesis
 /// sees the upper bus bits as copies of the sign, so the adders behind stay narrow too. The
 /// values are the same as with 16-bit operands.
+/// A signed 32-bit Verilog literal.
+fn lit32(x: i64) -> String {
+    if x < 0 {
+        format!("-32'sd{}", x.unsigned_abs())
+    } else {
+        format!("32'sd{x}")
+    }
+}
+
 pub fn verilog_functions(f: Format, shift: u32) -> String {
     let w = f.width;
     let round = if f.frac_bits == 0 {
@@ -108,12 +117,7 @@ pub fn verilog_functions(f: Format, shift: u32) -> String {
     let eta_in = if eneg >= 1 && extra.len() <= 2 {
         let mut c = format!("(&q[31:{m}]) || !(|q[31:{m}])");
         for v in extra {
-            let lit = if v < 0 {
-                format!("-32'sd{}", -v)
-            } else {
-                format!("32'sd{v}")
-            };
-            c += &format!(" || (q == {lit})");
+            c += &format!(" || (q == {})", lit32(v));
         }
         c
     } else {
@@ -348,13 +352,6 @@ mod tests {
                 let x = r.below(1 << 32) as i64 - (1 << 31);
                 sums.extend([x, x >> r.below(24)]);
             }
-            let lit32 = |x: i64| {
-                if x < 0 {
-                    format!("-32'sd{}", x.unsigned_abs())
-                } else {
-                    format!("32'sd{x}")
-                }
-            };
             for x in &sums {
                 v += &format!("    $display(\"s %0d\", sat32({}));\n", lit32(*x));
             }
@@ -389,20 +386,19 @@ mod tests {
                     "eta_rs(mul_eta_raw({a}, {b})) in {f:?}, shift {shift}"
                 );
             }
-            let sat: Vec<i32> = out
-                .lines()
-                .filter_map(|l| l.strip_prefix("s "))
-                .map(|x| x.trim().parse().unwrap())
-                .collect();
+            // the values printed after a tag
+            let tagged = |tag: &str| -> Vec<i64> {
+                out.lines()
+                    .filter_map(|l| l.strip_prefix(tag))
+                    .map(|x| x.trim().parse().unwrap())
+                    .collect()
+            };
+            let sat = tagged("s ");
             assert_eq!(sat.len(), sums.len(), "{f:?}");
             for (x, y) in sums.iter().zip(&sat) {
-                assert_eq!(*y, f.saturate(*x), "sat32({x}) in {f:?}");
+                assert_eq!(*y, f.saturate(*x) as i64, "sat32({x}) in {f:?}");
             }
-            let eta: Vec<i64> = out
-                .lines()
-                .filter_map(|l| l.strip_prefix("e "))
-                .map(|x| x.trim().parse().unwrap())
-                .collect();
+            let eta = tagged("e ");
             assert_eq!(eta.len(), raws.len(), "{f:?}");
             for (x, y) in raws.iter().zip(&eta) {
                 assert_eq!(

@@ -533,6 +533,8 @@ always @(*) begin
         );
     }
     v += "end\n";
+    // a sample of at most `lanes` inputs ends at its first beat
+    let wlast0 = if lanes >= p.inputs { "1'b1" } else { "1'b0" };
     let opcode = format!(
         "begin
                 cycles <= 32'd0; lj <= 16'd0; bias <= 1'b0; bank <= 16'd0; row <= 16'd0; read_phase <= 1'b0;
@@ -622,10 +624,10 @@ always @(posedge clock) begin
 end",
         inputs = p.inputs,
         lanes2 = 2 * lanes,
-        wlast0 = if lanes >= p.inputs { "1'b1" } else { "1'b0" },
+        wlast0 = wlast0,
     );
     let _ = writeln!(v, "initial ends_r = {ends0};");
-    let _ = writeln!(v, "initial wlast = 1'b{};", (lanes >= p.inputs) as u8);
+    let _ = writeln!(v, "initial wlast = {wlast0};");
     v
 }
 

@@ -29,8 +29,9 @@
 //!   comes out of BP's register a clock later and feeds the contributions and UP directly
 //!   (not through `bpp`), and the weight write-backs and contributions land a clock after
 //!   that, with the weight, its row and left neuron held in `upp`; host writes (`hwp`),
-//!   bias writes (`bwp`) and weight writes (`wwp`) pass a register of their own. FF's last write of a pass lands at the end of clock
-//!   `C + FF_LATENCY + rr + 1` (rr = 1 with registered reads), so
+//!   bias writes (`bwp`) and weight writes (`wwp`) pass a register of their own. FF's last
+//!   write of a pass lands at the end of clock `C + FF_LATENCY + rr + 1` (rr = 1 with
+//!   registered reads), so
 //!   `T = C + FF_LATENCY + rr + DEEP_FF_CLOCKS`, the same bits.
 //!
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
@@ -665,7 +666,7 @@ impl Logic for Junction {
             let we = bp_row_done || (host_b && w_bank == q);
             if self._p.deep_pipeline {
                 // the update's operands wait in `bwp`, the arithmetic comes after it
-                let bias = self.bpp.word[BpWord { z, g }.bias(q)].val();
+                let bias = self.bpp.word[bw.bias(q)].val();
                 self.bwp.bit_in[q].next = we;
                 self.bwp.word_in[1 + q].next = if w_sel { w_data } else { bias };
                 self.bwp.word_in[1 + g + q].next = self.bp.delta[q].val();
@@ -1099,8 +1100,6 @@ impl Logic for Junction {
         let addr = format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW);
         if p.deep_pipeline {
             a("bwp$word_in$0".into(), addr.clone());
-        }
-        if p.deep_pipeline {
             a(format!("bwp$bit_in${g}"), w_sel.into());
         }
         for q in 0..g {
