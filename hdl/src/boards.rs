@@ -1,5 +1,9 @@
 //! The boards edgeflow builds bitstreams or project scripts for: part, oscillator, host-link
-//! pins and the constraint files, all written from these facts (DESIGN.md section 7).
+//! pins and the constraint files, all written from these facts (DESIGN.md section 7). The
+//! ULX3S boards are read from their board files (`[fpga]` in boards/ulx3s-*.toml).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// An FPGA board with a UART host link on its USB serial bridge.
 #[derive(Clone, Debug, PartialEq)]
@@ -7,6 +11,10 @@ pub struct BoardInfo {
     pub name: &'static str,
     /// The synthesis target of its FPGA (`flow::targets`).
     pub target: &'static str,
+    /// nextpnr's package name of the FPGA.
+    pub package: &'static str,
+    /// Speed grade (nextpnr-ecp5 `--speed`); 0 where the flow takes none.
+    pub speed: u8,
     pub osc_mhz: f64,
     /// Top-level port → package pin.
     pub pins: &'static [(&'static str, &'static str)],
@@ -32,10 +40,12 @@ pub struct BoardInfo {
 /// side) and an error LED (sticky link overflow or framing error).
 pub const TOP_PORTS: [&str; 4] = ["clk_osc", "uart_rx", "uart_tx", "led_error"];
 
-pub const BOARDS: &[BoardInfo] = &[
+const FIXED: &[BoardInfo] = &[
     BoardInfo {
         name: "icebreaker",
         target: "ice40-up5k",
+        package: "sg48",
+        speed: 0,
         osc_mhz: 12.0,
         // 12 MHz oscillator on pin 35 (the PLL pad); FT2232H channel B UART: FPGA RX on 6,
         // TX on 9; red LED on 11 (active low).
@@ -60,6 +70,8 @@ pub const BOARDS: &[BoardInfo] = &[
     BoardInfo {
         name: "alchitry-cu",
         target: "ice40-hx8k",
+        package: "cb132",
+        speed: 0,
         osc_mhz: 100.0,
         // 100 MHz oscillator on P7; FT2232 UART: FPGA RX on P14, TX on M9; LED 0 on J11.
         pins: &[
@@ -79,6 +91,8 @@ pub const BOARDS: &[BoardInfo] = &[
     BoardInfo {
         name: "nexys4-ddr",
         target: "xc7a100t",
+        package: "csg324",
+        speed: 1,
         osc_mhz: 100.0,
         // 100 MHz on E3; FT2232 USB-UART: FPGA RX (UART_TXD_IN) C4, TX (UART_RXD_OUT) D4;
         // LED0 on H17.
@@ -98,9 +112,104 @@ pub const BOARDS: &[BoardInfo] = &[
     },
 ];
 
+/// Board files whose `[fpga]` table describes the board for the flow.
+const FROM_FILES: [(&str, &str); 3] = [
+    ("ulx3s-85f", include_str!("../../boards/ulx3s-85f.toml")),
+    ("ulx3s-45f", include_str!("../../boards/ulx3s-45f.toml")),
+    ("ulx3s-12f", include_str!("../../boards/ulx3s-12f.toml")),
+];
+
+/// What a board file says about the board for the flow (the cost model reads the rest).
+#[derive(serde::Deserialize)]
+struct BoardFile {
+    name: String,
+    clock_mhz: f64,
+    #[serde(default)]
+    registered_reads: bool,
+    #[serde(default)]
+    deep_pipeline: bool,
+    fpga: FpgaTable,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FpgaTable {
+    target: String,
+    package: String,
+    speed: u8,
+    osc_mhz: f64,
+    loader_board: String,
+    usb_id: String,
+    led_active_low: bool,
+    pll_pad: bool,
+    /// Top-level port → package pin.
+    pins: BTreeMap<String, String>,
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// A board from its board file's `[fpga]` table.
+fn from_file(source: &str, text: &str) -> Result<BoardInfo, String> {
+    let f: BoardFile =
+        toml::from_str(text).map_err(|e| format!("board file {source}: {}", e.message()))?;
+    if let Some(extra) = f
+        .fpga
+        .pins
+        .keys()
+        .find(|k| !TOP_PORTS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "board file {source}: [fpga.pins] names {extra}, not a board top port ({})",
+            TOP_PORTS.join(", ")
+        ));
+    }
+    for p in TOP_PORTS {
+        if !f.fpga.pins.contains_key(p) {
+            return Err(format!(
+                "board file {source}: [fpga.pins] has no pin for the board top's port {p}"
+            ));
+        }
+    }
+    let pins: Vec<(&'static str, &'static str)> = TOP_PORTS
+        .iter()
+        .map(|p| (*p, leak(f.fpga.pins[*p].clone())))
+        .collect();
+    Ok(BoardInfo {
+        name: leak(f.name),
+        target: leak(f.fpga.target),
+        package: leak(f.fpga.package),
+        speed: f.fpga.speed,
+        osc_mhz: f.fpga.osc_mhz,
+        pins: Box::leak(pins.into_boxed_slice()),
+        led_active_low: f.fpga.led_active_low,
+        pll_pad: f.fpga.pll_pad,
+        loader_board: leak(f.fpga.loader_board),
+        usb_id: leak(f.fpga.usb_id),
+        default_mhz: f.clock_mhz,
+        registered_reads: f.registered_reads,
+        deep_pipeline: f.deep_pipeline,
+    })
+}
+
+/// Every board the flow knows.
+pub fn boards() -> &'static [BoardInfo] {
+    static ALL: OnceLock<Vec<BoardInfo>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v = FIXED.to_vec();
+        for (n, t) in FROM_FILES {
+            v.push(
+                from_file(&format!("boards/{n}.toml"), t).expect("built-in board files are valid"),
+            );
+        }
+        v
+    })
+}
+
 pub fn board(name: &str) -> Result<&'static BoardInfo, String> {
-    BOARDS.iter().find(|b| b.name == name).ok_or_else(|| {
-        let names: Vec<_> = BOARDS.iter().map(|b| b.name).collect();
+    boards().iter().find(|b| b.name == name).ok_or_else(|| {
+        let names: Vec<_> = boards().iter().map(|b| b.name).collect();
         format!("unknown board '{name}'; known boards: {}", names.join(", "))
     })
 }
@@ -115,6 +224,37 @@ pub fn pcf(b: &BoardInfo) -> String {
         s += &format!("set_io {port} {pin}\n");
     }
     s
+}
+
+/// The ECP5 constraint file (nextpnr-ecp5 `--lpf`): pins, 3.3 V I/O, the oscillator's
+/// frequency (nextpnr derives the PLL output's constraint from it).
+pub fn lpf(b: &BoardInfo) -> String {
+    let mut s = format!(
+        "# {} pins for the edgeflow board top (written by edgeflow)\n",
+        b.name
+    );
+    for (port, pin) in b.pins {
+        let io = match *port {
+            "clk_osc" => "PULLMODE=NONE IO_TYPE=LVCMOS33",
+            "uart_rx" => "PULLMODE=UP IO_TYPE=LVCMOS33",
+            "uart_tx" => "PULLMODE=UP IO_TYPE=LVCMOS33 DRIVE=4",
+            _ => "PULLMODE=NONE IO_TYPE=LVCMOS33 DRIVE=4",
+        };
+        s += &format!("LOCATE COMP \"{port}\" SITE \"{pin}\";\nIOBUF PORT \"{port}\" {io};\n");
+    }
+    s += &format!("FREQUENCY PORT \"clk_osc\" {} MHZ;\n", b.osc_mhz);
+    s
+}
+
+/// The constraint file of a board and its file extension.
+pub fn constraints(b: &BoardInfo) -> (String, &'static str) {
+    if b.target.starts_with("ice40") {
+        (pcf(b), "pcf")
+    } else if b.target.starts_with("ecp5") {
+        (lpf(b), "lpf")
+    } else {
+        (xdc(b, b.osc_mhz), "xdc")
+    }
 }
 
 /// The Xilinx constraint file (Vivado XDC) at the clock the design runs.
@@ -140,15 +280,11 @@ mod tests {
 
     #[test]
     fn every_board_constrains_every_top_port() {
-        for b in BOARDS {
-            let c = if b.target.starts_with("ice40") {
-                pcf(b)
-            } else {
-                xdc(b, b.default_mhz)
-            };
+        for b in boards() {
+            let (c, _) = constraints(b);
             for p in TOP_PORTS {
                 assert!(
-                    c.contains(&format!(" {p} ")),
+                    c.contains(&format!(" {p} ")) || c.contains(&format!(" \"{p}\" ")),
                     "{}: {p} missing in\n{c}",
                     b.name
                 );
@@ -156,5 +292,36 @@ mod tests {
         }
         assert!(pcf(board("icebreaker").unwrap()).contains("set_io uart_rx 6\n"));
         assert!(board("nope").unwrap_err().contains("icebreaker"));
+    }
+
+    /// The ULX3S facts come from the board file: the FT231X's lines as the ULX3S v2/v3
+    /// constraints name them from the FTDI's side (`ftdi_txd` M1 is the FPGA's receive line,
+    /// `ftdi_rxd` L4 its transmit line), the 25 MHz oscillator on G2, LED 0 on B2.
+    #[test]
+    fn ulx3s_boards_are_read_from_their_board_files() {
+        for (name, target) in [
+            ("ulx3s-85f", "ecp5-85k"),
+            ("ulx3s-45f", "ecp5-45k"),
+            ("ulx3s-12f", "ecp5-12k"),
+        ] {
+            let b = board(name).unwrap();
+            assert_eq!((b.target, b.package, b.speed), (target, "CABGA381", 6));
+            assert_eq!((b.osc_mhz, b.loader_board), (25.0, "ulx3s"));
+            let l = lpf(b);
+            for want in [
+                "LOCATE COMP \"uart_rx\" SITE \"M1\";",
+                "LOCATE COMP \"uart_tx\" SITE \"L4\";",
+                "LOCATE COMP \"clk_osc\" SITE \"G2\";",
+                "LOCATE COMP \"led_error\" SITE \"B2\";",
+                "FREQUENCY PORT \"clk_osc\" 25 MHZ;",
+            ] {
+                assert!(l.contains(want), "{name}: {want} missing in\n{l}");
+            }
+        }
+        let good = FROM_FILES[0].1;
+        let e = from_file("x.toml", &good.replace("led_error = \"B2\"", "")).unwrap_err();
+        assert!(e.contains("led_error") && e.contains("x.toml"), "{e}");
+        let e = from_file("x.toml", &good.replace("led_error =", "led_eror =")).unwrap_err();
+        assert!(e.contains("led_eror"), "{e}");
     }
 }

@@ -68,6 +68,8 @@ pub enum ClockSource {
     PllCore(PllParams),
     /// Xilinx 7-series MMCME2_BASE + BUFG: (multiplier, input divider, output divider).
     Mmcm(u32, u32, u32),
+    /// ECP5 EHXPLLL (ecp5_pll.rs).
+    Ecp5Pll(crate::ecp5_pll::Ecp5PllParams),
     /// Another source divided by an even number in the fabric (a counter's top bit on a global
     /// buffer): the iCE40 PLL makes nothing below 16 MHz, and a design whose real Fmax is lower
     /// still has to run on the board.
@@ -157,6 +159,7 @@ fn source_verilog(src: &ClockSource, out: &str) -> String {
         ClockSource::Mmcm(m, d, o) => format!(
             "wire clk_fb, clk_unbuf;\nMMCME2_BASE #(.CLKIN1_PERIOD(10.0), .CLKFBOUT_MULT_F({m}), .DIVCLK_DIVIDE({d}), .CLKOUT0_DIVIDE_F({o})) mmcm_i (\n  .CLKIN1(clock_in), .CLKFBIN(clk_fb), .CLKFBOUT(clk_fb), .CLKOUT0(clk_unbuf), .LOCKED(locked), .RST(1'b0), .PWRDWN(1'b0));\nBUFG bufg_i (.I(clk_unbuf), .O({out}));\n"
         ),
+        ClockSource::Ecp5Pll(p) => crate::ecp5_pll::ehxplll_verilog(p, out),
         ClockSource::Divided(inner, n) => {
             assert!(*n >= 2 && n % 2 == 0, "an even divider keeps a 50% duty cycle");
             let bits = (32 - (n / 2 - 1).leading_zeros()).max(1);

@@ -41,6 +41,7 @@ pub mod board_top;
 pub mod boards;
 pub mod echo_standin;
 pub mod echo_top;
+pub mod ecp5_pll;
 pub mod flow;
 pub mod host_stream;
 pub mod ice40_pll;

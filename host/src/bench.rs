@@ -760,7 +760,8 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
             }
         }
         if !placed {
-            b.fmax_note = Some(if b.part.to_ascii_lowercase().starts_with("ice40") {
+            let part = b.part.to_ascii_lowercase();
+            b.fmax_note = Some(if part.starts_with("ice40") || part.starts_with("lfe5u") {
                 format!("no Fmax given: `edgeflow bitstream --spec SPEC --board {n} -o DIR --json > r.json` reports the post-route Fmax; pass it with --synth-report r.json")
             } else {
                 format!("no Fmax given: the open flow has no timing for {} (yosys synthesizes, Vivado places and routes: `edgeflow vivado --board {n}` exports the project); pass Vivado's Fmax with --fmax MHZ", b.part)

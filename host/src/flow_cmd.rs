@@ -4,11 +4,11 @@
 use crate::util::{print_json, write_atomic};
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::Spec;
-use edgeflow_hdl::boards::{board, pcf, xdc, BoardInfo, BOARDS};
+use edgeflow_hdl::boards::{board, boards, constraints, xdc, BoardInfo};
 use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
 use edgeflow_hdl::flow::targets::{target, ResourceTable};
 use edgeflow_hdl::flow::tools::OPENFPGALOADER;
-use edgeflow_hdl::flow::{nextpnr, verilator, yosys};
+use edgeflow_hdl::flow::{nextpnr, nextpnr_ecp5, verilator, yosys};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -162,16 +162,8 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
         let top_file = a.out.join(format!("{}_top.v", b.name));
         write_atomic(&top_file, top.verilog.as_bytes())?;
         files.push(top_file.display().to_string());
-        let c = a.out.join(if b.target.starts_with("ice40") {
-            format!("{}.pcf", b.name)
-        } else {
-            format!("{}.xdc", b.name)
-        });
-        let text = if b.target.starts_with("ice40") {
-            pcf(b)
-        } else {
-            xdc(b, b.osc_mhz)
-        };
+        let (text, ext) = constraints(b);
+        let c = a.out.join(format!("{}.{ext}", b.name));
         write_atomic(&c, text.as_bytes())?;
         files.push(c.display().to_string());
         report["board"] = json!({"name": b.name, "clock_mhz": top.mhz, "uart_clocks_per_bit": top.clocks_per_bit, "baud": a.baud});
@@ -274,6 +266,10 @@ pub const LOGIC_FMAX_KIND: &str =
 /// How `edgeflow bitstream`'s Fmax is to be read.
 pub const PNR_FMAX_KIND: &str =
     "post-route static timing over nextpnr's SDF with the SB_MAC16 multiplies (icestorm's arcs)";
+
+/// How `edgeflow bitstream`'s Fmax is to be read on an ECP5.
+pub const ECP5_FMAX_KIND: &str =
+    "post-route static timing over nextpnr-ecp5's SDF, the MULT18X18D multiplies timed (nextpnr-ecp5's arcs, as in its own Fmax)";
 
 /// What the honest Fmax adds to nextpnr's own, for the human output.
 fn fmax_note(p: &nextpnr::PnrResult) -> String {
@@ -396,18 +392,17 @@ pub struct BitstreamArgs {
     pub json: bool,
 }
 
-fn ice40_device(b: &BoardInfo) -> (&'static str, &'static str) {
-    match b.target {
-        "ice40-up5k" => ("--up5k", "sg48"),
-        _ => ("--hx8k", "cb132"),
-    }
+/// nextpnr-ice40's device flag of the board's part.
+fn ice40_device(b: &BoardInfo) -> String {
+    format!("--{}", b.target.trim_start_matches("ice40-"))
 }
 
 pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     let b = board(&a.board).map_err(|e| anyhow!(e))?;
     // with registered reads where the board asks for them (its multipliers are slow)
     let inner = inner(a.spec.as_deref(), a.standin.as_deref())?.for_board(b);
-    if !b.target.starts_with("ice40") {
+    let ecp5 = b.target.starts_with("ecp5");
+    if !b.target.starts_with("ice40") && !ecp5 {
         bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
     }
     let t = target(b.target).map_err(|e| anyhow!(e))?;
@@ -415,28 +410,46 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
     let dir = work_dir("bitstream")?;
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;
-    std::fs::write(dir.path().join("top.pcf"), pcf(b))?;
+    let (cons, cons_ext) = constraints(b);
+    std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
     let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
     let s = yosys::synthesize(t, dir.path(), "top.v", true);
     pb.finish_and_clear();
     let s = s?;
     check_fit(&inner, &s.table)?;
     let pb = spinner(&format!(
-        "nextpnr-ice40 at {:.2} MHz, icepack, static timing",
-        top.mhz
+        "{} at {:.2} MHz, {}, static timing",
+        if ecp5 {
+            "nextpnr-ecp5"
+        } else {
+            "nextpnr-ice40"
+        },
+        top.mhz,
+        if ecp5 { "ecppack" } else { "icepack" }
     ));
-    let (dev, pkg) = ice40_device(b);
-    let p = nextpnr::place_route_pack(dev, pkg, dir.path(), top.mhz, a.seed);
+    let p = if ecp5 {
+        nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, a.seed)
+    } else {
+        nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, a.seed)
+    };
     pb.finish_and_clear();
     let p = p?;
     let name = format!("{}-{}", inner.name(), b.name);
-    let bin = a.out.join(format!("{name}.bin"));
-    write_atomic(&bin, &std::fs::read(dir.path().join("top.bin"))?)?;
-    for (f, to) in [
-        ("top.v", format!("{name}_top.v")),
-        ("top.pcf", format!("{name}.pcf")),
-        ("report.json", format!("{name}-nextpnr-report.json")),
-    ] {
+    let bit_ext = if ecp5 { "bit" } else { "bin" };
+    let bin = a.out.join(format!("{name}.{bit_ext}"));
+    write_atomic(
+        &bin,
+        &std::fs::read(dir.path().join(format!("top.{bit_ext}")))?,
+    )?;
+    let mut copies = vec![
+        ("top.v".to_string(), format!("{name}_top.v")),
+        (format!("top.{cons_ext}"), format!("{name}.{cons_ext}")),
+        ("report.json".into(), format!("{name}-nextpnr-report.json")),
+    ];
+    if ecp5 {
+        copies.push(("top.svf".into(), format!("{name}.svf")));
+    }
+    for (f, to) in copies {
         write_atomic(&a.out.join(to), &std::fs::read(dir.path().join(f))?)?;
     }
     let (cycle, samples_s) = match &inner {
@@ -459,7 +472,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     }
     let report = json!({
         "design": inner.name(), "board": b.name, "bitstream": bin.display().to_string(),
-        "clock_mhz": top.mhz, "fmax_mhz": p.timing.fmax_mhz, "fmax_kind": PNR_FMAX_KIND,
+        "clock_mhz": top.mhz, "fmax_mhz": p.timing.fmax_mhz,
+        "fmax_kind": if ecp5 { ECP5_FMAX_KIND } else { PNR_FMAX_KIND },
         "timing_met": met, "nextpnr_fmax_mhz": p.nextpnr_fmax_mhz,
         "sta_nextpnr_view_mhz": p.sta_nextpnr_view_mhz, "sta_warning": warning,
         "period_ns": p.timing.period_ns, "launch": p.timing.launch, "capture": p.timing.capture,
@@ -468,6 +482,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         "worst_endpoints": p.timing.worst_endpoints,
         "resources": s.table, "nextpnr_utilisation": p.utilisation,
         "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
+        "clocks_per_sample": cycle, "samples_per_second": samples_s,
         "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
         "seconds": {"yosys": s.seconds, "nextpnr_icepack": p.seconds},
     });
@@ -579,7 +594,7 @@ pub fn deploy_cmd(
     OPENFPGALOADER.require()?;
     if !usb_ids().iter().any(|id| id == b.usb_id) {
         bail!(
-            "no {} attached: looked for its FTDI USB bridge {} (FT2232H) in /sys/bus/usb/devices and found none; plug the board in (and check the cable and udev permissions), or use --dry-run to see the command ({cmd})",
+            "no {} attached: looked for its FTDI USB bridge {} in /sys/bus/usb/devices and found none; plug the board in (and check the cable and udev permissions), or use --dry-run to see the command ({cmd})",
             b.name,
             b.usb_id
         );
@@ -618,12 +633,12 @@ pub fn vivado_cmd(
     let b = board(bname).map_err(|e| anyhow!(e))?;
     let inner = inner(spec, standin)?.for_board(b);
     if b.target != "xc7a100t" {
-        let x: Vec<_> = BOARDS
+        let x: Vec<_> = boards()
             .iter()
             .filter(|b| b.target == "xc7a100t")
             .map(|b| b.name)
             .collect();
-        bail!("the Vivado export is for Xilinx boards ({}); {} is an iCE40 board: use `edgeflow bitstream`", x.join(", "), b.name);
+        bail!("the Vivado export is for Xilinx boards ({}); {} builds its bitstream in the open flow: use `edgeflow bitstream --board {}`", x.join(", "), b.name, b.name);
     }
     let mhz = freq.unwrap_or(b.default_mhz);
     let top = board_top_verilog(&inner, b, mhz, baud).map_err(|e| anyhow!(e))?;

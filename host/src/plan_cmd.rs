@@ -420,7 +420,7 @@ mod tests {
     #[test]
     fn board_files_carry_the_board_tops_pipeline_flags() {
         let mut both = 0;
-        for b in edgeflow_hdl::boards::BOARDS {
+        for b in edgeflow_hdl::boards::boards() {
             let Ok(f) = edgeflow_planner::Board::resolve(b.name) else {
                 continue;
             };

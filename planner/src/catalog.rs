@@ -45,6 +45,10 @@ pub struct Board {
     /// cycle, when the spec has none.
     #[serde(default)]
     pub deep_pipeline: bool,
+    /// The FPGA flow's facts (target, pins, oscillator; hdl/src/boards.rs reads them), not
+    /// used by the cost model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fpga: Option<toml::Table>,
 }
 
 /// Logic and flip-flop constants of the cost model (planner/src/cost.rs), per logic family:
@@ -82,10 +86,13 @@ impl Default for Fit {
     }
 }
 
-const BUILT_IN: [(&str, &str); 4] = [
+const BUILT_IN: [(&str, &str); 7] = [
     ("icebreaker", include_str!("../../boards/icebreaker.toml")),
     ("alchitry-cu", include_str!("../../boards/alchitry-cu.toml")),
     ("nexys4-ddr", include_str!("../../boards/nexys4-ddr.toml")),
+    ("ulx3s-85f", include_str!("../../boards/ulx3s-85f.toml")),
+    ("ulx3s-45f", include_str!("../../boards/ulx3s-45f.toml")),
+    ("ulx3s-12f", include_str!("../../boards/ulx3s-12f.toml")),
     (
         "opencl-device",
         include_str!("../../boards/opencl-device.toml"),

@@ -1,11 +1,14 @@
-//! The FPGA flow as code: the open tools (yosys, nextpnr-ice40, icepack, verilator,
-//! openFPGALoader) run as subprocesses, their reports parsed into numbers the CLI prints.
+//! The FPGA flow as code: the open tools (yosys, nextpnr-ice40, icepack, nextpnr-ecp5,
+//! ecppack, verilator, openFPGALoader) run as subprocesses, their reports parsed into numbers
+//! the CLI prints.
 
 pub mod nextpnr;
+pub mod nextpnr_ecp5;
 pub mod sta;
 pub mod targets;
 pub mod tools;
 pub mod verilator;
+pub mod verilator_uart;
 pub mod yosys;
 
 use std::path::Path;

@@ -56,6 +56,8 @@ pub const TARGETS: &[Target] = &[
         dsp_kind: "DSP48E1",
         bram_kind: "RAMB36E1 (RAMB18 = 1/2)",
     },
+    // ECP5: `synth_ecp5` infers MULT18X18D multipliers and DP16KD block RAM by default; the
+    // counts are nextpnr-ecp5's for the device (its utilisation report).
     Target {
         name: "ecp5-85k",
         part: "LFE5U-85F",
@@ -68,7 +70,56 @@ pub const TARGETS: &[Target] = &[
         dsp_kind: "MULT18X18D",
         bram_kind: "DP16KD 18 Kbit",
     },
+    Target {
+        name: "ecp5-45k",
+        part: "LFE5U-45F",
+        synth: "synth_ecp5 -top top",
+        luts: 43848,
+        ffs: 43848,
+        dsps: 72,
+        brams: 108,
+        lut_kind: "LUT4",
+        dsp_kind: "MULT18X18D",
+        bram_kind: "DP16KD 18 Kbit",
+    },
+    Target {
+        name: "ecp5-25k",
+        part: "LFE5U-25F",
+        synth: "synth_ecp5 -top top",
+        luts: 24288,
+        ffs: 24288,
+        dsps: 28,
+        brams: 56,
+        lut_kind: "LUT4",
+        dsp_kind: "MULT18X18D",
+        bram_kind: "DP16KD 18 Kbit",
+    },
+    // The 12F is the 25k die (nextpnr places it as one) licensed for "12 K" LUTs and 32 block
+    // RAMs in Lattice's family table: the smaller figures are what the part may use.
+    Target {
+        name: "ecp5-12k",
+        part: "LFE5U-12F",
+        synth: "synth_ecp5 -top top",
+        luts: 12000,
+        ffs: 12000,
+        dsps: 28,
+        brams: 32,
+        lut_kind: "LUT4",
+        dsp_kind: "MULT18X18D",
+        bram_kind: "DP16KD 18 Kbit",
+    },
 ];
+
+/// nextpnr-ecp5's device flag of an ECP5 target, `None` for other families.
+pub fn ecp5_device(t: &Target) -> Option<&'static str> {
+    Some(match t.name {
+        "ecp5-85k" => "--85k",
+        "ecp5-45k" => "--45k",
+        "ecp5-25k" => "--25k",
+        "ecp5-12k" => "--12k",
+        _ => return None,
+    })
+}
 
 pub fn target(name: &str) -> Result<&'static Target, String> {
     TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {

@@ -203,13 +203,16 @@ pub fn build_quick(dir: &Path, verilog: &str) -> Result<Harness> {
 }
 
 fn build_opt(dir: &Path, verilog: &str, make_opt: &str) -> Result<Harness> {
+    let harness = harness_cpp(input_lanes_of(verilog));
+    build_with(dir, verilog, &harness, make_opt)
+}
+
+/// Write the design and a harness (C++ with `main`) to `dir` and build them with Verilator.
+pub fn build_with(dir: &Path, verilog: &str, harness: &str, make_opt: &str) -> Result<Harness> {
     let start = std::time::Instant::now();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     std::fs::write(dir.join("top.v"), verilog)?;
-    std::fs::write(
-        dir.join("harness.cpp"),
-        harness_cpp(input_lanes_of(verilog)),
-    )?;
+    std::fs::write(dir.join("harness.cpp"), harness)?;
     let jobs = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)

@@ -3,6 +3,8 @@
 //! board all implement [`Board`], so every command drives them the same way and every one of
 //! them is compared against the reference model bit for bit.
 
+#[cfg(test)]
+mod board_top_cosim;
 pub mod hostlink;
 pub mod opencl;
 pub mod reference;
