@@ -145,7 +145,7 @@ enum Cmd {
         #[arg(long)]
         spec: PathBuf,
         /// Boards in chain order, comma-separated: built-in names (icebreaker, alchitry-cu,
-        /// nexys4-ddr, opencl-device), NAME.toml files in ./boards or $EDGEFLOW_BOARDS, or
+        /// nexys4-ddr, ulx3s-85f, ulx3s-45f, ulx3s-12f, opencl-device), NAME.toml files in ./boards or $EDGEFLOW_BOARDS, or
         /// paths; NAMExK repeats a board K times.
         #[arg(long)]
         boards: String,
@@ -264,7 +264,7 @@ enum Cmd {
         /// stage's junctions on the plan's schedule with its boundary ports).
         #[arg(long, conflicts_with_all = ["spec", "board", "standin"])]
         plan: Option<PathBuf>,
-        /// icebreaker, alchitry-cu or nexys4-ddr.
+        /// icebreaker, alchitry-cu, nexys4-ddr, ulx3s-85f, ulx3s-45f or ulx3s-12f.
         #[arg(long)]
         board: Option<String>,
         /// Design clock in MHz (default: the board's).
@@ -289,7 +289,7 @@ enum Cmd {
     Synth {
         #[arg(long, required_unless_present = "standin")]
         spec: Option<PathBuf>,
-        /// ice40-up5k, ice40-hx8k, xc7a100t or ecp5-85k.
+        /// ice40-up5k, ice40-hx8k, xc7a100t, ecp5-85k, ecp5-45k, ecp5-25k or ecp5-12k.
         #[arg(long)]
         target: String,
         #[arg(long, hide = true)]
@@ -300,18 +300,20 @@ enum Cmd {
         #[arg(long)]
         plot: Vec<PathBuf>,
     },
-    /// Build an iCE40 bitstream for a board: yosys, nextpnr-ice40 (timing), icepack.
+    /// Build a bitstream for an iCE40 or ECP5 board: yosys, nextpnr-ice40 and icepack, or
+    /// nextpnr-ecp5 and ecppack; post-route static timing.
     ///
     /// Example: edgeflow bitstream --spec specs/digits.toml --board icebreaker -o build/
     Bitstream {
         #[arg(long, required_unless_present = "standin")]
         spec: Option<PathBuf>,
-        /// icebreaker or alchitry-cu.
+        /// icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or ulx3s-12f.
         #[arg(long)]
         board: String,
         #[arg(short, long)]
         out: PathBuf,
-        /// Design clock in MHz (default: 12 on the iCEBreaker, its oscillator; 100 on the Cu; other values go through the PLL).
+        /// Design clock in MHz (default: the board's, e.g. 30 on the iCEBreaker, 28.125 on the
+        /// ULX3S; values other than the oscillator's go through the PLL).
         #[arg(long)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
