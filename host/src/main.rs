@@ -145,7 +145,7 @@ enum Cmd {
         #[arg(long)]
         spec: PathBuf,
         /// Boards in chain order, comma-separated: built-in names (icebreaker, alchitry-cu,
-        /// nexys4-ddr, ulx3s-85f, ulx3s-45f, ulx3s-12f, opencl-device), NAME.toml files in ./boards or $EDGEFLOW_BOARDS, or
+        /// nexys4-ddr, opencl-device), NAME.toml files in ./boards (e.g. ulx3s-85f) or $EDGEFLOW_BOARDS, or
         /// paths; NAMExK repeats a board K times.
         #[arg(long)]
         boards: String,

@@ -86,13 +86,10 @@ impl Default for Fit {
     }
 }
 
-const BUILT_IN: [(&str, &str); 7] = [
+const BUILT_IN: [(&str, &str); 4] = [
     ("icebreaker", include_str!("../../boards/icebreaker.toml")),
     ("alchitry-cu", include_str!("../../boards/alchitry-cu.toml")),
     ("nexys4-ddr", include_str!("../../boards/nexys4-ddr.toml")),
-    ("ulx3s-85f", include_str!("../../boards/ulx3s-85f.toml")),
-    ("ulx3s-45f", include_str!("../../boards/ulx3s-45f.toml")),
-    ("ulx3s-12f", include_str!("../../boards/ulx3s-12f.toml")),
     (
         "opencl-device",
         include_str!("../../boards/opencl-device.toml"),
