@@ -20,7 +20,12 @@
 //!    `max(h, 0)` with σ′ a gate (`h > 0`) rather than a multiplication by 1, which the format
 //!    may not even represent when `int_bits = 0`.
 //! 6. **Output delta** `δ_L = saturate(a_L − y)` with `y = saturate(1.0)` for the label's class,
-//!    `0` elsewhere.
+//!    `0` elsewhere; under [`OutputDelta::Clipped`] (the default) it is `0` instead where the
+//!    output already sits at the sigmoid table's end on its target's side (`a_L` equals the
+//!    table's last entry and the class is the label's, or its first entry and it is not).
+//!    The output's pre-activation saturates at the format's range, so such an output cannot
+//!    move any closer to its target, and the plain `a − y` would keep pushing its weights
+//!    and bias to the edge of their range for nothing.
 //! 7. **Hidden delta** `δ = mul(σ′(h), saturate(Σ mul(w, δ_right)))` for sigmoid, and
 //!    `δ = h > 0 ? saturate(Σ mul(w, δ_right)) : 0` for ReLU.
 
@@ -108,6 +113,40 @@ pub fn round_shift(x: i64, s: u32) -> i64 {
 pub enum Activation {
     Sigmoid,
     Relu,
+}
+
+/// The output layer's delta where an output has reached the end of the sigmoid table on its
+/// target's side (step 6 of the contract).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputDelta {
+    /// `0`: the clipped output cannot get closer to its target, so it asks for no change.
+    #[default]
+    Clipped,
+    /// `a − y` everywhere, as if the output were not clipped.
+    Plain,
+}
+
+/// The table entries at which an output's delta stops under [`OutputDelta::Clipped`]:
+/// `(first, last)` entry of the sigmoid table; `None` under [`OutputDelta::Plain`].
+pub fn output_delta_ends(rule: OutputDelta, table: &ActivationTable) -> Option<(i32, i32)> {
+    match rule {
+        OutputDelta::Clipped => Some((table.sigma[0], *table.sigma.last().unwrap())),
+        OutputDelta::Plain => None,
+    }
+}
+
+/// Step 6 of the contract: the delta of an output with activation `a`, `target` when its class
+/// is the label's; `ends` from [`output_delta_ends`].
+#[inline(always)]
+pub fn output_delta(format: Format, ends: Option<(i32, i32)>, a: i32, target: bool) -> i32 {
+    if let Some((first, last)) = ends {
+        if (target && a == last) || (!target && a == first) {
+            return 0;
+        }
+    }
+    let y = if target { format.one() } else { 0 };
+    format.saturate(a as i64 - y as i64)
 }
 
 /// Number of top bits of the pre-activation that index the sigmoid table: the whole value for
@@ -297,6 +336,25 @@ mod tests {
                 assert!(ds >= 0 && ds <= f.quantize(0.25));
             }
         }
+    }
+
+    #[test]
+    fn clipped_output_delta_stops_only_at_the_tables_end_on_the_targets_side() {
+        let f = Format::new(2, 7);
+        let t = ActivationTable::sigmoid(f);
+        // σ(±4) at 7 fraction bits: 126 and 2 (0.982 and 0.018)
+        assert_eq!((t.sigma[0], *t.sigma.last().unwrap()), (2, 126));
+        let ends = output_delta_ends(OutputDelta::Clipped, &t);
+        assert_eq!(output_delta(f, ends, 126, true), 0);
+        assert_eq!(output_delta(f, ends, 2, false), 0);
+        // at the end on the other side, or short of the end: a − y
+        assert_eq!(output_delta(f, ends, 126, false), 126);
+        assert_eq!(output_delta(f, ends, 2, true), 2 - 128);
+        assert_eq!(output_delta(f, ends, 125, true), -3);
+        assert_eq!(output_delta(f, ends, 3, false), 3);
+        let plain = output_delta_ends(OutputDelta::Plain, &t);
+        assert_eq!(output_delta(f, plain, 126, true), -2);
+        assert_eq!(output_delta(f, plain, 2, false), 2);
     }
 
     #[test]

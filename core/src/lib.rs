@@ -9,7 +9,7 @@ pub mod spec;
 pub mod state;
 
 pub use data::{Dataset, Encoded};
-pub use fixed::{Activation, ActivationTable, Format};
+pub use fixed::{Activation, ActivationTable, Format, OutputDelta};
 pub use pattern::JunctionPattern;
 pub use spec::{Derived, PatternKind, Spec, SpecError};
 pub use state::State;

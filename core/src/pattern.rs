@@ -192,6 +192,7 @@ mod tests {
                     },
                     activation: Activation::Sigmoid,
                     learning_rate_shift: 3,
+                    output_delta: Default::default(),
                     pattern: PatternSpec {
                         kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3][kind],
                         dither,
@@ -277,6 +278,7 @@ mod tests {
             },
             activation: Activation::Sigmoid,
             learning_rate_shift: 3,
+            output_delta: Default::default(),
             pattern: PatternSpec {
                 kind: PatternKind::Type2,
                 dither: true,

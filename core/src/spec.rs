@@ -1,6 +1,6 @@
 //! The network spec (TOML): what a user writes, how it is validated, and what follows from it.
 
-use crate::fixed::{Activation, Format};
+use crate::fixed::{Activation, Format, OutputDelta};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -55,6 +55,10 @@ pub struct Spec {
     pub activation: Activation,
     /// `η = 2^-learning_rate_shift`.
     pub learning_rate_shift: u32,
+    /// The output delta of an output already at the sigmoid table's end on its target's side:
+    /// `clipped` (the default: no delta) or `plain` (`a − y`). See `fixed` step 6.
+    #[serde(default)]
+    pub output_delta: OutputDelta,
     pub pattern: PatternSpec,
     /// Seed of the initial weights.
     #[serde(default)]

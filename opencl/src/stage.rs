@@ -92,6 +92,8 @@ const C_LAST: usize = 10;
 const C_HIDDEN: usize = 11;
 const C_ONE: usize = 12;
 const C_FIRST: usize = 13;
+const C_OUT_FIRST: usize = 14;
+const C_OUT_LAST: usize = 15;
 const C_JUNC: usize = 16;
 const C_JSIZE: usize = 16;
 const J_NL: usize = 0;
@@ -270,6 +272,11 @@ impl OpenClStage {
         cfg[C_HIDDEN] = (spec.activation == Activation::Relu) as i32;
         cfg[C_ONE] = format.one();
         cfg[C_FIRST] = (j0 == 0) as i32;
+        // step 6's table ends; a value no short can hold where the rule is off
+        let ends = edgeflow_core::fixed::output_delta_ends(spec.output_delta, &table);
+        let (first, last) = ends.unwrap_or((i32::MIN, i32::MIN));
+        cfg[C_OUT_FIRST] = first;
+        cfg[C_OUT_LAST] = last;
         let (mut woff, mut boff) = (Vec::new(), Vec::new());
         let (mut we, mut be) = (0, 0);
         let mut left = Vec::new();

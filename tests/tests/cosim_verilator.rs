@@ -225,3 +225,35 @@ fn deep_pipeline_cosim_is_bit_exact() {
         );
     }
 }
+
+/// The clipped output delta (`fixed` step 6) in Verilog: tiny with a 1.0 range (outputs
+/// clip at σ(±1) within a few samples) and one class, so outputs reach the table's ends;
+/// plain and clipped, the plain pipeline and the deep one, every bit as the reference.
+#[test]
+fn clipped_output_delta_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let mut hashes = Vec::new();
+    for (rule, deep) in [("clipped", false), ("plain", false), ("clipped", true)] {
+        let mut sp = spec("tiny.toml");
+        sp.fixed = edgeflow_core::spec::FixedSpec {
+            width: 8,
+            int_bits: 0,
+            frac_bits: 7,
+        };
+        sp.learning_rate_shift = 0;
+        sp.output_delta = match rule {
+            "clipped" => edgeflow_core::OutputDelta::Clipped,
+            _ => edgeflow_core::OutputDelta::Plain,
+        };
+        sp.deep_pipeline = deep;
+        let mut data = random_data(&sp, 24, 5);
+        data.labels.fill(0);
+        cosim(&sp, &data, &format!("clipped-{rule}-{deep}"));
+        let mut r = Reference::new(&sp);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+    }
+    assert_ne!(hashes[0], hashes[1], "the clipped rule never applied");
+}
