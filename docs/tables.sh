@@ -106,7 +106,7 @@ table() {
       "| resource | used | available | used % |",
       "|---|---:|---:|---:|",
       (.table.rows[] | "| \(.resource) (\(.kind)) | \(.used | round) | \(.available) | \(.percent * 10 | round / 10) % |"),
-      "| Fmax (\(.fmax_kind)) | \(.fmax_mhz * 100 | round / 100) MHz | | |"' "$file"
+      (if .fmax_mhz then "| Fmax (\(.fmax_kind)) | \(.fmax_mhz * 100 | round / 100) MHz | | |" else empty end)' "$file"
     ;;
   train)
     jq -r '
@@ -132,8 +132,12 @@ table() {
   esac
 }
 
+# The document being rewritten; a failing table leaves the document as it was.
+tmp=""
+trap 'rm -f "$tmp"' EXIT
+
 update() {
-  local doc="$1" tmp
+  local doc="$1"
   tmp="$(mktemp "$doc.XXXXXX")"
   local skipping=0
   while IFS= read -r line || [ -n "$line" ]; do
@@ -156,6 +160,7 @@ update() {
   fi
   chmod --reference="$doc" "$tmp"
   mv "$tmp" "$doc"
+  tmp=""
 }
 
 case "${1:-}" in

@@ -29,4 +29,4 @@ bash docs/plan-table.sh
 # pattern generator (SKIP_CRITERION=1 leaves them out)
 [[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-sim --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt
 # every generated table of the docs
-docs/tables.sh update docs/results.md README.md
+docs/tables.sh update docs/results.md docs/hardware.md README.md

@@ -74,4 +74,4 @@ jq -s '[.[] | {spec, z, board, target, rows}]' "$runs"/*.cost.json >"$here/calib
 docs/tables.sh calibration "$here/calibration.json" >"$here/calibration.md"
 cat "$here/calibration.md"
 # the calibration table of docs/results.md
-docs/tables.sh update docs/results.md
+docs/tables.sh update docs/results.md docs/hardware.md
