@@ -190,7 +190,7 @@ impl Spec {
         Format::new(self.fixed.int_bits, self.fixed.frac_bits)
     }
 
-    /// Check every rule of DESIGN.md sections 2, 3 and 6; report all broken ones at once.
+    /// Check every rule of docs/spec.md; report all broken ones at once.
     pub fn validate(&self, source: &str) -> Result<(), SpecError> {
         let mut p = Vec::new();
         let mut add =

@@ -42,7 +42,7 @@ const PUBLISHED: &[(&str, f64, &str)] = &[(
     "published design (Dey, Chugg, Beerel), 15 MHz",
 )];
 
-/// Boards known without a board file (DESIGN.md section 7): name, part, board oscillator MHz.
+/// Boards known without a board file (docs/hardware.md): name, part, board oscillator MHz.
 const BUILTIN_BOARDS: &[(&str, &str, f64)] = &[
     ("nexys4-ddr", "XC7A100T-1CSG324", 100.0),
     ("icebreaker", "iCE40UP5K-SG48", 12.0),

@@ -1,4 +1,5 @@
-//! `edgeflow plan`: split a network across boards in a chain (DESIGN.md section 8).
+//! `edgeflow plan`: split a network across boards in a chain (docs/design.md, "Multi-board
+//! pipelines").
 
 use crate::util::{print_json, write_atomic};
 use anyhow::{anyhow, Context, Result};

@@ -146,7 +146,7 @@ fn verilog_is_written_and_lint_clean_within_waivers() {
         "echo",
         "--board",
         "icebreaker",
-        "--freq", // the default is 21 MHz from the PLL; 30 MHz needs it too
+        "--freq", // given, so the test does not depend on the board's default clock
         "30",
         "-o",
         d.to_str().unwrap(),

@@ -1,5 +1,5 @@
 //! The cost model: what one junction needs on a board as a function of its lanes `z` and its
-//! staleness `s`, and what a link costs per sample. DESIGN.md section 8.
+//! staleness `s`, and what a link costs per sample (docs/design.md, "Multi-board pipelines").
 //!
 //! Times are whole picoseconds, rounded up, so the planner, the exhaustive checker and the
 //! baselines compare exactly the same integers.
@@ -44,10 +44,10 @@
 //! Calibration: the logic and flip-flop constants (each board file's `[fit]`) and
 //! `lut_per_multiplier` are least-squares fits to `edgeflow synth` reports
 //! ([`crate::calibrate`]; `docs/calibration/reproduce.sh` synthesizes the cases, `edgeflow
-//! cost --fit docs/calibration/runs --board B` refits, README "Calibration" gives the
-//! closeness). Memory blocks are not fitted: yosys puts small banks in logic and large ones
-//! in block RAM, which a linear term does not follow; the model's block count is the one to
-//! distrust (README).
+//! cost --fit docs/calibration/runs --board B` refits, docs/results.md, "Calibration of the
+//! cost model", gives the closeness). Memory blocks are not fitted: yosys puts small banks in
+//! logic and large ones in block RAM, which a linear term does not follow; the model's block
+//! count is the one to distrust.
 
 use crate::catalog::Board;
 use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 
 // The logic and flip-flop constants are per logic family, in the board files' `[fit]` tables
 // ([`crate::catalog::Fit`]), fitted by `edgeflow cost --fit` to the synthesis runs of
-// docs/calibration (README "Calibration").
+// docs/calibration (docs/results.md, "Calibration of the cost model").
 
 /// Not calibrated (no synthesized multi-board design yet).
 pub const LOGIC_PER_LINK: u64 = 120;
@@ -81,7 +81,7 @@ pub struct Net {
     pub width: u64,
     pub activation: Activation,
     pub type1: bool,
-    /// Valid `z` of every junction, ascending (DESIGN.md section 2 rules, as `Spec::validate`).
+    /// Valid `z` of every junction, ascending (the rules of docs/spec.md, as `Spec::validate`).
     pub z_options: Vec<Vec<u64>>,
     /// Clocks a block cycle spends beyond the longest pass (`Spec::block_cycle_overhead`),
     /// on a board that adds nothing (see [`Net::overhead_on`]).

@@ -1,6 +1,7 @@
 //! The bit-exact reference model: the single source of truth for every bit.
 //!
-//! Training is junction-pipelined exactly as DESIGN.md section 4 defines it. With junctions
+//! Training is junction-pipelined exactly as docs/design.md, "Schedule and staleness",
+//! defines it. With junctions
 //! numbered `j = 0 … L-1` here (junction `j+1` in the docs), block cycle `t` runs
 //! `FF_j(t - F_j)` with `F_j = j`, and `BP_j(t - B_j)` together with `UP_j(t - B_j)` with
 //! `B_j = F_j + s_j`. Every read of `W_j` in a block cycle sees the updates of all earlier block
