@@ -113,6 +113,36 @@ fn random_specs_are_bit_exact() {
     }
 }
 
+/// The clipped output delta (`fixed` step 6): tiny at a 1.0 range with one class, so the
+/// outputs reach the sigmoid table's ends; clipped and plain differ, each bit-exact.
+#[test]
+fn clipped_output_delta_is_bit_exact() {
+    let Some(dev) = device_for_tests() else {
+        return;
+    };
+    let mut hashes = Vec::new();
+    for rule in [
+        edgeflow_core::OutputDelta::Clipped,
+        edgeflow_core::OutputDelta::Plain,
+    ] {
+        let mut spec = bundled("tiny");
+        spec.fixed = edgeflow_core::spec::FixedSpec {
+            width: 8,
+            int_bits: 0,
+            frac_bits: 7,
+        };
+        spec.learning_rate_shift = 0;
+        spec.output_delta = rule;
+        let mut data = random_data(&spec, 100, 5);
+        data.labels.fill(0);
+        compare(&dev, &spec, &data, 2, 37);
+        let mut r = Reference::new(&spec);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+    }
+    assert_ne!(hashes[0], hashes[1], "the clipped rule never applied");
+}
+
 #[test]
 fn chunked_launches_give_identical_bits() {
     let Some(dev) = device_for_tests() else {
