@@ -95,6 +95,12 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// How a CSV's values are brought into [0, 1]: feature (each feature min-max scaled,
+        /// fitted on the training split, clipped), global (every value divided by the file's
+        /// largest) or none (values already in [0, 1]). Kept in the model file. The bundled
+        /// digits and MNIST keep their fixed pixel scaling under every choice.
+        #[arg(long, default_value = "feature")]
+        scale: edgeflow_core::ScaleKind,
         /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
         #[arg(long, default_value_t = 30)]
         epochs: usize,
@@ -132,6 +138,9 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// The model applies the scaling it was trained with; if given, this must name it.
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -201,6 +210,9 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// The model applies the scaling it was trained with; if given, this must name it.
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Write the predictions (CSV) here instead of standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
@@ -409,6 +421,9 @@ struct BenchCli {
     /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
     #[arg(long, default_value = "digits")]
     data: String,
+    /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+    #[arg(long, default_value = "feature")]
+    scale: edgeflow_core::ScaleKind,
     /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
     #[arg(long, num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
@@ -457,6 +472,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             repeat: b.repeat,
             budget: b.budget,
             data: b.data,
+            scale: b.scale,
             json: b.json,
             plot: b.plot,
             sweep: b.sweep,
@@ -475,6 +491,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             verify,
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -486,6 +503,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 plan: &plan,
                 data: &data,
                 label_column,
+                scale,
                 epochs,
                 backend: &backend,
                 out: out.as_deref(),
@@ -500,6 +518,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             verify: _,
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -509,6 +528,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             spec: spec.expect("clap requires --spec without --plan"),
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -520,8 +540,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             backend,
             data,
             label_column,
+            scale,
             json,
-        }) => train::eval_cmd(&model, &backend, &data, label_column, json),
+        }) => train::eval_cmd(&model, &backend, &data, label_column, scale, json),
         Some(Cmd::Plan {
             spec,
             boards,
@@ -533,9 +554,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             model,
             data,
             label_column,
+            scale,
             out,
             json,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref(), json),
+        }) => train::infer_cmd(&model, &data, label_column, scale, out.as_deref(), json),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
         Some(Cmd::Kernels {
             cmd: KernelsCmd::Build { device, out, json },

@@ -25,7 +25,11 @@ pub fn sim_cmd(
     let data = match data {
         Some("random") => random_data(&spec, samples, 1),
         Some(d) => {
-            let ds = Dataset::load(d, None)?;
+            let (ds, ..) = crate::train::load_scaled(
+                d,
+                None,
+                crate::train::Scale::Fit(edgeflow_core::ScaleKind::Feature),
+            )?;
             if ds.len() < samples {
                 bail!(
                     "--data {d} has {} samples, --samples asks for {samples}",

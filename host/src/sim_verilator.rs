@@ -134,7 +134,11 @@ pub fn sim_cmd(
             edgeflow_sim::rtl::random_data(&spec, samples, 1)
         }
         Some(d) => {
-            let ds = edgeflow_core::Dataset::load(d, None)?;
+            let (ds, ..) = crate::train::load_scaled(
+                d,
+                None,
+                crate::train::Scale::Fit(edgeflow_core::ScaleKind::Feature),
+            )?;
             if ds.len() < samples {
                 bail!(
                     "--data {d} has {} samples, --samples asks for {samples}",
