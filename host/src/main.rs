@@ -12,6 +12,7 @@ mod multiboard_opencl;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
+mod quality;
 mod report_cache;
 mod sim_cmd;
 mod sim_verilator;
@@ -254,6 +255,13 @@ enum Cmd {
     /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
     /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
     Bench(BenchCli),
+    /// Learning quality: a grid of networks on the bundled digits (activation x width x
+    /// depth) trained with the bit-exact reference model and with float; the test accuracy of
+    /// both and the gap per network, as a table, JSON and a chart. The worst gap is the
+    /// headline.
+    ///
+    /// Example: edgeflow quality --epochs 30 -o docs/quality --set learning_rate_shift=3
+    Quality(quality::QualityCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     ///
     /// The index shown is what `--backend opencl:N` and `kernels build --device N` take.
@@ -477,6 +485,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             plot: b.plot,
             sweep: b.sweep,
         }),
+        Some(Cmd::Quality(q)) => quality::quality_cmd(q),
         Some(Cmd::Spec {
             cmd: SpecCmd::Check { spec, json },
         }) => spec_cmd::check(&spec, json),
