@@ -48,6 +48,9 @@ pub struct QualityCli {
     json: bool,
 }
 
+/// One training run's test and train accuracy, and its state's hash (none for float).
+type Outcome = Result<(f64, f64, Option<String>)>;
+
 /// One network of the grid and its two results.
 #[derive(Clone, Debug, Serialize)]
 struct Row {
@@ -228,8 +231,7 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
         .collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<(f64, f64, Option<String>)>>>> =
-        Mutex::new((0..tasks.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..tasks.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.min(tasks.len()) {
             s.spawn(|| loop {
@@ -323,6 +325,7 @@ fn markdown(a: &QualityCli, rows: &[Row], worst: &Row) -> String {
          Bundled digits ({} epochs, the same samples in the same order for both); test accuracy \
          after the last epoch. Gap = float − bit-exact, in points; η = 2^-shift. A * marks a \
          network float itself does not learn (below {:.0} %).{}\n\n\
+         Made by `edgeflow quality{}`.\n\n\
          **Worst gap: {:.1} points** ({}).\n\n\
          | network | activation | width (int.frac) | junctions | η shift | bit-exact | float | gap |\n\
          |---|---|---|---:|---:|---:|---:|---:|\n",
@@ -333,6 +336,12 @@ fn markdown(a: &QualityCli, rows: &[Row], worst: &Row) -> String {
         } else {
             format!(" Spec overrides: `{}`.", a.set.join("`, `"))
         },
+        std::env::args()
+            .skip(1)
+            .skip_while(|x| x != "quality")
+            .skip(1)
+            .map(|x| format!(" {x}"))
+            .collect::<String>(),
         worst.gap_points,
         worst.name
     );
