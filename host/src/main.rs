@@ -236,6 +236,9 @@ enum Cmd {
         /// takes 64 inputs, random samples otherwise).
         #[arg(long)]
         data: Option<String>,
+        /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+        #[arg(long, default_value = "feature")]
+        scale: edgeflow_core::ScaleKind,
         /// Write every signal's waveform to this VCD file.
         #[arg(long)]
         vcd: Option<PathBuf>,
@@ -575,6 +578,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             spec,
             samples,
             data,
+            scale,
             vcd,
             engine,
             input_lanes,
@@ -584,6 +588,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &spec,
                 samples,
                 data.as_deref(),
+                scale,
                 vcd.is_some(),
                 &input_lanes,
                 json,
@@ -592,6 +597,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &spec,
                 samples,
                 data.as_deref(),
+                scale,
                 vcd.as_deref(),
                 &input_lanes,
                 json,

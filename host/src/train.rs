@@ -390,7 +390,7 @@ pub fn infer_cmd(
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     m.check_scale(model, scale)?;
-    let (d, _, _, _) = load_scaled(data, label_column, m.scale())?;
+    let (d, scaling, _, _) = load_scaled(data, label_column, m.scale())?;
     let all: Vec<usize> = (0..d.len()).collect();
     let enc = d.encode(&spec, &all)?;
     let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
@@ -413,6 +413,7 @@ pub fn infer_cmd(
         print_json(&json!({
             "spec": spec.name,
             "data": d.name,
+            "scale": scaling.kind,
             "samples": enc.len(),
             "accuracy": acc,
             "state_sha256": m.state_sha256,

@@ -115,6 +115,7 @@ fn features_spread_1_to_1000_learn_like_the_digits_and_the_model_keeps_the_scali
         csv_s,
         "--json",
     ]);
+    assert_eq!(i["scale"], "feature");
     let (ntr, nte) = (
         feature["train_samples"].as_f64().unwrap(),
         feature["test_samples"].as_f64().unwrap(),
@@ -199,6 +200,21 @@ fn bad_values_are_named_and_an_outlier_is_warned_about() {
         ],
     );
     fails_with(&args("nope"), &["unknown scaling 'nope'"]);
+    // the simulation takes CSV data too, scaled the same way
+    fails_with(
+        &[
+            "sim",
+            "--spec",
+            "specs/tiny.toml",
+            "--data",
+            csv_s,
+            "--samples",
+            "4",
+            "--scale",
+            "none",
+        ],
+        &["t.csv", "column 1 (`b`)", "outside [0, 1]"],
+    );
     let o = edgeflow(&args("feature"));
     assert!(o.status.success());
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
