@@ -12,6 +12,7 @@ mod multiboard_opencl;
 mod opencl_cmd;
 mod plan_cmd;
 mod plot;
+mod quality;
 mod report_cache;
 mod sim_cmd;
 mod sim_verilator;
@@ -95,6 +96,12 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// How a CSV's values are brought into [0, 1]: feature (each feature min-max scaled,
+        /// fitted on the training split, clipped), global (every value divided by the file's
+        /// largest) or none (values already in [0, 1]). Kept in the model file. The bundled
+        /// digits and MNIST keep their fixed pixel scaling under every choice.
+        #[arg(long, default_value = "feature")]
+        scale: edgeflow_core::ScaleKind,
         /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
         #[arg(long, default_value_t = 30)]
         epochs: usize,
@@ -132,6 +139,9 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// The model applies the scaling it was trained with; if given, this must name it.
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -201,6 +211,9 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// The model applies the scaling it was trained with; if given, this must name it.
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Write the predictions (CSV) here instead of standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
@@ -223,6 +236,9 @@ enum Cmd {
         /// takes 64 inputs, random samples otherwise).
         #[arg(long)]
         data: Option<String>,
+        /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+        #[arg(long, default_value = "feature")]
+        scale: edgeflow_core::ScaleKind,
         /// Write every signal's waveform to this VCD file.
         #[arg(long)]
         vcd: Option<PathBuf>,
@@ -242,6 +258,13 @@ enum Cmd {
     /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
     /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
     Bench(BenchCli),
+    /// Learning quality: a grid of networks on the bundled digits (activation x width x
+    /// depth) trained with the bit-exact reference model and with float; the test accuracy of
+    /// both and the gap per network, as a table, JSON and a chart. The worst gap is the
+    /// headline.
+    ///
+    /// Example: edgeflow quality --epochs 30 -o docs/quality --set learning_rate_shift=3
+    Quality(quality::QualityCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     ///
     /// The index shown is what `--backend opencl:N` and `kernels build --device N` take.
@@ -409,6 +432,9 @@ struct BenchCli {
     /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
     #[arg(long, default_value = "digits")]
     data: String,
+    /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+    #[arg(long, default_value = "feature")]
+    scale: edgeflow_core::ScaleKind,
     /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
     #[arg(long, num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
@@ -457,10 +483,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             repeat: b.repeat,
             budget: b.budget,
             data: b.data,
+            scale: b.scale,
             json: b.json,
             plot: b.plot,
             sweep: b.sweep,
         }),
+        Some(Cmd::Quality(q)) => quality::quality_cmd(q),
         Some(Cmd::Spec {
             cmd: SpecCmd::Check { spec, json },
         }) => spec_cmd::check(&spec, json),
@@ -475,6 +503,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             verify,
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -486,6 +515,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 plan: &plan,
                 data: &data,
                 label_column,
+                scale,
                 epochs,
                 backend: &backend,
                 out: out.as_deref(),
@@ -500,6 +530,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             verify: _,
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -509,6 +540,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             spec: spec.expect("clap requires --spec without --plan"),
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -520,8 +552,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             backend,
             data,
             label_column,
+            scale,
             json,
-        }) => train::eval_cmd(&model, &backend, &data, label_column, json),
+        }) => train::eval_cmd(&model, &backend, &data, label_column, scale, json),
         Some(Cmd::Plan {
             spec,
             boards,
@@ -533,9 +566,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             model,
             data,
             label_column,
+            scale,
             out,
             json,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref(), json),
+        }) => train::infer_cmd(&model, &data, label_column, scale, out.as_deref(), json),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
         Some(Cmd::Kernels {
             cmd: KernelsCmd::Build { device, out, json },
@@ -544,6 +578,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             spec,
             samples,
             data,
+            scale,
             vcd,
             engine,
             input_lanes,
@@ -553,6 +588,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &spec,
                 samples,
                 data.as_deref(),
+                scale,
                 vcd.is_some(),
                 &input_lanes,
                 json,
@@ -561,6 +597,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &spec,
                 samples,
                 data.as_deref(),
+                scale,
                 vcd.as_deref(),
                 &input_lanes,
                 json,

@@ -167,6 +167,7 @@ pub struct TrainPlanArgs<'a> {
     pub plan: &'a Path,
     pub data: &'a str,
     pub label_column: Option<usize>,
+    pub scale: edgeflow_core::ScaleKind,
     pub epochs: usize,
     pub backend: &'a str,
     pub out: Option<&'a Path>,
@@ -180,6 +181,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         plan: plan_path,
         data,
         label_column,
+        scale,
         epochs,
         backend,
         out,
@@ -250,7 +252,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             "--plan runs on backend reference (one thread per stage), opencl (stage i on OpenCL device i) or rtl (one simulated RTL stage per board), not '{other}'"
         ),
     };
-    let split = load_split(&spec, data, label_column)?;
+    let split = load_split(&spec, data, label_column, crate::train::Scale::Fit(scale))?;
     let (rep, _) = run(Trainer::Board(board), &split, epochs, json)?;
     let state = rep.state.clone().expect("a board returns its state");
     let verified = if verify {
@@ -281,7 +283,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         None
     };
     if let Some(o) = out {
-        crate::model::ModelFile::new(&spec, &staleness, &state).save(o)?;
+        crate::model::ModelFile::new(&spec, &staleness, &state, &split.scaling).save(o)?;
     }
     if let Some(pl) = plot {
         crate::train::write_curve(pl, &spec.name, &rep)?;

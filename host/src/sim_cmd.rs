@@ -12,6 +12,7 @@ pub fn sim_cmd(
     spec: &Path,
     samples: usize,
     data: Option<&str>,
+    scale: edgeflow_core::ScaleKind,
     vcd: Option<&Path>,
     input_lanes: &str,
     json_out: bool,
@@ -25,7 +26,7 @@ pub fn sim_cmd(
     let data = match data {
         Some("random") => random_data(&spec, samples, 1),
         Some(d) => {
-            let ds = Dataset::load(d, None)?;
+            let (ds, ..) = crate::train::load_scaled(d, None, crate::train::Scale::Fit(scale))?;
             if ds.len() < samples {
                 bail!(
                     "--data {d} has {} samples, --samples asks for {samples}",
