@@ -49,8 +49,8 @@ pub struct BarChart<'a> {
     pub log_y: bool,
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow!("drawing the chart failed: {e:?}")
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("drawing the chart failed: {e}")
 }
 
 /// Write a chart to `path` as SVG or PNG (by extension) through `draw`.

@@ -10,6 +10,7 @@ mod model;
 mod multiboard;
 mod multiboard_opencl;
 mod opencl_cmd;
+mod paths;
 mod plan_cmd;
 mod plot;
 mod report_cache;
@@ -22,7 +23,8 @@ mod util;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use paths::Paths;
+use std::path::{Path, PathBuf};
 
 /// The bundled default spec, found next to the workspace so `cargo run` works from anywhere.
 pub fn default_spec_path() -> PathBuf {
@@ -268,7 +270,7 @@ enum Cmd {
         #[arg(long)]
         board: Option<String>,
         /// Design clock in MHz (default: the board's).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -312,12 +314,12 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Design clock in MHz (default: 12 on the iCEBreaker, its oscillator; 100 on the Cu; other values go through the PLL).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
-        /// nextpnr placement seed.
-        #[arg(long, default_value_t = 1)]
+        /// nextpnr placement seed, 0 to 2147483647 (nextpnr reads a signed 32-bit number).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
         seed: u32,
         #[arg(long, hide = true)]
         standin: Option<String>,
@@ -347,7 +349,7 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Design clock in MHz, made by the MMCM (default 100).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -443,7 +445,112 @@ fn main() {
     }
 }
 
+/// A clock in MHz: a finite positive number (what the board can make is checked with the board).
+fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "`{s}` is not a clock: give a positive number of MHz, e.g. 24"
+        )),
+    }
+}
+
+/// Every file a command reads or writes, by the flag that names it, for `Paths::check`.
+fn paths_of(cmd: &Cmd, kernel_binary: Option<&Path>) -> Paths {
+    let p = Paths::new().input("--kernel-binary", kernel_binary);
+    match cmd {
+        Cmd::Train {
+            spec,
+            plan,
+            data,
+            out,
+            plot,
+            ..
+        } => p
+            .input("--spec", spec.as_deref())
+            .input("--plan", plan.as_deref())
+            .data("--data", Some(data))
+            .output("--out", out.as_deref())
+            .output("--plot", plot.as_deref()),
+        Cmd::Eval { model, data, .. } => p.input("--model", Some(model)).data("--data", Some(data)),
+        Cmd::Infer {
+            model, data, out, ..
+        } => p
+            .input("--model", Some(model))
+            .data("--data", Some(data))
+            .output("--out", out.as_deref()),
+        Cmd::Plan { spec, out, .. } => p
+            .input("--spec", Some(spec))
+            .output("--out", out.as_deref()),
+        Cmd::Sim {
+            spec, data, vcd, ..
+        } => p
+            .input("--spec", Some(spec))
+            .data("--data", data.as_deref())
+            .output("--vcd", vcd.as_deref()),
+        Cmd::Bench(b) => {
+            let json = b.json.as_deref().filter(|j| *j != Path::new("-"));
+            let mut p = p
+                .input("--spec", Some(&b.spec))
+                .input("--synth-report", b.synth_report.as_deref())
+                .data("--data", Some(&b.data))
+                .output("--json", json);
+            for f in &b.plot {
+                p = p.output("--plot", Some(f));
+            }
+            p
+        }
+        Cmd::Kernels {
+            cmd: KernelsCmd::Build { out, .. },
+        } => p.output("--out", Some(out)),
+        Cmd::Synth { spec, plot, .. } => {
+            let mut p = p.input("--spec", spec.as_deref());
+            for f in plot {
+                p = p.output("--plot", Some(f));
+            }
+            p
+        }
+        // the directory commands name their files once the design is known (flow_cmd)
+        Cmd::Verilog {
+            spec, plan, out, ..
+        } => p
+            .input("--spec", spec.as_deref())
+            .input("--plan", plan.as_deref())
+            .out_dir("--out", out, &[]),
+        Cmd::Bitstream { spec, out, .. } | Cmd::Vivado { spec, out, .. } => p
+            .input("--spec", spec.as_deref())
+            .out_dir("--out", out, &[]),
+        Cmd::Cost { spec, synth, .. } => p
+            .input("--spec", spec.as_deref())
+            .input("--synth", synth.as_deref()),
+        Cmd::Spec { .. } | Cmd::Pattern { .. } | Cmd::Devices { .. } | Cmd::Deploy { .. } => p,
+    }
+}
+
+/// Whether the command opens an OpenCL device, the only use of `--kernel-binary`.
+fn uses_opencl(cmd: &Cmd) -> bool {
+    let opencl = |b: &str| b == "opencl" || b.starts_with("opencl:");
+    match cmd {
+        Cmd::Train { backend, .. } | Cmd::Eval { backend, .. } => opencl(backend),
+        Cmd::Bench(b) => b.backends.as_ref().is_none_or(|v| {
+            v.iter()
+                .flat_map(|s| s.split(','))
+                .any(|s| opencl(s.trim()))
+        }),
+        _ => false,
+    }
+}
+
 fn dispatch(cli: Cli) -> Result<()> {
+    if let Some(cmd) = &cli.cmd {
+        if let Some(k) = cli.kernel_binary.as_deref().filter(|_| !uses_opencl(cmd)) {
+            anyhow::bail!(
+                "--kernel-binary {}: only an OpenCL backend loads kernels (train/eval --backend opencl[:DEVICE], bench with opencl among --backends); this command would ignore it: drop --kernel-binary or choose an OpenCL backend",
+                k.display()
+            );
+        }
+        paths_of(cmd, cli.kernel_binary.as_deref()).check()?;
+    }
     board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),

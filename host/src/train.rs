@@ -21,6 +21,8 @@ pub struct Split {
     pub train: Encoded,
     pub test: Encoded,
     pub name: String,
+    /// Features per sample in the data (before zero padding to `layers[0]`).
+    pub features: usize,
 }
 
 pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Result<Split> {
@@ -38,6 +40,7 @@ pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Resul
         train: d.encode(spec, &tr)?,
         test: d.encode(spec, &te)?,
         name: d.name.clone(),
+        features: d.features,
     })
 }
 
@@ -212,7 +215,9 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     let trainer = make_trainer(&spec, &a.backend)?;
     let (rep, _) = run(trainer, &split, a.epochs, a.json)?;
     if let (Some(out), Some(state)) = (&a.out, &rep.state) {
-        ModelFile::new(&spec, &spec.default_staleness(), state).save(out)?;
+        let mut m = ModelFile::new(&spec, &spec.default_staleness(), state);
+        m.features = Some(split.features);
+        m.save(out)?;
     }
     if let Some(p) = &a.plot {
         write_curve(p, &spec.name, &rep)?;
@@ -303,6 +308,7 @@ pub fn eval_cmd(
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let split = load_split(&spec, data, label_column)?;
+    m.check_features(model, data, split.features)?;
     let mut b: Box<dyn Board> = match backend {
         "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
         "float" => bail!(
@@ -348,6 +354,7 @@ pub fn infer_cmd(
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     let d = Dataset::load(data, label_column)?;
+    m.check_features(model, data, d.features)?;
     let all: Vec<usize> = (0..d.len()).collect();
     let enc = d.encode(&spec, &all)?;
     let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
