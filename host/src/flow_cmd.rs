@@ -3,12 +3,11 @@
 
 use crate::paths::Paths;
 use crate::util::{print_json, write_atomic};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use edgeflow_core::Spec;
 use edgeflow_hdl::boards::{board, pcf, xdc, BoardInfo, BOARDS};
 use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
 use edgeflow_hdl::flow::targets::{target, ResourceTable};
-use edgeflow_hdl::flow::tools::OPENFPGALOADER;
 use edgeflow_hdl::flow::{nextpnr, verilator, yosys};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -31,30 +30,7 @@ fn check_out_files(spec: Option<&Path>, out: &Path, files: &[String]) -> Result<
         .check()
 }
 
-/// `--freq` (default: the board's clock), refused above the fastest clock the board's PLL or
-/// MMCM can make: the clock generator would silently settle for less.
-fn clock_mhz(b: &BoardInfo, freq: Option<f64>) -> Result<f64> {
-    let Some(f) = freq else {
-        return Ok(b.default_mhz);
-    };
-    let max = if b.target.starts_with("ice40") {
-        edgeflow_hdl::board_top::fastest_clock_at_most(b, f64::MAX)
-    } else if b.target == "xc7a100t" {
-        edgeflow_hdl::ice40_pll::mmcm_params(b.osc_mhz, f64::MAX).map(|m| m.3)
-    } else {
-        None // the board top's own clock plan decides
-    };
-    if let Some(max) = max.filter(|&m| f > m + 1e-9) {
-        bail!(
-            "--freq {f}: board {} makes at most {max} MHz (from its {} MHz oscillator); give a clock up to that",
-            b.name,
-            b.osc_mhz
-        );
-    }
-    Ok(f)
-}
-
-fn spinner(msg: &str) -> indicatif::ProgressBar {
+pub fn spinner(msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_message(msg.to_string());
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
@@ -203,7 +179,7 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     let mut report = json!({"design": inner.name(), "input_lanes": lanes});
     if let Some(bname) = &a.board {
         let b = board(bname).map_err(|e| anyhow!(e))?;
-        let mhz = clock_mhz(b, a.freq)?;
+        let mhz = crate::flow_check::clock_mhz(b, a.freq)?;
         let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
         outputs.push((format!("{}_top.v", b.name), top.verilog));
         outputs.push(if b.target.starts_with("ice40") {
@@ -467,7 +443,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
             format!("{name}-nextpnr-report.json"),
         ],
     )?;
-    let mhz = clock_mhz(b, a.freq)?;
+    let mhz = crate::flow_check::clock_mhz(b, a.freq)?;
     let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
     let dir = work_dir("bitstream")?;
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;
@@ -489,7 +465,19 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     pb.finish_and_clear();
     let p = match p {
         Ok(p) => p,
-        Err(e) => return Err(keep_logs(e, dir)),
+        Err(e) => {
+            let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
+            let e = match crate::flow_check::placement_overflow(&log) {
+                Some(what) => anyhow!(
+                    "the design does not fit {} ({}): {what}. Suggestion: {}\n{e:#}",
+                    b.name,
+                    t.part,
+                    suggestion(&inner, "LUT")
+                ),
+                None => e,
+            };
+            return Err(keep_logs(e, dir));
+        }
     };
     let bin = a.out.join(format!("{name}.bin"));
     write_atomic(&bin, &std::fs::read(dir.path().join("top.bin"))?)?;
@@ -590,133 +578,6 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     Ok(())
 }
 
-/// USB devices present, as `vvvv:pppp` ids, from sysfs.
-fn usb_ids() -> Vec<String> {
-    let mut ids = vec![];
-    if let Ok(rd) = std::fs::read_dir("/sys/bus/usb/devices") {
-        for e in rd.flatten() {
-            let r = |f: &str| {
-                std::fs::read_to_string(e.path().join(f))
-                    .ok()
-                    .map(|s| s.trim().to_string())
-            };
-            if let (Some(v), Some(p)) = (r("idVendor"), r("idProduct")) {
-                ids.push(format!("{v}:{p}"));
-            }
-        }
-    }
-    ids
-}
-
-/// The configuration sync word every bitstream of the board's family carries near its start
-/// (iCE40: after icepack's comment block; 7-series: after the .bit header), with what makes it.
-fn sync_word(b: &BoardInfo) -> Option<(&'static [u8], &'static str)> {
-    if b.target.starts_with("ice40") {
-        Some((
-            &[0x7e, 0xaa, 0x99, 0x7e],
-            "`edgeflow bitstream` (icepack's .bin)",
-        ))
-    } else if b.target.starts_with("xc7") {
-        Some((
-            &[0xaa, 0x99, 0x55, 0x66],
-            "Vivado (the .bit of `edgeflow vivado`'s project)",
-        ))
-    } else {
-        None
-    }
-}
-
-/// Refuse what is not a bitstream for the board before anything is sent to it.
-fn check_bitstream(b: &BoardInfo, path: &Path) -> Result<()> {
-    let build = format!(
-        "build one with `edgeflow bitstream --spec SPEC --board {} -o DIR`",
-        b.name
-    );
-    if path.is_dir() {
-        bail!(
-            "bitstream {}: is a directory; give the file in it (DIR/<design>-{}.bin), or {build}",
-            path.display(),
-            b.name
-        );
-    }
-    let bytes = std::fs::read(path).map_err(|e| {
-        anyhow!(
-            "bitstream {}: cannot be read ({}); {build}",
-            path.display(),
-            crate::paths::io_reason(&e)
-        )
-    })?;
-    let Some((sync, maker)) = sync_word(b) else {
-        return Ok(());
-    };
-    let head = &bytes[..bytes.len().min(4096)];
-    if !head.windows(sync.len()).any(|w| w == sync) {
-        let hex: Vec<String> = head.iter().take(8).map(|x| format!("{x:02x}")).collect();
-        bail!(
-            "bitstream {}: not a bitstream for {}: no sync word {} in its first {} bytes (it starts {}); give the file written by {maker}",
-            path.display(),
-            b.target,
-            sync.iter().map(|x| format!("{x:02x}")).collect::<String>(),
-            head.len(),
-            if hex.is_empty() { "empty".to_string() } else { hex.join(" ") }
-        );
-    }
-    Ok(())
-}
-
-pub fn deploy_cmd(
-    bname: &str,
-    bitstream: &Path,
-    dry_run: bool,
-    flash: bool,
-    json: bool,
-) -> Result<()> {
-    let b = board(bname).map_err(|e| anyhow!(e))?;
-    check_bitstream(b, bitstream)?;
-    let mut args = vec!["-b".to_string(), b.loader_board.to_string()];
-    if flash {
-        args.push("-f".into());
-    }
-    args.push(bitstream.display().to_string());
-    let cmd = format!("openFPGALoader {}", args.join(" "));
-    if dry_run {
-        if json {
-            print_json(&json!({"board": b.name, "command": cmd, "dry_run": true}));
-        } else {
-            println!("would run: {cmd}");
-        }
-        return Ok(());
-    }
-    OPENFPGALOADER.require()?;
-    if !usb_ids().iter().any(|id| id == b.usb_id) {
-        bail!(
-            "no {} attached: looked for its FTDI USB bridge {} (FT2232H) in /sys/bus/usb/devices and found none; plug the board in (and check the cable and udev permissions), or use --dry-run to see the command ({cmd})",
-            b.name,
-            b.usb_id
-        );
-    }
-    let pb = spinner(&format!("{cmd}"));
-    let out = std::process::Command::new(OPENFPGALOADER.program)
-        .args(&args)
-        .output()
-        .context("cannot start openFPGALoader")?;
-    pb.finish_and_clear();
-    if !out.status.success() {
-        bail!(
-            "{cmd} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    if json {
-        print_json(&json!({"board": b.name, "command": cmd, "loaded": true}));
-    } else {
-        println!("loaded {} onto the {}", bitstream.display(), b.name);
-    }
-    Ok(())
-}
-
 pub fn vivado_cmd(
     spec: Option<&Path>,
     standin: Option<&str>,
@@ -736,7 +597,7 @@ pub fn vivado_cmd(
             .collect();
         bail!("the Vivado export is for Xilinx boards ({}); {} is an iCE40 board: use `edgeflow bitstream`", x.join(", "), b.name);
     }
-    let mhz = clock_mhz(b, freq)?;
+    let mhz = crate::flow_check::clock_mhz(b, freq)?;
     let top = board_top_verilog(&inner, b, mhz, baud).map_err(|e| anyhow!(e))?;
     let name = format!("{}-{}", inner.name(), b.name);
     check_out_files(

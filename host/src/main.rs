@@ -5,6 +5,8 @@ mod bench;
 mod board;
 mod chart;
 mod cost_cmd;
+mod deploy_cmd;
+mod flow_check;
 mod flow_cmd;
 mod model;
 mod multiboard;
@@ -743,7 +745,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             dry_run,
             flash,
             json,
-        }) => flow_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
+        }) => deploy_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
         Some(Cmd::Vivado {
             spec,
             board,

@@ -645,3 +645,51 @@ fn model_errors_say_what_was_expected_and_found() {
     assert!(!e.contains("truncated"), "{e}");
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// tiny at z = [2, 2] on the iCEBreaker: the cost model puts it at 95 % of the logic cells,
+/// and nextpnr-ice40 cannot place it (6425 of 5280 logic cells). Neither `plan` nor `cost`
+/// may call it fitting.
+#[test]
+fn the_fit_check_keeps_a_margin_below_the_full_part() {
+    let v = ok_json(&[
+        "plan",
+        "--spec",
+        "specs/tiny.toml",
+        "--boards",
+        "icebreaker",
+        "--json",
+    ]);
+    for st in v["stages"].as_array().unwrap() {
+        let u = &st["utilisation"];
+        let (used, avail) = (
+            u["logic"].as_f64().unwrap(),
+            u["logic_available"].as_f64().unwrap(),
+        );
+        assert!(
+            used <= 0.9 * avail,
+            "planned {used} of {avail} logic cells: {st}"
+        );
+        assert_ne!(st["z"], serde_json::json!([2, 2]), "{st}");
+    }
+    let d = tmpdir("fit");
+    let spec = d.join("tiny22.toml");
+    let text = std::fs::read_to_string(root().join("specs/tiny.toml")).unwrap();
+    let text = text.replace("z = [4, 2]", "z = [2, 2]");
+    assert!(text.contains("z = [2, 2]"));
+    write(&spec, text.as_bytes(), 0o644);
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        s(&spec),
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], false, "{v}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("uncertain fit") && verdict.contains("90% margin"),
+        "{verdict}"
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
