@@ -255,10 +255,11 @@ fn sim_vcd_is_replaced_only_when_complete() {
         .unwrap();
     // interrupted once the waveform is being written
     let tmp_started = || {
-        std::fs::read_dir(&d)
-            .unwrap()
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        snapshot(&[&vcd]) != before
+            || std::fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().contains(".tmp-"))
     };
     for _ in 0..600 {
         if tmp_started() {
