@@ -692,5 +692,30 @@ fn the_fit_check_keeps_a_margin_below_the_full_part() {
         verdict.contains("uncertain fit") && verdict.contains("90% margin"),
         "{verdict}"
     );
+    // and no false alarm: nextpnr-ice40 placed tiny at z = [1, 1] on the Alchitry Cu in 6067
+    // of its 7680 logic cells, and digits at its own z on the iCEBreaker
+    write(
+        &spec,
+        text.replace("z = [2, 2]", "z = [1, 1]").as_bytes(),
+        0o644,
+    );
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        s(&spec),
+        "--board",
+        "alchitry-cu",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], true, "{v}");
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], true, "{v}");
     std::fs::remove_dir_all(&d).ok();
 }
