@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{have, root, tmpdir};
+use common::{have, ok_json, path_str, root, tmpdir, write_mode};
 
 #[test]
 fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
@@ -50,5 +50,78 @@ fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
     {
         std::fs::remove_dir_all(dir).ok();
     }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// tiny at z = [2, 2] on the iCEBreaker: the cost model puts it at 95 % of the logic cells,
+/// and nextpnr-ice40 cannot place it (6425 of 5280 logic cells). Neither `plan` nor `cost`
+/// may call it fitting.
+#[test]
+fn the_fit_check_keeps_a_margin_below_the_full_part() {
+    let v = ok_json(&[
+        "plan",
+        "--spec",
+        "specs/tiny.toml",
+        "--boards",
+        "icebreaker",
+        "--json",
+    ]);
+    for st in v["stages"].as_array().unwrap() {
+        let u = &st["utilisation"];
+        let (used, avail) = (
+            u["logic"].as_f64().unwrap(),
+            u["logic_available"].as_f64().unwrap(),
+        );
+        assert!(
+            used <= 0.9 * avail,
+            "planned {used} of {avail} logic cells: {st}"
+        );
+        assert_ne!(st["z"], serde_json::json!([2, 2]), "{st}");
+    }
+    let d = tmpdir("fit");
+    let spec = d.join("tiny22.toml");
+    let text = std::fs::read_to_string(root().join("specs/tiny.toml")).unwrap();
+    let text = text.replace("z = [4, 2]", "z = [2, 2]");
+    assert!(text.contains("z = [2, 2]"));
+    write_mode(&spec, text.as_bytes(), 0o644);
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        path_str(&spec),
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], false, "{v}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("uncertain fit") && verdict.contains("90% margin"),
+        "{verdict}"
+    );
+    // and no false alarm: nextpnr-ice40 placed tiny at z = [1, 1] on the Alchitry Cu in 6067
+    // of its 7680 logic cells, and digits at its own z on the iCEBreaker
+    write_mode(
+        &spec,
+        text.replace("z = [2, 2]", "z = [1, 1]").as_bytes(),
+        0o644,
+    );
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        path_str(&spec),
+        "--board",
+        "alchitry-cu",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], true, "{v}");
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], true, "{v}");
     std::fs::remove_dir_all(&d).ok();
 }
