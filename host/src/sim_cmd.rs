@@ -60,7 +60,11 @@ pub fn sim_cmd(
     let tmp = vcd
         .map(|v| edgeflow_hdl::flow::temp_beside(v, "vcd"))
         .transpose()?;
+    if let Some(t) = &tmp {
+        crate::util::remove_on_interrupt(t);
+    }
     let rep = check_lanes(&spec, &data, tmp.as_deref(), lanes);
+    crate::util::forget_on_interrupt();
     let rep = match (rep, &tmp, vcd) {
         (Ok(rep), Some(t), Some(v)) => edgeflow_hdl::flow::commit_temp(t, v).map(|_| rep)?,
         (Ok(rep), _, _) => rep,

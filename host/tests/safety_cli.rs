@@ -181,7 +181,8 @@ fn overwriting_keeps_the_old_files_mode() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-/// An interrupted simulation leaves the waveform of the last complete run.
+/// An interrupted simulation leaves the waveform of the last complete run, and no
+/// temporary file beside it.
 #[test]
 fn sim_vcd_is_replaced_only_when_complete() {
     let d = tmpdir("vcd");
@@ -232,9 +233,25 @@ fn sim_vcd_is_replaced_only_when_complete() {
     }
     assert!(tmp_started(), "the long run never started its waveform");
     std::thread::sleep(std::time::Duration::from_millis(500));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // Ctrl-C
+    let int = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(int.success());
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "the long run finished before the interrupt"
+    );
     assert_eq!(snapshot(&[&vcd]), before, "the complete VCD was replaced");
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n != "t.vcd")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     std::fs::remove_dir_all(&d).ok();
 }
 
