@@ -772,19 +772,7 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
-    let named = a.backends.iter().flatten().flat_map(|s| s.split(','));
-    for b in named.map(str::trim).filter(|b| !b.is_empty()) {
-        let known = matches!(
-            b,
-            "reference" | "float" | "sparse-f32" | "dense" | "opencl" | "rtl" | "verilator"
-        ) || b.starts_with("opencl:")
-            || b.starts_with("serial:");
-        if !known {
-            bail!(
-                "--backends: unknown backend '{b}'; the names are reference, float, sparse-f32, dense, opencl[:DEVICE], rtl, verilator and serial:PORT[@BAUD]"
-            );
-        }
-    }
+    crate::backends::check_bench_names(a.backends.iter().flatten())?;
     if a.samples == 0 || a.repeat == 0 {
         bail!("--samples and --repeat must be at least 1");
     }
