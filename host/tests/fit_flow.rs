@@ -76,7 +76,9 @@ fn the_fit_check_keeps_a_margin_below_the_full_part() {
             used <= 0.9 * avail,
             "planned {used} of {avail} logic cells: {st}"
         );
-        assert_ne!(st["z"], serde_json::json!([2, 2]), "{st}");
+        // a z the real flow placed: nextpnr-ice40 fits tiny at z = [1, 1] in 4556 of the
+        // UP5K's 5280 logic cells
+        assert_eq!(st["z"], serde_json::json!([1, 1]), "{st}");
     }
     let d = tmpdir("fit");
     let spec = d.join("tiny22.toml");
