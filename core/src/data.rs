@@ -114,15 +114,21 @@ impl Dataset {
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         if name.contains("idx3") {
+            if let Some(c) = label_column {
+                return Err(err(
+                    path.display(),
+                    format!("--label-column {c} applies to CSV files; an MNIST images file takes its labels from the labels-idx1 file beside it: drop --label-column"),
+                ));
+            }
             return load_mnist(&path);
         }
-        let bytes = read_maybe_gz(&path)?;
-        if name == "digits.csv.gz" {
-            return Self::digits_from_gz(
-                &std::fs::read(&path).map_err(|e| err(path.display(), e.to_string()))?,
-                what,
-            );
+        let raw = read_file(&path)?;
+        // A copy of the bundled digits is known by its bytes, whatever its name; any other
+        // file, whatever its name, is read as CSV.
+        if label_column.is_none() && hex(&Sha256::digest(&raw)) == DIGITS_SHA256 {
+            return Self::digits_from_gz(&raw, what);
         }
+        let bytes = gunzip_if_gz(raw, &path)?;
         let text = String::from_utf8(bytes)
             .map_err(|_| err(path.display(), "is not UTF-8 text; expected CSV"))?;
         let label = match label_column {
@@ -367,9 +373,21 @@ fn plain_columns(n: usize) -> Vec<String> {
     (0..n).map(|c| format!("column {c}")).collect()
 }
 
+fn read_file(path: &Path) -> Result<Vec<u8>, DataError> {
+    if path.is_dir() {
+        return Err(err(
+            path.display(),
+            "is a directory; give a data file (CSV or MNIST IDX)",
+        ));
+    }
+    std::fs::read(path).map_err(|e| err(path.display(), format!("cannot be read: {e}")))
+}
+
 fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, DataError> {
-    let raw =
-        std::fs::read(path).map_err(|e| err(path.display(), format!("cannot be read: {e}")))?;
+    gunzip_if_gz(read_file(path)?, path)
+}
+
+fn gunzip_if_gz(raw: Vec<u8>, path: &Path) -> Result<Vec<u8>, DataError> {
     if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         GzDecoder::new(&raw[..])
@@ -397,14 +415,34 @@ fn load_mnist(images: &Path) -> Result<Dataset, DataError> {
         ));
     }
     let (n, rows, cols) = (be32(&ib, 4), be32(&ib, 8), be32(&ib, 12));
-    if ib.len() != 16 + n * rows * cols {
+    let header = format!("header says {n} images of {rows}x{cols} pixels");
+    if n == 0 || rows == 0 || cols == 0 {
         return Err(err(
             images.display(),
             format!(
-                "is truncated: {} bytes, header says {n} images of {rows}x{cols}",
-                ib.len()
+                "{header}: no pixels to learn from; give an IDX file with images of at least 1x1"
             ),
         ));
+    }
+    // checked: a damaged header can announce more bytes than any file holds
+    let want = n
+        .checked_mul(rows)
+        .and_then(|p| p.checked_mul(cols))
+        .and_then(|p| p.checked_add(16));
+    let msg = match want {
+        None => format!("{header}, more bytes than any file holds: the header is damaged"),
+        Some(w) if ib.len() < w => {
+            format!("is truncated: {} bytes, the {header} need {w}", ib.len())
+        }
+        Some(w) if ib.len() > w => format!(
+            "has {} bytes, the {header} need {w}: {} extra bytes, not an IDX file as written",
+            ib.len(),
+            ib.len() - w
+        ),
+        Some(_) => String::new(),
+    };
+    if !msg.is_empty() {
+        return Err(err(images.display(), msg));
     }
     let lb = read_maybe_gz(&labels).map_err(|e| {
         err(

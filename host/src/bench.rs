@@ -773,6 +773,7 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
+    crate::backends::check_bench_names(a.backends.iter().flatten())?;
     if a.samples == 0 || a.repeat == 0 {
         bail!("--samples and --repeat must be at least 1");
     }

@@ -5,11 +5,14 @@ mod bench;
 mod board;
 mod chart;
 mod cost_cmd;
+mod deploy_cmd;
+mod flow_check;
 mod flow_cmd;
 mod model;
 mod multiboard;
 mod multiboard_opencl;
 mod opencl_cmd;
+mod paths;
 mod plan_cmd;
 mod plot;
 mod quality;
@@ -291,7 +294,7 @@ enum Cmd {
         #[arg(long)]
         board: Option<String>,
         /// Design clock in MHz (default: the board's).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -335,12 +338,12 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Design clock in MHz (default: 12 on the iCEBreaker, its oscillator; 100 on the Cu; other values go through the PLL).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
-        /// nextpnr placement seed.
-        #[arg(long, default_value_t = 1)]
+        /// nextpnr placement seed, 0 to 2147483647 (nextpnr reads a signed 32-bit number).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
         seed: u32,
         #[arg(long, hide = true)]
         standin: Option<String>,
@@ -370,7 +373,7 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Design clock in MHz, made by the MMCM (default 100).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -469,7 +472,30 @@ fn main() {
     }
 }
 
+/// A clock in MHz: a finite positive number (what the board can make is checked with the board).
+fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "`{s}` is not a clock: give a positive number of MHz, e.g. 24"
+        )),
+    }
+}
+
 fn dispatch(cli: Cli) -> Result<()> {
+    if let Some(cmd) = &cli.cmd {
+        if let Some(k) = cli
+            .kernel_binary
+            .as_deref()
+            .filter(|_| !paths::uses_opencl(cmd))
+        {
+            anyhow::bail!(
+                "--kernel-binary {}: only an OpenCL backend loads kernels (train/eval --backend opencl[:DEVICE], bench with opencl among --backends); this command would ignore it: drop --kernel-binary or choose an OpenCL backend",
+                k.display()
+            );
+        }
+        paths::of_command(cmd, cli.kernel_binary.as_deref()).check()?;
+    }
     board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),
@@ -673,7 +699,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             dry_run,
             flash,
             json,
-        }) => flow_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
+        }) => deploy_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
         Some(Cmd::Vivado {
             spec,
             board,

@@ -29,6 +29,10 @@ pub struct ModelFile {
     /// How the training data was brought into [0, 1]; applied to every data set the model sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<Scaling>,
+    /// Features per sample of the data it was trained on (at most `layers[0]`; the rest of
+    /// the inputs are zero padding): `eval` and `infer` refuse data of another width.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<usize>,
 }
 
 impl ModelFile {
@@ -42,6 +46,7 @@ impl ModelFile {
             state: state.clone(),
             state_sha256: state.sha256(),
             scaling: Some(scaling.clone()),
+            features: None,
         }
     }
 
@@ -66,6 +71,18 @@ impl ModelFile {
         }
     }
 
+    /// Refuse data whose width is not what the model was trained on: padded with zeros or
+    /// cut, every prediction would be silently wrong.
+    pub fn check_features(&self, path: &Path, data: &str, features: usize) -> Result<()> {
+        match self.features {
+            Some(f) if f != features => bail!(
+                "data {data}: {features} features per sample, but model {} was trained on {f}; give the data set the model was trained on (or one of the same {f} features)",
+                path.display()
+            ),
+            _ => Ok(()),
+        }
+    }
+
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_vec(self)?;
         write_atomic(path, &text)
@@ -76,12 +93,8 @@ impl ModelFile {
     pub fn load(path: &Path) -> Result<(Spec, ModelFile)> {
         let bytes = std::fs::read(path)
             .with_context(|| format!("model {}: cannot be read", path.display()))?;
-        let head: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "model {}: not a complete edgeflow model file ({e}); it may be truncated: train again with --out",
-                path.display()
-            )
-        })?;
+        let head: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| not_json(path, &bytes, &e))?;
         if head.get("magic").and_then(|m| m.as_str()) != Some(MODEL_MAGIC) {
             bail!(
                 "model {}: not an edgeflow model file (no \"magic\": \"{MODEL_MAGIC}\")",
@@ -142,6 +155,34 @@ impl ModelFile {
         }
         Ok((spec, m))
     }
+}
+
+/// Why a model file is not JSON: cut short (truncated), not a model file at all, or a
+/// model file damaged at one place.
+fn not_json(path: &Path, bytes: &[u8], e: &serde_json::Error) -> anyhow::Error {
+    let p = path.display();
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).to_string();
+    let looks_like_model = head.contains(MODEL_MAGIC);
+    if looks_like_model && e.is_eof() {
+        return anyhow::anyhow!(
+            "model {p}: truncated: the file ends after {} bytes, inside the JSON; train again with --out",
+            bytes.len()
+        );
+    }
+    if looks_like_model {
+        return anyhow::anyhow!(
+            "model {p}: damaged at line {} column {} ({e}); train again with --out",
+            e.line(),
+            e.column()
+        );
+    }
+    let first: String = String::from_utf8_lossy(&bytes[..bytes.len().min(24)])
+        .chars()
+        .map(|c| if c.is_control() { '.' } else { c })
+        .collect();
+    anyhow::anyhow!(
+        "model {p}: not an edgeflow model file: expected JSON starting {{\"magic\":\"{MODEL_MAGIC}\", found `{first}`; give a file written by `edgeflow train --out`"
+    )
 }
 
 #[cfg(test)]

@@ -283,7 +283,9 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         None
     };
     if let Some(o) = out {
-        crate::model::ModelFile::new(&spec, &staleness, &state, &split.scaling).save(o)?;
+        let mut m = crate::model::ModelFile::new(&spec, &staleness, &state, &split.scaling);
+        m.features = Some(split.features);
+        m.save(o)?;
     }
     if let Some(pl) = plot {
         crate::train::write_curve(pl, &spec.name, &rep)?;

@@ -42,7 +42,7 @@ pub struct QualityCli {
     /// Write quality.json, quality.md and the chart (quality.svg, quality.png) into this
     /// directory.
     #[arg(short, long)]
-    out: Option<PathBuf>,
+    pub out: Option<PathBuf>,
     /// Print the JSON report instead of the table.
     #[arg(long)]
     json: bool,
@@ -222,6 +222,7 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
                 test: data.encode(spec, &te)?,
                 name: data.name.clone(),
                 scaling: scaling.clone(),
+                features: data.features,
             })
         })
         .collect::<Result<_>>()?;

@@ -23,6 +23,8 @@ pub struct Split {
     pub name: String,
     /// What brought the values into [0, 1]; a trained model keeps it.
     pub scaling: Scaling,
+    /// Features per sample in the data (before zero padding to `layers[0]`).
+    pub features: usize,
 }
 
 /// Where a data set's scaling comes from: fitted on its training split, or a model's own.
@@ -74,6 +76,7 @@ pub fn load_split(
         test: d.encode(spec, &te)?,
         name: d.name.clone(),
         scaling,
+        features: d.features,
     })
 }
 
@@ -249,7 +252,9 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     let trainer = make_trainer(&spec, &a.backend)?;
     let (rep, _) = run(trainer, &split, a.epochs, a.json)?;
     if let (Some(out), Some(state)) = (&a.out, &rep.state) {
-        ModelFile::new(&spec, &spec.default_staleness(), state, &split.scaling).save(out)?;
+        let mut m = ModelFile::new(&spec, &spec.default_staleness(), state, &split.scaling);
+        m.features = Some(split.features);
+        m.save(out)?;
     }
     if let Some(p) = &a.plot {
         write_curve(p, &spec.name, &rep)?;
@@ -343,6 +348,7 @@ pub fn eval_cmd(
     let (spec, m) = ModelFile::load(model)?;
     m.check_scale(model, scale)?;
     let split = load_split(&spec, data, label_column, m.scale())?;
+    m.check_features(model, data, split.features)?;
     let mut b: Box<dyn Board> = match backend {
         "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
         "float" => bail!(
@@ -391,6 +397,7 @@ pub fn infer_cmd(
     let (spec, m) = ModelFile::load(model)?;
     m.check_scale(model, scale)?;
     let (d, scaling, _, _) = load_scaled(data, label_column, m.scale())?;
+    m.check_features(model, data, d.features)?;
     let all: Vec<usize> = (0..d.len()).collect();
     let enc = d.encode(&spec, &all)?;
     let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;

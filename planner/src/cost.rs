@@ -15,7 +15,9 @@
 //! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
 //!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
 //!   saturation), plus once per board `fit.logic_per_board` (control, host link) and
-//!   [`LOGIC_PER_LINK`] per link endpoint ([`crate::catalog::Fit`]).
+//!   [`LOGIC_PER_LINK`] per link endpoint ([`crate::catalog::Fit`]). A design fits a board
+//!   when this is at most [`LOGIC_MARGIN`] of its logic cells: the rest is the model's error
+//!   and the room place and route needs.
 //! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
 //!   (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i); σ′ of the right
 //!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
@@ -317,6 +319,10 @@ impl LinkCost {
 }
 
 /// How much of each resource a board uses: need against capacity, DSPs first.
+/// The share of a part's logic cells a design may fill by the cost model and still count as
+/// fitting (see [`Usage::logic_usable`]).
+pub const LOGIC_MARGIN: f64 = 0.90;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub dsp: u64,
@@ -351,8 +357,15 @@ impl Usage {
         }
     }
 
+    /// Logic cells a design may be predicted to use and still be called fitting: the cost
+    /// model is within about ±10 % of synthesis, and place and route needs free cells to
+    /// pack and route, so a prediction above [`LOGIC_MARGIN`] of the part is not a fit.
+    pub fn logic_usable(&self) -> u64 {
+        (self.logic_available as f64 * LOGIC_MARGIN).floor() as u64
+    }
+
     pub fn fits(&self) -> bool {
-        self.logic <= self.logic_available
+        self.logic <= self.logic_usable()
             && self.ram_bits <= self.ram_bits_available
             && self.ram_blocks <= self.ram_blocks_available
     }
@@ -361,9 +374,9 @@ impl Usage {
     pub fn shortfalls(&self) -> Vec<(&'static str, u64, u64)> {
         let mut v: Vec<(&'static str, u64, u64)> = [
             (
-                "logic cells (including LUT multipliers)",
+                "logic cells (including LUT multipliers; 90% of the part, the placement margin)",
                 self.logic,
-                self.logic_available,
+                self.logic_usable(),
             ),
             ("block RAM bits", self.ram_bits, self.ram_bits_available),
             ("block RAMs", self.ram_blocks, self.ram_blocks_available),
