@@ -94,7 +94,7 @@ void ff(__global const int *jr, __global const short *w, __global const short *b
       sp = tsp[idx];
     } else {
       a = h > 0 ? h : 0;
-      sp = h > 0 ? 1 : 0;
+      sp = (h > 0 && !(act == 2 && h == hi)) ? 1 : 0;  // act 2: the gate shuts when clipped
     }
     ar[q] = (short)a;
     spr[q] = (short)sp;

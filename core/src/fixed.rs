@@ -18,7 +18,10 @@
 //! 5. **Activation** of a saturated pre-activation `h`: sigmoid from [`ActivationTable`]
 //!    (σ and σ′ both from the table, indexed by the top `index_bits` of `h`), or ReLU
 //!    `max(h, 0)` with σ′ a gate (`h > 0`) rather than a multiplication by 1, which the format
-//!    may not even represent when `int_bits = 0`.
+//!    may not even represent when `int_bits = 0`. Under [`ReluGate::Clipped`] (the default)
+//!    the gate is also shut where `h` is the format's maximum: the activation is clipped
+//!    there, so pushing it higher changes nothing, and an open gate let saturated neurons keep
+//!    growing their weights (deep ReLU networks stopped learning).
 //! 6. **Output delta** `δ_L = saturate(a_L − y)` with `y = saturate(1.0)` for the label's class,
 //!    `0` elsewhere; under [`OutputDelta::Clipped`] (the default) it is `0` instead where the
 //!    output already sits at the sigmoid table's end on its target's side (`a_L` equals the
@@ -115,6 +118,17 @@ pub enum Activation {
     Relu,
 }
 
+/// The ReLU gate (σ′) at a pre-activation saturated at the format's maximum (step 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReluGate {
+    /// Shut: a clipped activation passes no delta back.
+    #[default]
+    Clipped,
+    /// Open for every `h > 0`, as if the activation were not clipped.
+    Plain,
+}
+
 /// The output layer's delta where an output has reached the end of the sigmoid table on its
 /// target's side (step 6 of the contract).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +179,9 @@ pub struct ActivationTable {
     pub index_bits: u32,
     pub sigma: Vec<i32>,
     pub sigma_prime: Vec<i32>,
+    /// ReLU's gate at the format's maximum (the table carries it so every backend that takes
+    /// the table as its activation data takes the gate too).
+    pub relu_gate: ReluGate,
 }
 
 impl ActivationTable {
@@ -188,7 +205,19 @@ impl ActivationTable {
             index_bits,
             sigma,
             sigma_prime,
+            relu_gate: ReluGate::Plain,
         }
+    }
+
+    pub fn with_relu_gate(mut self, gate: ReluGate) -> Self {
+        self.relu_gate = gate;
+        self
+    }
+
+    /// Whether ReLU's gate is open at the saturated pre-activation `h > 0`.
+    #[inline(always)]
+    pub fn relu_gate_open(&self, h: i32) -> bool {
+        h > 0 && !(self.relu_gate == ReluGate::Clipped && h == self.format.max())
     }
 
     /// Table index of a saturated pre-activation.
@@ -213,13 +242,7 @@ pub fn activate(act: Activation, table: &ActivationTable, h: i32) -> (i32, i32) 
             let i = table.index(h);
             (table.sigma[i], table.sigma_prime[i])
         }
-        Activation::Relu => {
-            if h > 0 {
-                (h, 1)
-            } else {
-                (0, 0)
-            }
-        }
+        Activation::Relu => (h.max(0), table.relu_gate_open(h) as i32),
     }
 }
 
@@ -364,6 +387,12 @@ mod tests {
         assert_eq!(activate(Activation::Relu, &t, -5), (0, 0));
         assert_eq!(activate(Activation::Relu, &t, 0), (0, 0));
         assert_eq!(activate(Activation::Relu, &t, 9), (9, 1));
+        // at the format's maximum the gate shuts only under the clipped rule
+        assert_eq!(activate(Activation::Relu, &t, 511), (511, 1));
+        let c = t.clone().with_relu_gate(ReluGate::Clipped);
+        assert_eq!(activate(Activation::Relu, &c, 511), (511, 0));
+        assert_eq!(activate(Activation::Relu, &c, 510), (510, 1));
+        assert_eq!(activate(Activation::Relu, &c, -1), (0, 0));
         assert_eq!(hidden_delta(Activation::Relu, f, 1, -300), -300);
         assert_eq!(hidden_delta(Activation::Relu, f, 0, -300), 0);
         assert_eq!(hidden_delta(Activation::Sigmoid, f, 32, 128), 32);

@@ -10,7 +10,7 @@ pub mod spec;
 pub mod state;
 
 pub use data::{Dataset, Encoded};
-pub use fixed::{Activation, ActivationTable, Format, OutputDelta};
+pub use fixed::{Activation, ActivationTable, Format, OutputDelta, ReluGate};
 pub use pattern::JunctionPattern;
 pub use scaling::{ScaleKind, Scaling};
 pub use spec::{Derived, PatternKind, Spec, SpecError};

@@ -194,6 +194,7 @@ mod tests {
                     activation: Activation::Sigmoid,
                     learning_rate_shift: 3,
                     output_delta: Default::default(),
+                    relu_gate: Default::default(),
                     pattern: PatternSpec {
                         kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3][kind],
                         dither,
@@ -280,6 +281,7 @@ mod tests {
             activation: Activation::Sigmoid,
             learning_rate_shift: 3,
             output_delta: Default::default(),
+            relu_gate: Default::default(),
             pattern: PatternSpec {
                 kind: PatternKind::Type2,
                 dither: true,

@@ -1,6 +1,6 @@
 //! The network spec (TOML): what a user writes, how it is validated, and what follows from it.
 
-use crate::fixed::{Activation, Format, OutputDelta};
+use crate::fixed::{Activation, ActivationTable, Format, OutputDelta, ReluGate};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -59,6 +59,10 @@ pub struct Spec {
     /// `clipped` (the default: no delta) or `plain` (`a − y`). See `fixed` step 6.
     #[serde(default)]
     pub output_delta: OutputDelta,
+    /// ReLU's gate where the pre-activation is saturated at the format's maximum: `clipped`
+    /// (the default: shut) or `plain` (open). See `fixed` step 5.
+    #[serde(default)]
+    pub relu_gate: ReluGate,
     pub pattern: PatternSpec,
     /// Seed of the initial weights.
     #[serde(default)]
@@ -188,6 +192,12 @@ impl Spec {
 
     pub fn format(&self) -> Format {
         Format::new(self.fixed.int_bits, self.fixed.frac_bits)
+    }
+
+    /// The activation data every backend computes with: the sigmoid table at the spec's
+    /// format and the spec's ReLU gate.
+    pub fn activation_table(&self) -> ActivationTable {
+        ActivationTable::sigmoid(self.format()).with_relu_gate(self.relu_gate)
     }
 
     /// Check every rule of docs/spec.md; report all broken ones at once.

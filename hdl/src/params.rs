@@ -104,11 +104,8 @@ impl JunctionParams {
                 spec.activation
             },
             left_act: spec.activation,
-            table: ActivationTable::sigmoid(format),
-            output_delta_ends: output_delta_ends(
-                spec.output_delta,
-                &ActivationTable::sigmoid(format),
-            ),
+            table: spec.activation_table(),
+            output_delta_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
             pattern,
             registered_reads: spec.registered_reads,
             deep_pipeline: spec.deep_pipeline,

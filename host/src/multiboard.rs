@@ -265,11 +265,8 @@ pub fn train_pipeline(
                     last: b,
                     l,
                     format,
-                    table: ActivationTable::sigmoid(format),
-                    output_ends: output_delta_ends(
-                        spec.output_delta,
-                        &ActivationTable::sigmoid(format),
-                    ),
+                    table: spec.activation_table(),
+                    output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
                     act: spec.activation,
                     shift: spec.learning_rate_shift,
                     patterns: patterns[a..=b].to_vec(),

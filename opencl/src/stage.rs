@@ -67,7 +67,6 @@
 
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
-use edgeflow_core::fixed::ActivationTable;
 use edgeflow_core::{Activation, JunctionPattern, Spec, State};
 use edgeflow_sim::Schedule;
 use opencl3::kernel::{ExecuteKernel, Kernel};
@@ -244,7 +243,7 @@ impl OpenClStage {
             bail!("schedule offsets too large");
         }
         let format = spec.format();
-        let table = ActivationTable::sigmoid(format);
+        let table = spec.activation_table();
         let patterns: Vec<JunctionPattern> = (j0..j1)
             .map(|j| JunctionPattern::generate(spec, j))
             .collect();
@@ -291,7 +290,12 @@ impl OpenClStage {
             c[J_BOFF] = be as i32;
             c[J_FF] = schedule.ff[j] as i32;
             c[J_BP] = schedule.bp[j] as i32;
-            c[J_ACT] = (j + 1 < l && spec.activation == Activation::Relu) as i32;
+            // 0 sigmoid, 1 ReLU, 2 ReLU whose gate shuts at the format's maximum
+            c[J_ACT] = if j + 1 < l && spec.activation == Activation::Relu {
+                1 + (spec.relu_gate == edgeflow_core::ReluGate::Clipped) as i32
+            } else {
+                0
+            };
             c[J_AL] = layer_off[r] as i32;
             c[J_SPL] = (layer_off[r] + p.left) as i32;
             c[J_DL] = (layer_off[r] + 2 * p.left) as i32;

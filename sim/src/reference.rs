@@ -186,7 +186,7 @@ impl Reference {
         Ok(Reference {
             spec: spec.clone(),
             format,
-            table: ActivationTable::sigmoid(format),
+            table: spec.activation_table(),
             patterns: JunctionPattern::all(spec),
             state,
             staleness,
@@ -429,7 +429,11 @@ mod tests {
                     } else {
                         spec.activation
                     };
-                    let (x, d) = activate(act, &table, h);
+                    let (x, mut d) = activate(act, &table, h);
+                    if act == Activation::Relu {
+                        let clipped = spec.relu_gate == edgeflow_core::ReluGate::Clipped;
+                        d = (h > 0 && !(clipped && h == f.max())) as i32;
+                    }
                     out.push(x);
                     sps.push(d);
                 }
@@ -529,6 +533,32 @@ mod tests {
             states.push(r.state.sha256());
         }
         assert_ne!(states[0], states[1], "the rule never applied");
+    }
+
+    #[test]
+    fn clipped_relu_gate_is_exercised_and_matches_the_naive_model() {
+        // int_bits = 0 and η = 1: hidden pre-activations reach the format's maximum at once
+        let mut states = Vec::new();
+        for gate in ["clipped", "plain"] {
+            let mut sp = spec("relu", "plain");
+            sp.relu_gate = match gate {
+                "clipped" => edgeflow_core::ReluGate::Clipped,
+                _ => edgeflow_core::ReluGate::Plain,
+            };
+            sp.fixed = edgeflow_core::spec::FixedSpec {
+                width: 8,
+                int_bits: 0,
+                frac_bits: 7,
+            };
+            sp.learning_rate_shift = 0;
+            let d = data(&sp, 60);
+            let mut r = Reference::new(&sp);
+            r.train(&d);
+            let want = naive(&sp, &d, r.staleness());
+            assert_eq!(r.state.first_difference(&want, None), None, "{gate}");
+            states.push(r.state.sha256());
+        }
+        assert_ne!(states[0], states[1], "the gate never shut");
     }
 
     #[test]

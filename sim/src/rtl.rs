@@ -398,7 +398,7 @@ mod tests {
 /// A random valid spec with 2–4 junctions for RTL tests: small layers, every pattern type,
 /// dither, activation and format chosen from `seed`.
 pub fn random_spec(seed: u64) -> Spec {
-    use edgeflow_core::fixed::{Activation, OutputDelta};
+    use edgeflow_core::fixed::{Activation, OutputDelta, ReluGate};
     use edgeflow_core::spec::{FixedSpec, PatternSpec};
     use edgeflow_core::PatternKind;
     let mut r = edgeflow_core::rng::SplitMix64::new(seed);
@@ -456,6 +456,12 @@ pub fn random_spec(seed: u64) -> Spec {
                 OutputDelta::Clipped
             } else {
                 OutputDelta::Plain
+            },
+            relu_gate: if edgeflow_core::rng::SplitMix64::derive(seed, "relu-gate", 0).below(2) == 0
+            {
+                ReluGate::Clipped
+            } else {
+                ReluGate::Plain
             },
             pattern: PatternSpec {
                 kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]

@@ -75,9 +75,10 @@ pub fn random_spec(seed: u64) -> Spec {
         let frac = width - 1 - int_bits;
         // its own stream, so the other draws stay as they were
         let od = ["clipped", "plain"][SplitMix64::derive(seed, "output-delta", 0).below(2)];
+        let gate = ["clipped", "plain"][SplitMix64::derive(seed, "relu-gate", 0).below(2)];
         let text = format!(
             "name = 'random-{seed}'\nlayers = {layers:?}\nfan_out = {fan_out:?}\nz = {z:?}\nactivation = '{act}'\n\
-learning_rate_shift = {}\noutput_delta = '{od}'\nseed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
+learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\nseed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
 [pattern]\nkind = '{kind}'\ndither = {dither}\nseed = {}\n",
             1 + r.below(3),
             r.next_u64() % 1000,

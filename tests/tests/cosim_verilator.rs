@@ -226,16 +226,23 @@ fn deep_pipeline_cosim_is_bit_exact() {
     }
 }
 
-/// The clipped output delta (`fixed` step 6) in Verilog: tiny with a 1.0 range (outputs
-/// clip at σ(±1) within a few samples) and one class, so outputs reach the table's ends;
-/// plain and clipped, the plain pipeline and the deep one, every bit as the reference.
+/// The clipped rules in Verilog: tiny with a 1.0 range (outputs clip at σ(±1) and ReLU
+/// activations at the format's maximum within a few samples) and one class, so the output
+/// delta (`fixed` step 6) and the ReLU gate (step 5) meet their clipped cases; plain and
+/// clipped, the plain pipeline and the deep one, every bit as the reference.
 #[test]
-fn clipped_output_delta_cosim_is_bit_exact() {
+fn clipped_rules_cosim_are_bit_exact() {
     if !tool_for_test(VERILATOR) {
         return;
     }
     let mut hashes = Vec::new();
-    for (rule, deep) in [("clipped", false), ("plain", false), ("clipped", true)] {
+    let cases = [
+        ("sigmoid", "clipped", false),
+        ("sigmoid", "plain", false),
+        ("relu", "clipped", true),
+        ("relu", "plain", true),
+    ];
+    for (act, rule, deep) in cases {
         let mut sp = spec("tiny.toml");
         sp.fixed = edgeflow_core::spec::FixedSpec {
             width: 8,
@@ -243,17 +250,33 @@ fn clipped_output_delta_cosim_is_bit_exact() {
             frac_bits: 7,
         };
         sp.learning_rate_shift = 0;
-        sp.output_delta = match rule {
-            "clipped" => edgeflow_core::OutputDelta::Clipped,
-            _ => edgeflow_core::OutputDelta::Plain,
+        let clipped = rule == "clipped";
+        sp.activation = if act == "relu" {
+            edgeflow_core::Activation::Relu
+        } else {
+            edgeflow_core::Activation::Sigmoid
+        };
+        sp.output_delta = if clipped {
+            edgeflow_core::OutputDelta::Clipped
+        } else {
+            edgeflow_core::OutputDelta::Plain
+        };
+        sp.relu_gate = if clipped {
+            edgeflow_core::ReluGate::Clipped
+        } else {
+            edgeflow_core::ReluGate::Plain
         };
         sp.deep_pipeline = deep;
         let mut data = random_data(&sp, 24, 5);
         data.labels.fill(0);
-        cosim(&sp, &data, &format!("clipped-{rule}-{deep}"));
+        cosim(&sp, &data, &format!("clipped-{act}-{rule}-{deep}"));
         let mut r = Reference::new(&sp);
         r.train(&data);
         hashes.push(r.state.sha256());
     }
-    assert_ne!(hashes[0], hashes[1], "the clipped rule never applied");
+    assert_ne!(
+        hashes[0], hashes[1],
+        "the clipped output delta never applied"
+    );
+    assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
 }

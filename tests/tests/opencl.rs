@@ -113,19 +113,26 @@ fn random_specs_are_bit_exact() {
     }
 }
 
-/// The clipped output delta (`fixed` step 6): tiny at a 1.0 range with one class, so the
-/// outputs reach the sigmoid table's ends; clipped and plain differ, each bit-exact.
+/// The clipped rules: tiny at a 1.0 range with one class, so the outputs reach the sigmoid
+/// table's ends (`fixed` step 6) and ReLU activations the format's maximum (step 5);
+/// clipped and plain differ, each bit-exact.
 #[test]
-fn clipped_output_delta_is_bit_exact() {
+fn clipped_rules_are_bit_exact() {
     let Some(dev) = device_for_tests() else {
         return;
     };
     let mut hashes = Vec::new();
-    for rule in [
-        edgeflow_core::OutputDelta::Clipped,
-        edgeflow_core::OutputDelta::Plain,
-    ] {
+    use edgeflow_core::{Activation, OutputDelta, ReluGate};
+    let cases = [
+        (Activation::Sigmoid, OutputDelta::Clipped, ReluGate::Clipped),
+        (Activation::Sigmoid, OutputDelta::Plain, ReluGate::Clipped),
+        (Activation::Relu, OutputDelta::Plain, ReluGate::Clipped),
+        (Activation::Relu, OutputDelta::Plain, ReluGate::Plain),
+    ];
+    for (act, rule, gate) in cases {
         let mut spec = bundled("tiny");
+        spec.activation = act;
+        spec.relu_gate = gate;
         spec.fixed = edgeflow_core::spec::FixedSpec {
             width: 8,
             int_bits: 0,
@@ -140,7 +147,11 @@ fn clipped_output_delta_is_bit_exact() {
         r.train(&data);
         hashes.push(r.state.sha256());
     }
-    assert_ne!(hashes[0], hashes[1], "the clipped rule never applied");
+    assert_ne!(
+        hashes[0], hashes[1],
+        "the clipped output delta never applied"
+    );
+    assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
 }
 
 #[test]
