@@ -6,7 +6,7 @@
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, Spec, State};
 use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule, WindowIo};
 use edgeflow_sim::Reference;
-use edgeflow_tests::random_spec::{random_data, random_spec};
+use edgeflow_tests::random_spec::{clipping_cases, random_data, random_spec};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -122,24 +122,7 @@ fn clipped_rules_are_bit_exact() {
         return;
     };
     let mut hashes = Vec::new();
-    use edgeflow_core::{Activation, OutputDelta, ReluGate};
-    let cases = [
-        (Activation::Sigmoid, OutputDelta::Clipped, ReluGate::Clipped),
-        (Activation::Sigmoid, OutputDelta::Plain, ReluGate::Clipped),
-        (Activation::Relu, OutputDelta::Plain, ReluGate::Clipped),
-        (Activation::Relu, OutputDelta::Plain, ReluGate::Plain),
-    ];
-    for (act, rule, gate) in cases {
-        let mut spec = bundled("tiny");
-        spec.activation = act;
-        spec.relu_gate = gate;
-        spec.fixed = edgeflow_core::spec::FixedSpec {
-            width: 8,
-            int_bits: 0,
-            frac_bits: 7,
-        };
-        spec.learning_rate_shift = 0;
-        spec.output_delta = rule;
+    for spec in clipping_cases(&bundled("tiny")) {
         let mut data = random_data(&spec, 100, 5);
         data.labels.fill(0);
         compare(&dev, &spec, &data, 2, 37);
