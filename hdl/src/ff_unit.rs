@@ -250,7 +250,7 @@ mod tests {
     use super::*;
     use crate::fixed::{b16, s16};
     use crate::testing::{settle, tick, yosys_check};
-    use edgeflow_core::fixed::activate;
+    use edgeflow_core::fixed::{activate, output_delta};
     use edgeflow_core::Spec;
 
     fn params() -> JunctionParams {
