@@ -41,7 +41,19 @@ pub fn load_scaled(
     label_column: Option<usize>,
     scale: Scale,
 ) -> Result<(Dataset, Scaling, Vec<usize>, Vec<usize>)> {
+    load_scaled_checked(data, label_column, scale, &|_| Ok(()))
+}
+
+/// [`load_scaled`], with `check` run on the data as loaded, before any scaling (a model's
+/// check of the data's width names the model, which the scaling's own check cannot).
+pub fn load_scaled_checked(
+    data: &str,
+    label_column: Option<usize>,
+    scale: Scale,
+    check: &dyn Fn(&Dataset) -> Result<()>,
+) -> Result<(Dataset, Scaling, Vec<usize>, Vec<usize>)> {
     let d = Dataset::load(data, label_column)?;
+    check(&d)?;
     let (tr, te) = d.split(DATA_SEED);
     let scaling = match scale {
         Scale::Fit(kind) => {
@@ -62,7 +74,18 @@ pub fn load_split(
     label_column: Option<usize>,
     scale: Scale,
 ) -> Result<Split> {
-    let (d, scaling, tr, te) = load_scaled(data, label_column, scale)?;
+    load_split_checked(spec, data, label_column, scale, &|_| Ok(()))
+}
+
+/// [`load_split`] with a check of the data as loaded ([`load_scaled_checked`]).
+pub fn load_split_checked(
+    spec: &Spec,
+    data: &str,
+    label_column: Option<usize>,
+    scale: Scale,
+    check: &dyn Fn(&Dataset) -> Result<()>,
+) -> Result<Split> {
+    let (d, scaling, tr, te) = load_scaled_checked(data, label_column, scale, check)?;
     // An empty half would report 0% accuracy as if it had been measured.
     if tr.is_empty() || te.is_empty() {
         bail!(
@@ -347,8 +370,8 @@ pub fn eval_cmd(
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     m.check_scale(model, scale)?;
-    let split = load_split(&spec, data, label_column, m.scale())?;
-    m.check_features(model, data, split.features)?;
+    let width = |d: &Dataset| m.check_features(model, data, d.features);
+    let split = load_split_checked(&spec, data, label_column, m.scale(), &width)?;
     let mut b: Box<dyn Board> = match backend {
         "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
         "float" => bail!(
@@ -396,8 +419,8 @@ pub fn infer_cmd(
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
     m.check_scale(model, scale)?;
-    let (d, scaling, _, _) = load_scaled(data, label_column, m.scale())?;
-    m.check_features(model, data, d.features)?;
+    let width = |d: &Dataset| m.check_features(model, data, d.features);
+    let (d, scaling, _, _) = load_scaled_checked(data, label_column, m.scale(), &width)?;
     let all: Vec<usize> = (0..d.len()).collect();
     let enc = d.encode(&spec, &all)?;
     let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
