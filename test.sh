@@ -23,6 +23,8 @@ need=(
   "pkg-config:pkg-config"
   "/usr/include/fontconfig/fontconfig.h:libfontconfig-dev"
   "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core"
+  # the docs' generated tables (docs/tables.sh)
+  "jq:jq"
   # Python, for the PyPI tools below
   "python3:python3"
 )

@@ -36,6 +36,8 @@
 #define C_HIDDEN 11   // hidden activation: 0 sigmoid, 1 ReLU
 #define C_ONE 12      // raw 1.0, saturated
 #define C_FIRST 13    // 1 when the stage starts with the network's inputs (j0 = 0)
+#define C_OUT_FIRST 14 // output delta stops at this σ when its class is not the label's
+#define C_OUT_LAST 15  // ... and at this σ when it is (INT_MIN: never)
 #define C_JUNC 16     // first junction record
 #define C_JSIZE 16    // ints per junction record
 // junction record fields
@@ -92,7 +94,7 @@ void ff(__global const int *jr, __global const short *w, __global const short *b
       sp = tsp[idx];
     } else {
       a = h > 0 ? h : 0;
-      sp = h > 0 ? 1 : 0;
+      sp = (h > 0 && !(act == 2 && h == hi)) ? 1 : 0;  // act 2: the gate shuts when clipped
     }
     ar[q] = (short)a;
     spr[q] = (short)sp;
@@ -147,11 +149,14 @@ __kernel void train_window(__global short *w, __global short *bias,
            frac, rnd, lo, hi, drop, ibits);
         if (r == nj - 1) {
           if (last) {
-            // Step 6: output delta a - y with y = saturate(1.0) at the label.
+            // Step 6: output delta a - y with y = saturate(1.0) at the label, 0 where the
+            // output sits at the sigmoid table's end on its target's side (clipped rule).
             const int lab = labels[nf];
             for (int q = 0; q < nr; ++q) {
+              const int a = slot[jr[J_AR] + q];
               const int y = q == lab ? one : 0;
-              slot[jr[J_DR] + q] = (short)sat(slot[jr[J_AR] + q] - y, lo, hi);
+              const int stop = a == (q == lab ? cfg[C_OUT_LAST] : cfg[C_OUT_FIRST]);
+              slot[jr[J_DR] + q] = (short)(stop ? 0 : sat(a - y, lo, hi));
             }
           } else {
             __global short *dst = a_out + (nf - a_out_base) * n_j1;

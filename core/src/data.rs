@@ -1,5 +1,6 @@
 //! Data sets: the bundled digits, MNIST IDX files and CSV; the stratified split; and the
-//! encoding of inputs and labels into a spec's value format and layer sizes.
+//! encoding of inputs and labels into a spec's value format and layer sizes. How a CSV's
+//! values are brought into `[0, 1]` is [`crate::scaling`].
 
 use crate::rng::SplitMix64;
 use crate::spec::Spec;
@@ -28,22 +29,29 @@ impl fmt::Display for DataError {
 
 impl std::error::Error for DataError {}
 
-fn err(source: impl fmt::Display, message: impl Into<String>) -> DataError {
+pub(crate) fn err(source: impl fmt::Display, message: impl Into<String>) -> DataError {
     DataError {
         source: source.to_string(),
         message: message.into(),
     }
 }
 
-/// Samples with features scaled to `[0, 1]` and integer labels.
+/// Samples with integer labels. Image sets (the bundled digits, MNIST) arrive in `[0, 1]`,
+/// divided by their known full scale; a CSV arrives as written and is brought into `[0, 1]`
+/// by a [`crate::Scaling`] before it is encoded.
 #[derive(Clone, Debug)]
 pub struct Dataset {
     pub name: String,
     pub features: usize,
     pub classes: usize,
-    /// `len × features`, row-major, each in `[0, 1]`.
+    /// `len × features`, row-major.
     pub x: Vec<f64>,
     pub y: Vec<usize>,
+    /// The full scale the loader divided every value by (16 for the digits' pixel counts, 255
+    /// for MNIST's grey levels), for a set whose values share one known range; `None` for a CSV.
+    pub full_scale: Option<f64>,
+    /// Each feature's place in the source file, for messages: "column 3" or "column 3 (`age`)".
+    pub columns: Vec<String>,
 }
 
 impl Dataset {
@@ -76,7 +84,13 @@ impl Dataset {
         GzDecoder::new(bytes)
             .read_to_string(&mut text)
             .map_err(|e| err(source, format!("cannot decompress: {e}")))?;
-        let mut d = parse_csv(&text, source, CsvLabel::Last, Some(16.0))?;
+        let mut d = parse_csv(&text, source, CsvLabel::Last)?;
+        d.columns = plain_columns(d.features);
+        // Pixel counts 0..16: their known range is the set's scaling, exactly pixel/16.
+        for v in &mut d.x {
+            *v /= 16.0;
+        }
+        d.full_scale = Some(16.0);
         d.name = "digits".into();
         Ok(d)
     }
@@ -100,22 +114,28 @@ impl Dataset {
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         if name.contains("idx3") {
+            if let Some(c) = label_column {
+                return Err(err(
+                    path.display(),
+                    format!("--label-column {c} applies to CSV files; an MNIST images file takes its labels from the labels-idx1 file beside it: drop --label-column"),
+                ));
+            }
             return load_mnist(&path);
         }
-        let bytes = read_maybe_gz(&path)?;
-        if name == "digits.csv.gz" {
-            return Self::digits_from_gz(
-                &std::fs::read(&path).map_err(|e| err(path.display(), e.to_string()))?,
-                what,
-            );
+        let raw = read_file(&path)?;
+        // A copy of the bundled digits is known by its bytes, whatever its name; any other
+        // file, whatever its name, is read as CSV.
+        if label_column.is_none() && hex(&Sha256::digest(&raw)) == DIGITS_SHA256 {
+            return Self::digits_from_gz(&raw, what);
         }
+        let bytes = gunzip_if_gz(raw, &path)?;
         let text = String::from_utf8(bytes)
             .map_err(|_| err(path.display(), "is not UTF-8 text; expected CSV"))?;
         let label = match label_column {
             Some(c) => CsvLabel::Column(c),
             None => CsvLabel::Last,
         };
-        let mut d = parse_csv(&text, &path.display().to_string(), label, None)?;
+        let mut d = parse_csv(&text, &path.display().to_string(), label)?;
         d.name = name;
         Ok(d)
     }
@@ -164,6 +184,15 @@ impl Dataset {
         let mut inputs = vec![0i32; idx.len() * n0];
         for (row, &i) in idx.iter().enumerate() {
             for (k, &v) in self.sample(i).iter().enumerate() {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(err(
+                        &self.name,
+                        format!(
+                            "sample {i}, {}: value {v} is outside [0, 1]; apply a Scaling before encoding",
+                            self.columns[k]
+                        ),
+                    ));
+                }
                 inputs[row * n0 + k] = f.quantize(v);
             }
         }
@@ -225,15 +254,13 @@ enum CsvLabel {
     Column(usize),
 }
 
-fn parse_csv(
-    text: &str,
-    source: &str,
-    label: CsvLabel,
-    scale: Option<f64>,
-) -> Result<Dataset, DataError> {
+/// The values as written: no scaling here, that is fitted later on the training split.
+fn parse_csv(text: &str, source: &str, label: CsvLabel) -> Result<Dataset, DataError> {
     let mut x = Vec::new();
     let mut y = Vec::new();
     let mut features = None;
+    let mut header: Option<Vec<String>> = None;
+    let mut label_at = 0;
     for (ln, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
@@ -257,7 +284,8 @@ fn parse_csv(
         let parsed: Result<Vec<f64>, _> = cells.iter().map(|c| c.parse::<f64>()).collect();
         let Ok(vals) = parsed else {
             if ln == 0 && y.is_empty() {
-                continue; // header row
+                header = Some(cells.iter().map(|c| c.to_string()).collect());
+                continue;
             }
             let (col, cell) = cells
                 .iter()
@@ -309,6 +337,7 @@ fn parse_csv(
             }
             _ => {}
         }
+        label_at = lc;
         y.push(lab as usize);
         x.extend(
             vals.iter()
@@ -320,14 +349,13 @@ fn parse_csv(
     let Some(features) = features else {
         return Err(err(source, "contains no samples"));
     };
-    // Generic CSV: scale by the largest feature value so every input lies in [0, 1].
-    let scale = scale.unwrap_or_else(|| x.iter().cloned().fold(0.0f64, f64::max).max(1e-300));
-    if x.iter().any(|&v| v < 0.0) {
-        return Err(err(source, "has negative features; edgeflow expects inputs scaled to [0, 1] from non-negative values"));
-    }
-    for v in &mut x {
-        *v /= scale;
-    }
+    let columns = (0..=features)
+        .filter(|&c| c != label_at)
+        .map(|c| match header.as_ref().and_then(|h| h.get(c)) {
+            Some(name) => format!("column {c} (`{name}`)"),
+            None => format!("column {c}"),
+        })
+        .collect();
     let classes = y.iter().max().map(|m| m + 1).unwrap_or(0);
     Ok(Dataset {
         name: source.to_string(),
@@ -335,12 +363,31 @@ fn parse_csv(
         classes,
         x,
         y,
+        full_scale: None,
+        columns,
     })
 }
 
+/// "column 0", "column 1", … for sets without a header.
+fn plain_columns(n: usize) -> Vec<String> {
+    (0..n).map(|c| format!("column {c}")).collect()
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, DataError> {
+    if path.is_dir() {
+        return Err(err(
+            path.display(),
+            "is a directory; give a data file (CSV or MNIST IDX)",
+        ));
+    }
+    std::fs::read(path).map_err(|e| err(path.display(), format!("cannot be read: {e}")))
+}
+
 fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, DataError> {
-    let raw =
-        std::fs::read(path).map_err(|e| err(path.display(), format!("cannot be read: {e}")))?;
+    gunzip_if_gz(read_file(path)?, path)
+}
+
+fn gunzip_if_gz(raw: Vec<u8>, path: &Path) -> Result<Vec<u8>, DataError> {
     if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         GzDecoder::new(&raw[..])
@@ -368,14 +415,34 @@ fn load_mnist(images: &Path) -> Result<Dataset, DataError> {
         ));
     }
     let (n, rows, cols) = (be32(&ib, 4), be32(&ib, 8), be32(&ib, 12));
-    if ib.len() != 16 + n * rows * cols {
+    let header = format!("header says {n} images of {rows}x{cols} pixels");
+    if n == 0 || rows == 0 || cols == 0 {
         return Err(err(
             images.display(),
             format!(
-                "is truncated: {} bytes, header says {n} images of {rows}x{cols}",
-                ib.len()
+                "{header}: no pixels to learn from; give an IDX file with images of at least 1x1"
             ),
         ));
+    }
+    // checked: a damaged header can announce more bytes than any file holds
+    let want = n
+        .checked_mul(rows)
+        .and_then(|p| p.checked_mul(cols))
+        .and_then(|p| p.checked_add(16));
+    let msg = match want {
+        None => format!("{header}, more bytes than any file holds: the header is damaged"),
+        Some(w) if ib.len() < w => {
+            format!("is truncated: {} bytes, the {header} need {w}", ib.len())
+        }
+        Some(w) if ib.len() > w => format!(
+            "has {} bytes, the {header} need {w}: {} extra bytes, not an IDX file as written",
+            ib.len(),
+            ib.len() - w
+        ),
+        Some(_) => String::new(),
+    };
+    if !msg.is_empty() {
+        return Err(err(images.display(), msg));
     }
     let lb = read_maybe_gz(&labels).map_err(|e| {
         err(
@@ -399,6 +466,8 @@ fn load_mnist(images: &Path) -> Result<Dataset, DataError> {
         classes: y.iter().max().map(|m| m + 1).unwrap_or(0),
         x: ib[16..].iter().map(|&p| p as f64 / 255.0).collect(),
         y,
+        full_scale: Some(255.0),
+        columns: plain_columns(rows * cols),
     })
 }
 
@@ -471,9 +540,17 @@ mod tests {
         std::fs::write(&csv, "f1,f2,label\n0,2,1\n4,1,0\n").unwrap();
         let d = Dataset::load(csv.to_str().unwrap(), None).unwrap();
         assert_eq!((d.features, d.classes, d.len()), (2, 2, 2));
-        assert_eq!(d.x, vec![0.0, 0.5, 1.0, 0.25]);
+        // as written: the scaling is fitted later, on the training split
+        assert_eq!(d.x, vec![0.0, 2.0, 4.0, 1.0]);
+        assert_eq!(d.columns, vec!["column 0 (`f1`)", "column 1 (`f2`)"]);
         let d = Dataset::load(csv.to_str().unwrap(), Some(0)).unwrap();
         assert_eq!(d.y, vec![0, 4]);
+        assert_eq!(d.columns, vec!["column 1 (`f2`)", "column 2 (`label`)"]);
+        let e = d.encode(&tiny_spec(16, 16), &[0]).unwrap_err().to_string();
+        assert!(
+            e.contains("column 1 (`f2`): value 2 is outside [0, 1]"),
+            "{e}"
+        );
         std::fs::write(&csv, "0,2,1\n4,1\n").unwrap();
         let e = Dataset::load(csv.to_str().unwrap(), None)
             .unwrap_err()

@@ -18,9 +18,17 @@
 //! 5. **Activation** of a saturated pre-activation `h`: sigmoid from [`ActivationTable`]
 //!    (σ and σ′ both from the table, indexed by the top `index_bits` of `h`), or ReLU
 //!    `max(h, 0)` with σ′ a gate (`h > 0`) rather than a multiplication by 1, which the format
-//!    may not even represent when `int_bits = 0`.
+//!    may not even represent when `int_bits = 0`. Under [`ReluGate::Clipped`] (the default)
+//!    the gate is also shut where `h` is the format's maximum: the activation is clipped
+//!    there, so pushing it higher changes nothing, and an open gate let saturated neurons keep
+//!    growing their weights (deep ReLU networks stopped learning).
 //! 6. **Output delta** `δ_L = saturate(a_L − y)` with `y = saturate(1.0)` for the label's class,
-//!    `0` elsewhere.
+//!    `0` elsewhere; under [`OutputDelta::Clipped`] (the default) it is `0` instead where the
+//!    output already sits at the sigmoid table's end on its target's side (`a_L` equals the
+//!    table's last entry and the class is the label's, or its first entry and it is not).
+//!    The output's pre-activation saturates at the format's range, so such an output cannot
+//!    move any closer to its target, and the plain `a − y` would keep pushing its weights
+//!    and bias to the edge of their range for nothing.
 //! 7. **Hidden delta** `δ = mul(σ′(h), saturate(Σ mul(w, δ_right)))` for sigmoid, and
 //!    `δ = h > 0 ? saturate(Σ mul(w, δ_right)) : 0` for ReLU.
 
@@ -110,6 +118,51 @@ pub enum Activation {
     Relu,
 }
 
+/// The ReLU gate (σ′) at a pre-activation saturated at the format's maximum (step 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReluGate {
+    /// Shut: a clipped activation passes no delta back.
+    #[default]
+    Clipped,
+    /// Open for every `h > 0`, as if the activation were not clipped.
+    Plain,
+}
+
+/// The output layer's delta where an output has reached the end of the sigmoid table on its
+/// target's side (step 6 of the contract).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputDelta {
+    /// `0`: the clipped output cannot get closer to its target, so it asks for no change.
+    #[default]
+    Clipped,
+    /// `a − y` everywhere, as if the output were not clipped.
+    Plain,
+}
+
+/// The table entries at which an output's delta stops under [`OutputDelta::Clipped`]:
+/// `(first, last)` entry of the sigmoid table; `None` under [`OutputDelta::Plain`].
+pub fn output_delta_ends(rule: OutputDelta, table: &ActivationTable) -> Option<(i32, i32)> {
+    match rule {
+        OutputDelta::Clipped => Some((table.sigma[0], *table.sigma.last().unwrap())),
+        OutputDelta::Plain => None,
+    }
+}
+
+/// Step 6 of the contract: the delta of an output with activation `a`, `target` when its class
+/// is the label's; `ends` from [`output_delta_ends`].
+#[inline(always)]
+pub fn output_delta(format: Format, ends: Option<(i32, i32)>, a: i32, target: bool) -> i32 {
+    if let Some((first, last)) = ends {
+        if (target && a == last) || (!target && a == first) {
+            return 0;
+        }
+    }
+    let y = if target { format.one() } else { 0 };
+    format.saturate(a as i64 - y as i64)
+}
+
 /// Number of top bits of the pre-activation that index the sigmoid table: the whole value for
 /// narrow formats, 10 bits (1024 entries, one iCE40 SPRAM-free EBR pair) for wider ones.
 pub const MAX_TABLE_INDEX_BITS: u32 = 10;
@@ -126,6 +179,9 @@ pub struct ActivationTable {
     pub index_bits: u32,
     pub sigma: Vec<i32>,
     pub sigma_prime: Vec<i32>,
+    /// ReLU's gate at the format's maximum (the table carries it so every backend that takes
+    /// the table as its activation data takes the gate too).
+    pub relu_gate: ReluGate,
 }
 
 impl ActivationTable {
@@ -149,7 +205,19 @@ impl ActivationTable {
             index_bits,
             sigma,
             sigma_prime,
+            relu_gate: ReluGate::Plain,
         }
+    }
+
+    pub fn with_relu_gate(mut self, gate: ReluGate) -> Self {
+        self.relu_gate = gate;
+        self
+    }
+
+    /// Whether ReLU's gate is open at the saturated pre-activation `h > 0`.
+    #[inline(always)]
+    pub fn relu_gate_open(&self, h: i32) -> bool {
+        h > 0 && !(self.relu_gate == ReluGate::Clipped && h == self.format.max())
     }
 
     /// Table index of a saturated pre-activation.
@@ -174,13 +242,7 @@ pub fn activate(act: Activation, table: &ActivationTable, h: i32) -> (i32, i32) 
             let i = table.index(h);
             (table.sigma[i], table.sigma_prime[i])
         }
-        Activation::Relu => {
-            if h > 0 {
-                (h, 1)
-            } else {
-                (0, 0)
-            }
-        }
+        Activation::Relu => (h.max(0), table.relu_gate_open(h) as i32),
     }
 }
 
@@ -300,12 +362,37 @@ mod tests {
     }
 
     #[test]
+    fn clipped_output_delta_stops_only_at_the_tables_end_on_the_targets_side() {
+        let f = Format::new(2, 7);
+        let t = ActivationTable::sigmoid(f);
+        // σ(±4) at 7 fraction bits: 126 and 2 (0.982 and 0.018)
+        assert_eq!((t.sigma[0], *t.sigma.last().unwrap()), (2, 126));
+        let ends = output_delta_ends(OutputDelta::Clipped, &t);
+        assert_eq!(output_delta(f, ends, 126, true), 0);
+        assert_eq!(output_delta(f, ends, 2, false), 0);
+        // at the end on the other side, or short of the end: a − y
+        assert_eq!(output_delta(f, ends, 126, false), 126);
+        assert_eq!(output_delta(f, ends, 2, true), 2 - 128);
+        assert_eq!(output_delta(f, ends, 125, true), -3);
+        assert_eq!(output_delta(f, ends, 3, false), 3);
+        let plain = output_delta_ends(OutputDelta::Plain, &t);
+        assert_eq!(output_delta(f, plain, 126, true), -2);
+        assert_eq!(output_delta(f, plain, 2, false), 2);
+    }
+
+    #[test]
     fn relu_gate() {
         let f = Format::new(2, 7);
         let t = ActivationTable::sigmoid(f);
         assert_eq!(activate(Activation::Relu, &t, -5), (0, 0));
         assert_eq!(activate(Activation::Relu, &t, 0), (0, 0));
         assert_eq!(activate(Activation::Relu, &t, 9), (9, 1));
+        // at the format's maximum the gate shuts only under the clipped rule
+        assert_eq!(activate(Activation::Relu, &t, 511), (511, 1));
+        let c = t.clone().with_relu_gate(ReluGate::Clipped);
+        assert_eq!(activate(Activation::Relu, &c, 511), (511, 0));
+        assert_eq!(activate(Activation::Relu, &c, 510), (510, 1));
+        assert_eq!(activate(Activation::Relu, &c, -1), (0, 0));
         assert_eq!(hidden_delta(Activation::Relu, f, 1, -300), -300);
         assert_eq!(hidden_delta(Activation::Relu, f, 0, -300), 0);
         assert_eq!(hidden_delta(Activation::Sigmoid, f, 32, 128), 32);

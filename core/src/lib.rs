@@ -5,11 +5,13 @@ pub mod data;
 pub mod fixed;
 pub mod pattern;
 pub mod rng;
+pub mod scaling;
 pub mod spec;
 pub mod state;
 
 pub use data::{Dataset, Encoded};
-pub use fixed::{Activation, ActivationTable, Format};
+pub use fixed::{Activation, ActivationTable, Format, OutputDelta, ReluGate};
 pub use pattern::JunctionPattern;
+pub use scaling::{ScaleKind, Scaling};
 pub use spec::{Derived, PatternKind, Spec, SpecError};
 pub use state::State;

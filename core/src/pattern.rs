@@ -1,4 +1,5 @@
-//! Clash-free connection patterns (DESIGN.md section 2), generated in this one place.
+//! Clash-free connection patterns (docs/design.md, "Edge order and clash-free patterns"),
+//! generated in this one place.
 //!
 //! Edges of a junction are in right-neuron-major order; they split into `fan_out` sweeps of
 //! `left` consecutive edges, each reaching every left neuron once. In sweep `s`, position
@@ -192,6 +193,8 @@ mod tests {
                     },
                     activation: Activation::Sigmoid,
                     learning_rate_shift: 3,
+                    output_delta: Default::default(),
+                    relu_gate: Default::default(),
                     pattern: PatternSpec {
                         kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3][kind],
                         dither,
@@ -277,6 +280,8 @@ mod tests {
             },
             activation: Activation::Sigmoid,
             learning_rate_shift: 3,
+            output_delta: Default::default(),
+            relu_gate: Default::default(),
             pattern: PatternSpec {
                 kind: PatternKind::Type2,
                 dither: true,

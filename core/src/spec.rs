@@ -1,6 +1,6 @@
 //! The network spec (TOML): what a user writes, how it is validated, and what follows from it.
 
-use crate::fixed::{Activation, Format};
+use crate::fixed::{Activation, ActivationTable, Format, OutputDelta, ReluGate};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -55,6 +55,14 @@ pub struct Spec {
     pub activation: Activation,
     /// `η = 2^-learning_rate_shift`.
     pub learning_rate_shift: u32,
+    /// The output delta of an output already at the sigmoid table's end on its target's side:
+    /// `clipped` (the default: no delta) or `plain` (`a − y`). See `fixed` step 6.
+    #[serde(default)]
+    pub output_delta: OutputDelta,
+    /// ReLU's gate where the pre-activation is saturated at the format's maximum: `clipped`
+    /// (the default: shut) or `plain` (open). See `fixed` step 5.
+    #[serde(default)]
+    pub relu_gate: ReluGate,
     pub pattern: PatternSpec,
     /// Seed of the initial weights.
     #[serde(default)]
@@ -186,7 +194,13 @@ impl Spec {
         Format::new(self.fixed.int_bits, self.fixed.frac_bits)
     }
 
-    /// Check every rule of DESIGN.md sections 2, 3 and 6; report all broken ones at once.
+    /// The activation data every backend computes with: the sigmoid table at the spec's
+    /// format and the spec's ReLU gate.
+    pub fn activation_table(&self) -> ActivationTable {
+        ActivationTable::sigmoid(self.format()).with_relu_gate(self.relu_gate)
+    }
+
+    /// Check every rule of docs/spec.md; report all broken ones at once.
     pub fn validate(&self, source: &str) -> Result<(), SpecError> {
         let mut p = Vec::new();
         let mut add =

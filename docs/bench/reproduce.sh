@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every number and plot of the README's "Results" section (docs/bench/).
+# Regenerates every benchmark number and plot of docs/results.md and the README (docs/bench/),
+# then the tables generated from them (docs/tables.sh update).
 # Usage: docs/bench/reproduce.sh   (from anywhere; takes a few minutes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,18 +14,19 @@ for s in dey-mnist digits; do
   report=()
   [[ $s == dey-mnist ]] && report=(--synth-report docs/calibration/dey-mnist-xc7a100t.synth.json)
   $ef bench --spec specs/$s.toml "${report[@]}" --json $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
-  # the README's Markdown tables of this run
-  bash docs/bench/tables.sh $out/$s.json > $out/$s.md
 done
 # cost per training sample as the network grows
 for w in width density z; do
   $ef bench --spec specs/dey-mnist.toml --sweep $w --samples 1000 \
     --json $out/sweep-$w.json --plot $out/sweep-$w.svg --plot $out/sweep-$w.png | tee $out/sweep-$w.txt
 done
-# training curve
-for ext in svg png; do
-  $ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.$ext
-done
+# training curve, and its final figures as JSON
+$ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.svg
+$ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.png --json >$out/digits-curve.json
+# the planner against the baselines (docs/bench/plan.json)
+bash docs/plan-table.sh
 # reference-model micro-benchmarks (criterion, thread CPU time): FF/UP/BP passes, streams,
 # pattern generator (SKIP_CRITERION=1 leaves them out)
 [[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-sim --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt
+# every generated table of the docs
+docs/tables.sh update docs/results.md docs/hardware.md README.md

@@ -71,12 +71,7 @@ wait
 
 # every case: spec, z, target, and per resource predicted / synthesized / ratio
 jq -s '[.[] | {spec, z, board, target, rows}]' "$runs"/*.cost.json >"$here/calibration.json"
-{
-  echo "| spec | z | target | LUT pred / synth | FF pred / synth | DSP pred / synth | BRAM pred / synth |"
-  echo "|---|---|---|---|---|---|---|"
-  jq -r '.[] | "| \(.spec) | \(.z | map(tostring) | join(",")) | \(.target) | " +
-    ([.rows[] | "\(.predicted) / \(.synthesized // "-")" +
-      (if .ratio then " (\((.ratio * 100 | round) / 100)×)" else "" end)] | join(" | ")) + " |"' \
-    "$here/calibration.json"
-} >"$here/calibration.md"
+docs/tables.sh calibration "$here/calibration.json" >"$here/calibration.md"
 cat "$here/calibration.md"
+# the calibration table of docs/results.md
+docs/tables.sh update docs/results.md docs/hardware.md

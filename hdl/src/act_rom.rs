@@ -3,7 +3,7 @@
 //! a comparison and σ′ its gate.
 
 use crate::fixed::{b16, s16};
-use edgeflow_core::fixed::{activate, Activation, ActivationTable};
+use edgeflow_core::fixed::{activate, Activation, ActivationTable, ReluGate};
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
@@ -19,6 +19,7 @@ pub fn verilog_function(name: &str, act: Activation, t: &ActivationTable) -> Str
         Activation::Relu => format!(
             "
 localparam act_{name}_iw = 16;
+// σ′ is the gate: open for h > 0, shut at the format's maximum under the clipped rule
 function [15:0] act_{name}_idx;
     input signed [15:0] h;
     begin
@@ -28,7 +29,7 @@ endfunction
 function [64:0] act_{name}_tab;
     input signed [15:0] h;
     begin
-        if (h > 0) act_{name}_tab = {{33'd0, h, 16'd1}};
+        if (h > 0) act_{name}_tab = {{33'd0, h, {gate}}};
         else act_{name}_tab = 65'd0;
     end
 endfunction
@@ -38,7 +39,11 @@ function [31:0] act_{name}_fin;
         act_{name}_fin = raw[31:0];
     end
 endfunction
-"
+",
+            gate = match t.relu_gate {
+                ReluGate::Clipped => format!("((h == 16'sd{}) ? 16'd0 : 16'd1)", t.format.max()),
+                ReluGate::Plain => "16'd1".into(),
+            }
         ),
         Activation::Sigmoid => {
             let m = Mirror::of(t);

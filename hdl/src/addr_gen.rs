@@ -1,5 +1,6 @@
 //! Interleaver address generator: the left neuron each lane reaches in the current clock,
-//! from the pattern's generating state (DESIGN.md section 2), not from an index table:
+//! from the pattern's generating state (docs/design.md, "Edge order and clash-free patterns"),
+//! not from an index table:
 //! type 1 holds a row table per lane and sweep, types 2 and 3 a start vector (one per sweep,
 //! or one for all), dither a bank permutation per sweep. Counters: sweep `s` and in-sweep
 //! clock `r`, advanced once per active clock and cleared at the end of a block cycle.

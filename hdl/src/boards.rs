@@ -1,5 +1,5 @@
 //! The boards edgeflow builds bitstreams or project scripts for: part, oscillator, host-link
-//! pins and the constraint files, all written from these facts (DESIGN.md section 7). The
+//! pins and the constraint files, all written from these facts (docs/hardware.md). The
 //! ULX3S boards are read from their board files (`[fpga]` in boards/ulx3s-*.toml).
 
 use std::collections::BTreeMap;
@@ -59,10 +59,9 @@ const FIXED: &[BoardInfo] = &[
         pll_pad: true,
         loader_board: "ice40_generic",
         usb_id: "0403:6010",
-        // 30 MHz from the PLL (12 MHz × 80/32): digits with registered reads and the deep
-        // pipeline, built for 30 MHz, reaches 31.22, 30.84 and 31.42 MHz at placement seeds
-        // 1, 2, 3 in static timing with the MAC16 multiplies counted (flow/sta.rs). `--freq`
-        // asks for another clock.
+        // 30 MHz from the PLL (12 MHz × 80/32): the clock digits meets with registered reads
+        // and the deep pipeline, in static timing with the MAC16 multiplies counted
+        // (flow/sta.rs; host/tests/bitstream_digits.rs holds it). `--freq` asks for another.
         default_mhz: 30.0,
         registered_reads: true,
         deep_pipeline: true,

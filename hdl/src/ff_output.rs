@@ -1,5 +1,7 @@
-//! End of FF on the right layer: the output delta `δ_L = sat(a − y)` (one-hot label) written
-//! for BP of the next block cycle, and the running first-largest output (the prediction).
+//! End of FF on the right layer: the output delta `δ_L = sat(a − y)` (one-hot label; `0` at
+//! the sigmoid table's end on the target's side under the clipped rule, `fixed` step 6)
+//! written for BP of the next block cycle, and the running first-largest output (the
+//! prediction).
 //!
 //! With `with_registered_compare` the first-largest compares the outputs of the clock before
 //! (registered here), so the comparison starts at flip-flops and not behind the activation
@@ -8,7 +10,8 @@
 //! complete two clocks after the last output: the network sets it only for a last junction
 //! whose pass is at least two clocks shorter than the block cycle's longest.
 
-use crate::fixed::{b16, s16, sat};
+use crate::fixed::{b16, s16};
+use edgeflow_core::fixed::output_delta;
 use edgeflow_core::fixed::Format;
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
@@ -29,6 +32,8 @@ pub struct FfOutput {
     /// With a registered compare: the done flag and each group's (output, neuron) of the
     /// clock before.
     _in: Option<(bool, Vec<(i32, usize)>)>,
+    /// The table entries where the output delta stops (`fixed::output_delta_ends`).
+    _ends: Option<(i32, i32)>,
 }
 
 impl FfOutput {
@@ -44,7 +49,13 @@ impl FfOutput {
             _f: f,
             _best: (0, 0),
             _in: None,
+            _ends: None,
         }
+    }
+
+    pub fn with_output_delta_ends(mut self, ends: Option<(i32, i32)>) -> FfOutput {
+        self._ends = ends;
+        self
     }
 
     pub fn with_registered_compare(mut self, on: bool) -> FfOutput {
@@ -91,14 +102,10 @@ impl Logic for FfOutput {
                 self._in = Some((self.done.val(), self.current()));
             }
         }
-        let one = self._f.one() as i64;
         for q in 0..self.a.len() {
-            let y = if self.r[q].val() == self.label.val() {
-                one
-            } else {
-                0
-            };
-            self.out_delta[q].next = b16(sat(self._f, s16(self.a[q].val()) as i64 - y));
+            let target = self.r[q].val() == self.label.val();
+            let a = s16(self.a[q].val());
+            self.out_delta[q].next = b16(output_delta(self._f, self._ends, a, target));
         }
         let pred = if self._in.is_some() {
             self._best.1
@@ -140,8 +147,15 @@ impl Logic for FfOutput {
         for q in 0..self.a.len() {
             let _ = writeln!(
                 v,
-                "    if ({dn} && (({rn}{q} == 16'd0) || ($signed({an}{q}) > cb_val))) begin\n        cb_val = {an}{q};\n        cb_idx = {rn}{q};\n    end\n    out_delta${q} = sat32(sx(a${q}) - ((r${q} == label) ? {} : 0));",
-                self._f.one()
+                "    if ({dn} && (({rn}{q} == 16'd0) || ($signed({an}{q}) > cb_val))) begin\n        cb_val = {an}{q};\n        cb_idx = {rn}{q};\n    end\n    out_delta${q} = {stop}sat32(sx(a${q}) - ((r${q} == label) ? {} : 0));",
+                self._f.one(),
+                stop = match self._ends {
+                    // the table's entries are non-negative
+                    Some((first, last)) => format!(
+                        "(a${q} == ((r${q} == label) ? 16'd{last} : 16'd{first})) ? 16'd0 : "
+                    ),
+                    None => String::new(),
+                }
             );
         }
         let _ = writeln!(

@@ -77,7 +77,9 @@ impl FfUnit {
                 })
                 .collect(),
             pipe: FfPipe::new(g).with_depth(2 + p.deep_pipeline as usize),
-            out: FfOutput::new(g, p.format).with_registered_compare(p.pred_slack),
+            out: FfOutput::new(g, p.format)
+                .with_registered_compare(p.pred_slack)
+                .with_output_delta_ends(p.output_delta_ends),
             ffd: if p.deep_pipeline {
                 PipeRegs::new(3, 2 * g)
             } else {
@@ -248,7 +250,7 @@ mod tests {
     use super::*;
     use crate::fixed::{b16, s16};
     use crate::testing::{settle, tick, yosys_check};
-    use edgeflow_core::fixed::activate;
+    use edgeflow_core::fixed::{activate, output_delta};
     use edgeflow_core::Spec;
 
     fn params() -> JunctionParams {
@@ -308,7 +310,7 @@ mod tests {
         assert_eq!(u.r_out[0].val().index(), 0);
         assert_eq!(
             s16(u.out_delta[0].val()),
-            f.saturate(av as i64 - f.one() as i64)
+            output_delta(f, p.output_delta_ends, av, true)
         );
     }
 

@@ -39,15 +39,14 @@
 //! combinational read of the behavioural model), the type-1 interleaver tables are ROMs read
 //! at the rising edge with the counters' next state. Without registered reads a falling-edge
 //! read feeds a multiplier in the same clock, which gets half a clock: on the iCE40 UP5K,
-//! whose SB_MAC16 multiplies combinationally in up to 9 ns, digits then runs at 9.4 MHz
-//! (static timing with the multiplies, flow/sta.rs); with registered reads the read gets its
-//! own half clock and the multiply a whole one, 19 MHz, limited by the BP/UP write-backs
-//! (multiply, round, saturate, subtract into the weight memory); with the deep pipeline as
-//! well (and the delta sums read on the rising edge, delta_memory.rs), the memory writes
+//! whose SB_MAC16 multiplies combinationally in up to 9 ns, that sets the clock (static
+//! timing with the multiplies, flow/sta.rs). With registered reads the read gets its own half
+//! clock and the multiply a whole one, and the BP/UP write-backs (multiply, round, saturate,
+//! subtract into the weight memory) set it instead. The deep pipeline lifts that limit too,
+//! together with the delta sums read on the rising edge (delta_memory.rs), the memory writes
 //! through registers (`wwp`, `bwp`), a flip-flop bias memory's address registered
 //! (banked_ram.rs), the read range checks from the sequencer and the prefetch addresses on
-//! the controller's `step`, 30.8–31.4 MHz (seeds 1–3), limited by the host link's command
-//! decode and BP's delta into UP's multiplier, on a part 90% full.
+//! the controller's `step`.
 //!
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.

@@ -1,6 +1,6 @@
 //! Everything a block needs to know about its junction, derived once from the spec at run time.
 
-use edgeflow_core::fixed::{Activation, ActivationTable, Format};
+use edgeflow_core::fixed::{output_delta_ends, Activation, ActivationTable, Format};
 use edgeflow_core::{JunctionPattern, Spec};
 
 /// Parameters of junction `j` (0-based) of a network.
@@ -39,6 +39,8 @@ pub struct JunctionParams {
     /// Activation of the left layer (its σ′ gates the deltas this junction back-propagates into).
     pub left_act: Activation,
     pub table: ActivationTable,
+    /// Where the output delta stops (`fixed::output_delta_ends`; used by the last junction).
+    pub output_delta_ends: Option<(i32, i32)>,
     pub pattern: JunctionPattern,
     /// Every memory read registered before the arithmetic (`Spec::registered_reads`): the
     /// datapath runs one clock behind the addresses.
@@ -102,7 +104,8 @@ impl JunctionParams {
                 spec.activation
             },
             left_act: spec.activation,
-            table: ActivationTable::sigmoid(format),
+            table: spec.activation_table(),
+            output_delta_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
             pattern,
             registered_reads: spec.registered_reads,
             deep_pipeline: spec.deep_pipeline,

@@ -39,3 +39,22 @@ pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
         other => bail!("unknown backend '{other}'; available: {BACKENDS}"),
     }
 }
+
+/// `bench --backends`: every name one `bench` can measure (the boards above and the CPU
+/// baselines), so a typo is an error instead of a row marked unavailable.
+pub fn check_bench_names<'a>(lists: impl Iterator<Item = &'a String>) -> Result<()> {
+    let named = lists.flat_map(|s| s.split(','));
+    for b in named.map(str::trim).filter(|b| !b.is_empty()) {
+        let known = matches!(
+            b,
+            "reference" | "float" | "sparse-f32" | "dense" | "opencl" | "rtl" | "verilator"
+        ) || b.starts_with("opencl:")
+            || b.starts_with("serial:");
+        if !known {
+            bail!(
+                "--backends: unknown backend '{b}'; the names are reference, float, sparse-f32, dense, opencl[:DEVICE], rtl, verilator and serial:PORT[@BAUD]"
+            );
+        }
+    }
+    Ok(())
+}

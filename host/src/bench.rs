@@ -15,7 +15,7 @@ use crate::backends::open_board;
 use crate::board::Board;
 use crate::chart::{self, Axes, BarChart, LineChart};
 use crate::plot::Series;
-use crate::train::{epoch_order, load_split};
+use crate::train::{epoch_order, load_split, Scale};
 use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::{Encoded, Spec, State};
@@ -42,7 +42,7 @@ const PUBLISHED: &[(&str, f64, &str)] = &[(
     "published design (Dey, Chugg, Beerel), 15 MHz",
 )];
 
-/// Boards known without a board file (DESIGN.md section 7): name, part, board oscillator MHz.
+/// Boards known without a board file (docs/hardware.md): name, part, board oscillator MHz.
 const BUILTIN_BOARDS: &[(&str, &str, f64)] = &[
     ("nexys4-ddr", "XC7A100T-1CSG324", 100.0),
     ("icebreaker", "iCE40UP5K-SG48", 12.0),
@@ -69,6 +69,7 @@ pub struct BenchArgs {
     pub repeat: usize,
     pub budget: f64,
     pub data: String,
+    pub scale: edgeflow_core::ScaleKind,
     pub json: Option<PathBuf>,
     pub plot: Vec<PathBuf>,
     pub sweep: Option<Sweep>,
@@ -773,6 +774,7 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
+    crate::backends::check_bench_names(a.backends.iter().flatten())?;
     if a.samples == 0 || a.repeat == 0 {
         bail!("--samples and --repeat must be at least 1");
     }
@@ -830,7 +832,7 @@ fn fmt_x(x: Option<f64>) -> String {
 }
 
 fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: bool) -> Result<()> {
-    let split = load_split(spec, &a.data, None)?;
+    let split = load_split(spec, &a.data, None, Scale::Fit(a.scale))?;
     let pb = progress(json_stdout);
     let mut ctx = Ctx {
         spec,
@@ -1103,7 +1105,7 @@ fn sweep_cmd(
     if specs.len() < 2 {
         bail!("sweep {sweep:?} of {}: fewer than 2 valid specs; start from a spec with room to grow (e.g. specs/dey-mnist.toml)", base.name);
     }
-    let split = load_split(base, &a.data, None)?;
+    let split = load_split(base, &a.data, None, Scale::Fit(a.scale))?;
     let pb = progress(json_stdout);
     let load_before = load_average();
     let mut points = Vec::new();

@@ -49,8 +49,8 @@ pub struct BarChart<'a> {
     pub log_y: bool,
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow!("drawing the chart failed: {e:?}")
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("drawing the chart failed: {e}")
 }
 
 /// Write a chart to `path` as SVG or PNG (by extension) through `draw`.
@@ -64,7 +64,19 @@ fn render(
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
+    if !matches!(ext.as_str(), "svg" | "png") {
+        bail!("plot file {} must end in .svg or .png", path.display());
+    }
     let tmp = edgeflow_hdl::flow::temp_beside(path, &ext)?;
+    // made here so an unwritable place is reported in words; the backends' own I/O errors
+    // come out as debug dumps
+    if let Err(e) = std::fs::File::create(&tmp) {
+        bail!(
+            "cannot write {}: {}",
+            path.display(),
+            crate::paths::io_reason(&e)
+        );
+    }
     let result = match ext.as_str() {
         "svg" => {
             let root = SVGBackend::new(&tmp, SIZE).into_drawing_area();
@@ -74,7 +86,7 @@ fn render(
             let root = BitMapBackend::new(&tmp, SIZE).into_drawing_area();
             draw_png(&root).and_then(|_| root.present().map_err(err))
         }
-        _ => bail!("plot file {} must end in .svg or .png", path.display()),
+        _ => unreachable!("the extension is checked above"),
     };
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
@@ -444,6 +456,15 @@ mod tests {
         resource_chart(&dir.join("r.svg"), "r", &rows).unwrap();
         let e = line_chart(&dir.join("l.pdf"), &c).unwrap_err().to_string();
         assert!(e.contains("must end in .svg or .png"), "{e}");
+        // a write that fails (no files can be made in /proc): a sentence naming the chart's
+        // path, not a debug dump or a temporary name
+        for name in ["/proc/l.png", "/proc/l.svg"] {
+            let e = format!("{:#}", line_chart(Path::new(name), &c).unwrap_err());
+            assert!(e.contains(name), "{e}");
+            for bad in [".tmp-", "Os {", "kind:", "BackendError"] {
+                assert!(!e.contains(bad), "{e}");
+            }
+        }
         assert!(
             std::fs::read_dir(&dir).unwrap().all(|f| !f
                 .unwrap()

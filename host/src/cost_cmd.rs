@@ -83,6 +83,7 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
             .collect();
         print_json(&json!({
             "spec": spec.name, "board": board.name, "z": z,
+            "fits": u.fits(), "verdict": verdict(&u, &board.name),
             "target": report.as_ref().and_then(|v| v["table"]["target"].as_str().map(String::from)),
             "usage": u, "flip_flops": ffs, "rows": out,
             "terms": Terms::new(&net, &board, &z),
@@ -108,8 +109,34 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
                 ratio(r).map(|x| format!("{x:.2}")).unwrap_or("-".into())
             );
         }
+        println!("{}", verdict(&u, &board.name));
     }
     Ok(())
+}
+
+/// Whether the model calls the design fitting, with the placement margin stated.
+fn verdict(u: &edgeflow_planner::cost::Usage, board: &str) -> String {
+    let pct = 100.0 * u.logic as f64 / u.logic_available.max(1) as f64;
+    let margin = edgeflow_planner::cost::LOGIC_MARGIN * 100.0;
+    match u.shortfalls().first() {
+        None => format!(
+            "fits {board}: logic {pct:.0}% of the part, within the {margin:.0}% the model allows"
+        ),
+        Some((what, need, have)) if u.logic <= u.logic_available && what.starts_with("logic") => {
+            format!(
+                "uncertain fit on {board}: logic {need} cells ({pct:.0}% of the part) is above the {margin:.0}% margin ({have} cells): the real flow may fail to place it; run `edgeflow bitstream` to know, or lower z"
+            )
+        }
+        Some((what, ..)) if what.starts_with("logic") => format!(
+            "does not fit {board}: logic {} cells needed, the part has {} (the model allows {margin:.0}%: {}); lower z or use a larger board",
+            u.logic,
+            u.logic_available,
+            u.logic_usable()
+        ),
+        Some((what, need, have)) => format!(
+            "does not fit {board}: {what}: {need} needed, {have} available; lower z or use a larger board"
+        ),
+    }
 }
 
 /// `edgeflow cost --fit DIR --board B`: refit the board's constants from the calibration runs

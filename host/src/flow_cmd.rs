@@ -1,13 +1,13 @@
 //! `edgeflow verilog | synth | bitstream | deploy | vivado`: the FPGA flow from the command
 //! line. Tool runs land in a work directory; results are printed as tables or `--json`.
 
+use crate::paths::Paths;
 use crate::util::{print_json, write_atomic};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use edgeflow_core::Spec;
 use edgeflow_hdl::boards::{board, boards, constraints, xdc, BoardInfo};
 use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
 use edgeflow_hdl::flow::targets::{target, ResourceTable};
-use edgeflow_hdl::flow::tools::OPENFPGALOADER;
 use edgeflow_hdl::flow::{nextpnr, nextpnr_ecp5, verilator, yosys};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,15 @@ pub fn inner(spec: Option<&Path>, standin: Option<&str>) -> Result<Inner> {
     }
 }
 
-fn spinner(msg: &str) -> indicatif::ProgressBar {
+/// The files a directory command writes, checked against its spec before any work.
+fn check_out_files(spec: Option<&Path>, out: &Path, files: &[String]) -> Result<()> {
+    Paths::new()
+        .input("--spec", spec)
+        .out_dir("--out", out, files)
+        .check()
+}
+
+pub fn spinner(msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_message(msg.to_string());
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
@@ -33,25 +41,39 @@ fn work_dir(name: &str) -> Result<tempdir::Dir> {
     tempdir::Dir::new(name)
 }
 
-/// A scratch directory removed on drop (kept when EDGEFLOW_KEEP_WORK is set).
+/// A tool run failed: keep its work directory, which holds the logs its message points to.
+fn keep_logs(e: anyhow::Error, dir: tempdir::Dir) -> anyhow::Error {
+    let p = dir.keep();
+    anyhow!(
+        "{e:#}\nthe work directory {} is kept with the tools' logs; remove it when done",
+        p.display()
+    )
+}
+
+/// A scratch directory removed on drop (kept when EDGEFLOW_KEEP_WORK is set, or after a
+/// failure through `keep`).
 mod tempdir {
     use anyhow::Result;
     use std::path::{Path, PathBuf};
-    pub struct Dir(PathBuf);
+    pub struct Dir(PathBuf, bool);
     impl Dir {
         pub fn new(name: &str) -> Result<Dir> {
             let p = std::env::temp_dir().join(format!("edgeflow-{name}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&p);
             std::fs::create_dir_all(&p)?;
-            Ok(Dir(p))
+            Ok(Dir(p, false))
         }
         pub fn path(&self) -> &Path {
             &self.0
         }
+        pub fn keep(mut self) -> PathBuf {
+            self.1 = true;
+            self.0.clone()
+        }
     }
     impl Drop for Dir {
         fn drop(&mut self) {
-            if std::env::var_os("EDGEFLOW_KEEP_WORK").is_none() {
+            if !self.1 && std::env::var_os("EDGEFLOW_KEEP_WORK").is_none() {
                 let _ = std::fs::remove_dir_all(&self.0);
             }
         }
@@ -151,22 +173,26 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
         ),
         _ => inner_verilog(&inner).map_err(|e| anyhow!(e))?,
     };
-    let net_file = a.out.join(format!("{}.v", inner.name()));
-    write_atomic(&net_file, v.as_bytes())?;
-    let mut files = vec![net_file.display().to_string()];
+    // every file's content is made before the first is written, so a refused clock or baud
+    // leaves nothing behind
+    let mut outputs = vec![(format!("{}.v", inner.name()), v.clone())];
     let mut report = json!({"design": inner.name(), "input_lanes": lanes});
     if let Some(bname) = &a.board {
         let b = board(bname).map_err(|e| anyhow!(e))?;
-        let mhz = a.freq.unwrap_or(b.default_mhz);
+        let mhz = crate::flow_check::clock_mhz(b, a.freq)?;
         let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
-        let top_file = a.out.join(format!("{}_top.v", b.name));
-        write_atomic(&top_file, top.verilog.as_bytes())?;
-        files.push(top_file.display().to_string());
+        outputs.push((format!("{}_top.v", b.name), top.verilog));
         let (text, ext) = constraints(b);
-        let c = a.out.join(format!("{}.{ext}", b.name));
-        write_atomic(&c, text.as_bytes())?;
-        files.push(c.display().to_string());
+        outputs.push((format!("{}.{ext}", b.name), text));
         report["board"] = json!({"name": b.name, "clock_mhz": top.mhz, "uart_clocks_per_bit": top.clocks_per_bit, "baud": a.baud});
+    }
+    let names: Vec<String> = outputs.iter().map(|o| o.0.clone()).collect();
+    check_out_files(a.spec.as_deref(), &a.out, &names)?;
+    let mut files = vec![];
+    for (name, text) in &outputs {
+        let f = a.out.join(name);
+        write_atomic(&f, text.as_bytes())?;
+        files.push(f.display().to_string());
     }
     report["files"] = json!(files);
     let mut unwaived = 0;
@@ -310,7 +336,7 @@ pub fn synth_cmd(
     let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
     let r = yosys::synthesize(t, dir.path(), "top.v", false);
     pb.finish_and_clear();
-    let r = r?;
+    let r = r.map_err(|e| keep_logs(e, dir))?;
     for p in plot {
         let rows: Vec<(String, f64, f64, f64)> = r
             .table
@@ -406,16 +432,31 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
     }
     let t = target(b.target).map_err(|e| anyhow!(e))?;
-    let mhz = a.freq.unwrap_or(b.default_mhz);
+    let name = format!("{}-{}", inner.name(), b.name);
+    let (cons, cons_ext) = constraints(b);
+    let bit_ext = if ecp5 { "bit" } else { "bin" };
+    let mut names = vec![
+        format!("{name}.{bit_ext}"),
+        format!("{name}_top.v"),
+        format!("{name}.{cons_ext}"),
+        format!("{name}-nextpnr-report.json"),
+    ];
+    if ecp5 {
+        names.push(format!("{name}.svf"));
+    }
+    check_out_files(a.spec.as_deref(), &a.out, &names)?;
+    let mhz = crate::flow_check::clock_mhz(b, a.freq)?;
     let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
     let dir = work_dir("bitstream")?;
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;
-    let (cons, cons_ext) = constraints(b);
     std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
     let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
     let s = yosys::synthesize(t, dir.path(), "top.v", true);
     pb.finish_and_clear();
-    let s = s?;
+    let s = match s {
+        Ok(s) => s,
+        Err(e) => return Err(keep_logs(e, dir)),
+    };
     check_fit(&inner, &s.table)?;
     let pb = spinner(&format!(
         "{} at {:.2} MHz, {}, static timing",
@@ -433,9 +474,22 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, a.seed)
     };
     pb.finish_and_clear();
-    let p = p?;
-    let name = format!("{}-{}", inner.name(), b.name);
-    let bit_ext = if ecp5 { "bit" } else { "bin" };
+    let p = match p {
+        Ok(p) => p,
+        Err(e) => {
+            let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
+            let e = match crate::flow_check::placement_overflow(&log) {
+                Some(what) => anyhow!(
+                    "the design does not fit {} ({}): {what}. Suggestion: {}\n{e:#}",
+                    b.name,
+                    t.part,
+                    suggestion(&inner, "LUT")
+                ),
+                None => e,
+            };
+            return Err(keep_logs(e, dir));
+        }
+    };
     let bin = a.out.join(format!("{name}.{bit_ext}"));
     write_atomic(
         &bin,
@@ -544,83 +598,6 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     Ok(())
 }
 
-/// USB devices present, as `vvvv:pppp` ids, from sysfs.
-fn usb_ids() -> Vec<String> {
-    let mut ids = vec![];
-    if let Ok(rd) = std::fs::read_dir("/sys/bus/usb/devices") {
-        for e in rd.flatten() {
-            let r = |f: &str| {
-                std::fs::read_to_string(e.path().join(f))
-                    .ok()
-                    .map(|s| s.trim().to_string())
-            };
-            if let (Some(v), Some(p)) = (r("idVendor"), r("idProduct")) {
-                ids.push(format!("{v}:{p}"));
-            }
-        }
-    }
-    ids
-}
-
-pub fn deploy_cmd(
-    bname: &str,
-    bitstream: &Path,
-    dry_run: bool,
-    flash: bool,
-    json: bool,
-) -> Result<()> {
-    let b = board(bname).map_err(|e| anyhow!(e))?;
-    if !bitstream.is_file() {
-        bail!(
-            "bitstream {} does not exist; build one with `edgeflow bitstream --board {}`",
-            bitstream.display(),
-            b.name
-        );
-    }
-    let mut args = vec!["-b".to_string(), b.loader_board.to_string()];
-    if flash {
-        args.push("-f".into());
-    }
-    args.push(bitstream.display().to_string());
-    let cmd = format!("openFPGALoader {}", args.join(" "));
-    if dry_run {
-        if json {
-            print_json(&json!({"board": b.name, "command": cmd, "dry_run": true}));
-        } else {
-            println!("would run: {cmd}");
-        }
-        return Ok(());
-    }
-    OPENFPGALOADER.require()?;
-    if !usb_ids().iter().any(|id| id == b.usb_id) {
-        bail!(
-            "no {} attached: looked for its FTDI USB bridge {} in /sys/bus/usb/devices and found none; plug the board in (and check the cable and udev permissions), or use --dry-run to see the command ({cmd})",
-            b.name,
-            b.usb_id
-        );
-    }
-    let pb = spinner(&format!("{cmd}"));
-    let out = std::process::Command::new(OPENFPGALOADER.program)
-        .args(&args)
-        .output()
-        .context("cannot start openFPGALoader")?;
-    pb.finish_and_clear();
-    if !out.status.success() {
-        bail!(
-            "{cmd} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    if json {
-        print_json(&json!({"board": b.name, "command": cmd, "loaded": true}));
-    } else {
-        println!("loaded {} onto the {}", bitstream.display(), b.name);
-    }
-    Ok(())
-}
-
 pub fn vivado_cmd(
     spec: Option<&Path>,
     standin: Option<&str>,
@@ -640,9 +617,18 @@ pub fn vivado_cmd(
             .collect();
         bail!("the Vivado export is for Xilinx boards ({}); {} builds its bitstream in the open flow: use `edgeflow bitstream --board {}`", x.join(", "), b.name, b.name);
     }
-    let mhz = freq.unwrap_or(b.default_mhz);
+    let mhz = crate::flow_check::clock_mhz(b, freq)?;
     let top = board_top_verilog(&inner, b, mhz, baud).map_err(|e| anyhow!(e))?;
     let name = format!("{}-{}", inner.name(), b.name);
+    check_out_files(
+        spec,
+        out,
+        &[
+            "top.v".into(),
+            format!("{}.xdc", b.name),
+            "build.tcl".into(),
+        ],
+    )?;
     write_atomic(&out.join("top.v"), top.verilog.as_bytes())?;
     write_atomic(
         &out.join(format!("{}.xdc", b.name)),

@@ -5,13 +5,17 @@ mod bench;
 mod board;
 mod chart;
 mod cost_cmd;
+mod deploy_cmd;
+mod flow_check;
 mod flow_cmd;
 mod model;
 mod multiboard;
 mod multiboard_opencl;
 mod opencl_cmd;
+mod paths;
 mod plan_cmd;
 mod plot;
+mod quality;
 mod report_cache;
 mod sim_cmd;
 mod sim_verilator;
@@ -95,6 +99,12 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// How a CSV's values are brought into [0, 1]: feature (each feature min-max scaled,
+        /// fitted on the training split, clipped), global (every value divided by the file's
+        /// largest) or none (values already in [0, 1]). Kept in the model file. The bundled
+        /// digits and MNIST keep their fixed pixel scaling under every choice.
+        #[arg(long, default_value = "feature")]
+        scale: edgeflow_core::ScaleKind,
         /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
         #[arg(long, default_value_t = 30)]
         epochs: usize,
@@ -132,6 +142,9 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// The model applies the scaling it was trained with; if given, this must name it.
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -201,6 +214,9 @@ enum Cmd {
         /// Column of the class label in a CSV file (default: the last).
         #[arg(long)]
         label_column: Option<usize>,
+        /// The model applies the scaling it was trained with; if given, this must name it.
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Write the predictions (CSV) here instead of standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
@@ -223,6 +239,9 @@ enum Cmd {
         /// takes 64 inputs, random samples otherwise).
         #[arg(long)]
         data: Option<String>,
+        /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+        #[arg(long, default_value = "feature")]
+        scale: edgeflow_core::ScaleKind,
         /// Write every signal's waveform to this VCD file.
         #[arg(long)]
         vcd: Option<PathBuf>,
@@ -242,6 +261,13 @@ enum Cmd {
     /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
     /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
     Bench(BenchCli),
+    /// Learning quality: a grid of networks on the bundled digits (activation x width x
+    /// depth) trained with the bit-exact reference model and with float; the test accuracy of
+    /// both and the gap per network, as a table, JSON and a chart. The worst gap is the
+    /// headline.
+    ///
+    /// Example: edgeflow quality --epochs 30 -o docs/quality --set learning_rate_shift=3
+    Quality(quality::QualityCli),
     /// List OpenCL platforms and devices: compute units, memory, driver version.
     ///
     /// The index shown is what `--backend opencl:N` and `kernels build --device N` take.
@@ -268,7 +294,7 @@ enum Cmd {
         #[arg(long)]
         board: Option<String>,
         /// Design clock in MHz (default: the board's).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -314,12 +340,12 @@ enum Cmd {
         out: PathBuf,
         /// Design clock in MHz (default: the board's, e.g. 30 on the iCEBreaker, 28.125 on the
         /// ULX3S; values other than the oscillator's go through the PLL).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
-        /// nextpnr placement seed.
-        #[arg(long, default_value_t = 1)]
+        /// nextpnr placement seed, 0 to 2147483647 (nextpnr reads a signed 32-bit number).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
         seed: u32,
         #[arg(long, hide = true)]
         standin: Option<String>,
@@ -349,7 +375,7 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Design clock in MHz, made by the MMCM (default 100).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -411,6 +437,9 @@ struct BenchCli {
     /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
     #[arg(long, default_value = "digits")]
     data: String,
+    /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+    #[arg(long, default_value = "feature")]
+    scale: edgeflow_core::ScaleKind,
     /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
     #[arg(long, num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
@@ -445,7 +474,30 @@ fn main() {
     }
 }
 
+/// A clock in MHz: a finite positive number (what the board can make is checked with the board).
+fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "`{s}` is not a clock: give a positive number of MHz, e.g. 24"
+        )),
+    }
+}
+
 fn dispatch(cli: Cli) -> Result<()> {
+    if let Some(cmd) = &cli.cmd {
+        if let Some(k) = cli
+            .kernel_binary
+            .as_deref()
+            .filter(|_| !paths::uses_opencl(cmd))
+        {
+            anyhow::bail!(
+                "--kernel-binary {}: only an OpenCL backend loads kernels (train/eval --backend opencl[:DEVICE], bench with opencl among --backends); this command would ignore it: drop --kernel-binary or choose an OpenCL backend",
+                k.display()
+            );
+        }
+        paths::of_command(cmd, cli.kernel_binary.as_deref()).check()?;
+    }
     board::opencl::set_kernel_binary(cli.kernel_binary.clone());
     match cli.cmd {
         None => train::demo(),
@@ -459,10 +511,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             repeat: b.repeat,
             budget: b.budget,
             data: b.data,
+            scale: b.scale,
             json: b.json,
             plot: b.plot,
             sweep: b.sweep,
         }),
+        Some(Cmd::Quality(q)) => quality::quality_cmd(q),
         Some(Cmd::Spec {
             cmd: SpecCmd::Check { spec, json },
         }) => spec_cmd::check(&spec, json),
@@ -477,6 +531,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             verify,
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -488,6 +543,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 plan: &plan,
                 data: &data,
                 label_column,
+                scale,
                 epochs,
                 backend: &backend,
                 out: out.as_deref(),
@@ -502,6 +558,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             verify: _,
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -511,6 +568,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             spec: spec.expect("clap requires --spec without --plan"),
             data,
             label_column,
+            scale,
             epochs,
             backend,
             out,
@@ -522,8 +580,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             backend,
             data,
             label_column,
+            scale,
             json,
-        }) => train::eval_cmd(&model, &backend, &data, label_column, json),
+        }) => train::eval_cmd(&model, &backend, &data, label_column, scale, json),
         Some(Cmd::Plan {
             spec,
             boards,
@@ -535,9 +594,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             model,
             data,
             label_column,
+            scale,
             out,
             json,
-        }) => train::infer_cmd(&model, &data, label_column, out.as_deref(), json),
+        }) => train::infer_cmd(&model, &data, label_column, scale, out.as_deref(), json),
         Some(Cmd::Devices { json }) => opencl_cmd::devices_cmd(json),
         Some(Cmd::Kernels {
             cmd: KernelsCmd::Build { device, out, json },
@@ -546,6 +606,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             spec,
             samples,
             data,
+            scale,
             vcd,
             engine,
             input_lanes,
@@ -555,6 +616,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &spec,
                 samples,
                 data.as_deref(),
+                scale,
                 vcd.is_some(),
                 &input_lanes,
                 json,
@@ -563,6 +625,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &spec,
                 samples,
                 data.as_deref(),
+                scale,
                 vcd.as_deref(),
                 &input_lanes,
                 json,
@@ -638,7 +701,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             dry_run,
             flash,
             json,
-        }) => flow_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
+        }) => deploy_cmd::deploy_cmd(&board, &bitstream, dry_run, flash, json),
         Some(Cmd::Vivado {
             spec,
             board,

@@ -11,7 +11,9 @@
 
 use crate::board::Board;
 use anyhow::{anyhow, bail, Result};
-use edgeflow_core::fixed::{activate, hidden_delta, Activation, ActivationTable, Format};
+use edgeflow_core::fixed::{
+    activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, Format,
+};
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 use edgeflow_sim::{Reference, Schedule};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -46,6 +48,8 @@ struct Stage {
     l: usize,
     format: Format,
     table: ActivationTable,
+    /// Step 6's table ends (`fixed::output_delta_ends`).
+    output_ends: Option<(i32, i32)>,
     act: Activation,
     shift: u32,
     patterns: Vec<JunctionPattern>,
@@ -138,7 +142,6 @@ impl Stage {
             .collect();
         let depth = ring.len();
         let f = self.format;
-        let one = f.one();
         let mut wait = Duration::ZERO;
         let mut sums = Vec::new();
         let t_start = Instant::now();
@@ -163,8 +166,7 @@ impl Stage {
                     if j == l - 1 {
                         let label = slot.label;
                         for (k, (d, &a)) in slot.delta[l].iter_mut().zip(&slot.a[l]).enumerate() {
-                            let y = if k == label { one } else { 0 };
-                            *d = f.saturate(a as i64 - y as i64);
+                            *d = output_delta(f, self.output_ends, a, k == label);
                         }
                     }
                     if j == last && j + 1 < l {
@@ -263,7 +265,8 @@ pub fn train_pipeline(
                     last: b,
                     l,
                     format,
-                    table: ActivationTable::sigmoid(format),
+                    table: spec.activation_table(),
+                    output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
                     act: spec.activation,
                     shift: spec.learning_rate_shift,
                     patterns: patterns[a..=b].to_vec(),

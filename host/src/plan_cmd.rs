@@ -1,4 +1,5 @@
-//! `edgeflow plan`: split a network across boards in a chain (DESIGN.md section 8).
+//! `edgeflow plan`: split a network across boards in a chain (docs/design.md, "Multi-board
+//! pipelines").
 
 use crate::util::{print_json, write_atomic};
 use anyhow::{anyhow, Context, Result};
@@ -166,6 +167,7 @@ pub struct TrainPlanArgs<'a> {
     pub plan: &'a Path,
     pub data: &'a str,
     pub label_column: Option<usize>,
+    pub scale: edgeflow_core::ScaleKind,
     pub epochs: usize,
     pub backend: &'a str,
     pub out: Option<&'a Path>,
@@ -179,6 +181,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         plan: plan_path,
         data,
         label_column,
+        scale,
         epochs,
         backend,
         out,
@@ -249,7 +252,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             "--plan runs on backend reference (one thread per stage), opencl (stage i on OpenCL device i) or rtl (one simulated RTL stage per board), not '{other}'"
         ),
     };
-    let split = load_split(&spec, data, label_column)?;
+    let split = load_split(&spec, data, label_column, crate::train::Scale::Fit(scale))?;
     let (rep, _) = run(Trainer::Board(board), &split, epochs, json)?;
     let state = rep.state.clone().expect("a board returns its state");
     let verified = if verify {
@@ -280,7 +283,9 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         None
     };
     if let Some(o) = out {
-        crate::model::ModelFile::new(&spec, &staleness, &state).save(o)?;
+        let mut m = crate::model::ModelFile::new(&spec, &staleness, &state, &split.scaling);
+        m.features = Some(split.features);
+        m.save(o)?;
     }
     if let Some(pl) = plot {
         crate::train::write_curve(pl, &spec.name, &rep)?;

@@ -12,6 +12,7 @@ pub fn sim_cmd(
     spec: &Path,
     samples: usize,
     data: Option<&str>,
+    scale: edgeflow_core::ScaleKind,
     vcd: Option<&Path>,
     input_lanes: &str,
     json_out: bool,
@@ -25,7 +26,7 @@ pub fn sim_cmd(
     let data = match data {
         Some("random") => random_data(&spec, samples, 1),
         Some(d) => {
-            let ds = Dataset::load(d, None)?;
+            let (ds, ..) = crate::train::load_scaled(d, None, crate::train::Scale::Fit(scale))?;
             if ds.len() < samples {
                 bail!(
                     "--data {d} has {} samples, --samples asks for {samples}",
@@ -56,7 +57,25 @@ pub fn sim_cmd(
         ));
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
     }
-    let rep = check_lanes(&spec, &data, vcd, lanes).map_err(|e| anyhow::anyhow!(e))?;
+    // the waveform goes to a temporary file beside --vcd and replaces it only when complete
+    let tmp = vcd
+        .map(|v| edgeflow_hdl::flow::temp_beside(v, "vcd"))
+        .transpose()?;
+    if let Some(t) = &tmp {
+        crate::util::remove_on_interrupt(t);
+    }
+    let rep = check_lanes(&spec, &data, tmp.as_deref(), lanes);
+    crate::util::forget_on_interrupt();
+    let rep = match (rep, &tmp, vcd) {
+        (Ok(rep), Some(t), Some(v)) => edgeflow_hdl::flow::commit_temp(t, v).map(|_| rep)?,
+        (Ok(rep), _, _) => rep,
+        (Err(e), t, _) => {
+            if let Some(t) = t {
+                let _ = std::fs::remove_file(t);
+            }
+            bail!("{e}")
+        }
+    };
     bar.finish_and_clear();
     if json_out {
         print_json(&json!({

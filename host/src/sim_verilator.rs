@@ -116,6 +116,7 @@ pub fn sim_cmd(
     spec: &std::path::Path,
     samples: usize,
     data: Option<&str>,
+    scale: edgeflow_core::ScaleKind,
     vcd: bool,
     input_lanes: &str,
     json_out: bool,
@@ -134,7 +135,7 @@ pub fn sim_cmd(
             edgeflow_sim::rtl::random_data(&spec, samples, 1)
         }
         Some(d) => {
-            let ds = edgeflow_core::Dataset::load(d, None)?;
+            let (ds, ..) = crate::train::load_scaled(d, None, crate::train::Scale::Fit(scale))?;
             if ds.len() < samples {
                 bail!(
                     "--data {d} has {} samples, --samples asks for {samples}",

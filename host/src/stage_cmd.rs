@@ -17,6 +17,13 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
             out.display()
         );
     }
+    let names: Vec<String> = (1..=p.stages.len())
+        .map(|i| format!("{}_stage{i}.v", p.spec.name))
+        .collect();
+    crate::paths::Paths::new()
+        .input("--plan", Some(plan))
+        .out_dir("--out", out, &names)
+        .check()?;
     let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let sched = edgeflow_sim::Schedule::with_links(&delays);
     let mut stages = Vec::new();

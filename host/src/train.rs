@@ -6,7 +6,7 @@ use crate::plot::{line_chart, Series};
 use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::rng::SplitMix64;
-use edgeflow_core::{Dataset, Encoded, Spec, State};
+use edgeflow_core::{Dataset, Encoded, ScaleKind, Scaling, Spec, State};
 use edgeflow_sim::{accuracy, FloatReference};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -21,11 +21,71 @@ pub struct Split {
     pub train: Encoded,
     pub test: Encoded,
     pub name: String,
+    /// What brought the values into [0, 1]; a trained model keeps it.
+    pub scaling: Scaling,
+    /// Features per sample in the data (before zero padding to `layers[0]`).
+    pub features: usize,
 }
 
-pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Result<Split> {
+/// Where a data set's scaling comes from: fitted on its training split, or a model's own.
+#[derive(Clone, Copy)]
+pub enum Scale<'a> {
+    Fit(ScaleKind),
+    Model(&'a Scaling),
+}
+
+/// A data set brought into [0, 1], with its scaling and the train/test split. What the fit
+/// noticed (an outlier that squashes a column) goes to standard error.
+pub fn load_scaled(
+    data: &str,
+    label_column: Option<usize>,
+    scale: Scale,
+) -> Result<(Dataset, Scaling, Vec<usize>, Vec<usize>)> {
+    load_scaled_checked(data, label_column, scale, &|_| Ok(()))
+}
+
+/// [`load_scaled`], with `check` run on the data as loaded, before any scaling (a model's
+/// check of the data's width names the model, which the scaling's own check cannot).
+pub fn load_scaled_checked(
+    data: &str,
+    label_column: Option<usize>,
+    scale: Scale,
+    check: &dyn Fn(&Dataset) -> Result<()>,
+) -> Result<(Dataset, Scaling, Vec<usize>, Vec<usize>)> {
     let d = Dataset::load(data, label_column)?;
+    check(&d)?;
     let (tr, te) = d.split(DATA_SEED);
+    let scaling = match scale {
+        Scale::Fit(kind) => {
+            let f = Scaling::fit(kind, &d, &tr)?;
+            for w in &f.warnings {
+                eprintln!("warning: {w}");
+            }
+            f.scaling
+        }
+        Scale::Model(s) => s.clone(),
+    };
+    Ok((scaling.apply(&d)?, scaling, tr, te))
+}
+
+pub fn load_split(
+    spec: &Spec,
+    data: &str,
+    label_column: Option<usize>,
+    scale: Scale,
+) -> Result<Split> {
+    load_split_checked(spec, data, label_column, scale, &|_| Ok(()))
+}
+
+/// [`load_split`] with a check of the data as loaded ([`load_scaled_checked`]).
+pub fn load_split_checked(
+    spec: &Spec,
+    data: &str,
+    label_column: Option<usize>,
+    scale: Scale,
+    check: &dyn Fn(&Dataset) -> Result<()>,
+) -> Result<Split> {
+    let (d, scaling, tr, te) = load_scaled_checked(data, label_column, scale, check)?;
     // An empty half would report 0% accuracy as if it had been measured.
     if tr.is_empty() || te.is_empty() {
         bail!(
@@ -38,6 +98,8 @@ pub fn load_split(spec: &Spec, data: &str, label_column: Option<usize>) -> Resul
         train: d.encode(spec, &tr)?,
         test: d.encode(spec, &te)?,
         name: d.name.clone(),
+        scaling,
+        features: d.features,
     })
 }
 
@@ -176,6 +238,7 @@ pub struct TrainArgs {
     pub spec: PathBuf,
     pub data: String,
     pub label_column: Option<usize>,
+    pub scale: ScaleKind,
     pub epochs: usize,
     pub backend: String,
     pub out: Option<PathBuf>,
@@ -208,11 +271,13 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     if a.out.is_some() && a.backend == "float" {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
-    let split = load_split(&spec, &a.data, a.label_column)?;
+    let split = load_split(&spec, &a.data, a.label_column, Scale::Fit(a.scale))?;
     let trainer = make_trainer(&spec, &a.backend)?;
     let (rep, _) = run(trainer, &split, a.epochs, a.json)?;
     if let (Some(out), Some(state)) = (&a.out, &rep.state) {
-        ModelFile::new(&spec, &spec.default_staleness(), state).save(out)?;
+        let mut m = ModelFile::new(&spec, &spec.default_staleness(), state, &split.scaling);
+        m.features = Some(split.features);
+        m.save(out)?;
     }
     if let Some(p) = &a.plot {
         write_curve(p, &spec.name, &rep)?;
@@ -224,6 +289,7 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
             "spec": spec.name,
             "backend": rep.backend,
             "data": split.name,
+            "scale": split.scaling.kind,
             "epochs": a.epochs,
             "train_samples": split.train.len(),
             "test_samples": split.test.len(),
@@ -299,10 +365,13 @@ pub fn eval_cmd(
     backend: &str,
     data: &str,
     label_column: Option<usize>,
+    scale: Option<ScaleKind>,
     json: bool,
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
-    let split = load_split(&spec, data, label_column)?;
+    m.check_scale(model, scale)?;
+    let width = |d: &Dataset| m.check_features(model, data, d.features);
+    let split = load_split_checked(&spec, data, label_column, m.scale(), &width)?;
     let mut b: Box<dyn Board> = match backend {
         "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
         "float" => bail!(
@@ -320,6 +389,7 @@ pub fn eval_cmd(
             "spec": spec.name,
             "backend": b.name(),
             "data": split.name,
+            "scale": split.scaling.kind,
             "epochs": serde_json::Value::Null,
             "train_accuracy": tr,
             "test_accuracy": te,
@@ -343,11 +413,14 @@ pub fn infer_cmd(
     model: &Path,
     data: &str,
     label_column: Option<usize>,
+    scale: Option<ScaleKind>,
     out: Option<&Path>,
     json: bool,
 ) -> Result<()> {
     let (spec, m) = ModelFile::load(model)?;
-    let d = Dataset::load(data, label_column)?;
+    m.check_scale(model, scale)?;
+    let width = |d: &Dataset| m.check_features(model, data, d.features);
+    let (d, scaling, _, _) = load_scaled_checked(data, label_column, m.scale(), &width)?;
     let all: Vec<usize> = (0..d.len()).collect();
     let enc = d.encode(&spec, &all)?;
     let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
@@ -370,6 +443,7 @@ pub fn infer_cmd(
         print_json(&json!({
             "spec": spec.name,
             "data": d.name,
+            "scale": scaling.kind,
             "samples": enc.len(),
             "accuracy": acc,
             "state_sha256": m.state_sha256,
@@ -387,7 +461,7 @@ pub fn infer_cmd(
 pub fn demo() -> Result<()> {
     let spec_path = crate::default_spec_path();
     let spec = Spec::load(&spec_path)?;
-    let split = load_split(&spec, "digits", None)?;
+    let split = load_split(&spec, "digits", None, Scale::Fit(ScaleKind::Feature))?;
     let epochs = 30;
     println!(
         "edgeflow demo: {} ({}) on the bundled digits, {} training / {} test samples, {epochs} epochs",

@@ -9,13 +9,10 @@ mod common;
 
 use common::{edgeflow, have, root};
 
-/// The honest Fmax (static timing with the SB_MAC16 multiplies) digits must reach at seed 1:
-/// 30 MHz, what issue 4 asks for and the iCEBreaker's default clock. Measured: 9.1–9.35 MHz
-/// before reads were registered (a falling-edge RAM read, then the combinational multiply,
-/// in one clock), 19.0–19.4 MHz with registered reads, 24.8–26.0 MHz (seeds 1–3) with the
-/// deep pipeline, 31.22 / 30.84 / 31.42 MHz (seeds 1–3, built for 30 MHz) with the memory
-/// writes, the activation index and the prediction registered and the prefetch addresses off
-/// the link's handshake, what the iCEBreaker builds with.
+/// The honest Fmax (static timing with the SB_MAC16 multiplies) digits must reach: the
+/// iCEBreaker's default clock. It needs registered reads and the deep pipeline, as the board
+/// builds them (docs/hardware.md): without them a memory read and the combinational multiply
+/// share a clock.
 const DIGITS_MIN_FMAX_MHZ: f64 = 30.0;
 
 #[test]

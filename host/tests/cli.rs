@@ -348,6 +348,7 @@ fn bad_arguments_and_data_are_clear_errors() {
         ],
         &["nan.csv", "line 2, column 1", "not a finite number"],
     );
+    // negative values scale per feature; only dividing by the largest value needs them ≥ 0
     let neg = d.join("neg.csv");
     std::fs::write(&neg, "1,2,0\n-1,2,1\n").unwrap();
     fails_with(
@@ -357,8 +358,10 @@ fn bad_arguments_and_data_are_clear_errors() {
             "specs/digits.toml",
             "--data",
             neg.to_str().unwrap(),
+            "--scale",
+            "global",
         ],
-        &["neg.csv", "negative"],
+        &["neg.csv", "negative", "--scale feature"],
     );
     let spec = d.join("nolr.toml");
     std::fs::write(

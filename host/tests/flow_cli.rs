@@ -32,7 +32,8 @@ fn deploy_without_a_board_fails_naming_what_it_looked_for() {
     }
     let d = scratch("deploy");
     let bit = d.join("x.bin");
-    std::fs::write(&bit, [0u8; 16]).unwrap();
+    // icepack's layout: an empty comment block, then the iCE40 sync word
+    std::fs::write(&bit, [0xff, 0x00, 0x00, 0xff, 0x7e, 0xaa, 0x99, 0x7e]).unwrap();
     let (ok, _, err) = edgeflow(&["deploy", "--board", "icebreaker", bit.to_str().unwrap()]);
     assert!(!ok);
     assert!(
@@ -146,7 +147,7 @@ fn verilog_is_written_and_lint_clean_within_waivers() {
         "echo",
         "--board",
         "icebreaker",
-        "--freq", // the default is 21 MHz from the PLL; 30 MHz needs it too
+        "--freq", // given, so the test does not depend on the board's default clock
         "30",
         "-o",
         d.to_str().unwrap(),

@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::Value;
 
-const BOARD: &str = "name = \"toy\"\npart = \"none\"\ndescription = \"a small board for chain tests\"\nclock_mhz = 10.0\ndsp = 4\nlogic = 4000\nlut_per_multiplier = 280\nram_bits = 65536\nram_blocks = 8\nram_block_width = 16\nlink_mbps = 20.0\nlink_latency_us = 1.0\n[fit]\nlogic_per_junction = 2014\nlogic_per_lane_bit = 55\nlogic_per_board = 800\nff_per_board = 300\nff_per_lane_bit = 28\nff_per_lut_multiplier = 0\n";
+const BOARD: &str = "name = \"toy\"\npart = \"none\"\ndescription = \"a small board for chain tests\"\nclock_mhz = 10.0\ndsp = 4\nlogic = 4445\nlut_per_multiplier = 280\nram_bits = 65536\nram_blocks = 8\nram_block_width = 16\nlink_mbps = 20.0\nlink_latency_us = 1.0\n[fit]\nlogic_per_junction = 2014\nlogic_per_lane_bit = 55\nlogic_per_board = 800\nff_per_board = 300\nff_per_lane_bit = 28\nff_per_lut_multiplier = 0\n";
 
 const SPEC: &str = "name = \"chain-small\"\nlayers = [16, 16, 8, 4]\nfan_out = [2, 2, 2]\nz = [2, 2, 2]\nactivation = \"sigmoid\"\nlearning_rate_shift = 2\nseed = 3\n[fixed]\nwidth = 10\nint_bits = 2\nfrac_bits = 7\n[pattern]\nkind = \"type2\"\ndither = true\nseed = 4\n";
 

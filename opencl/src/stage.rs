@@ -67,7 +67,6 @@
 
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
-use edgeflow_core::fixed::ActivationTable;
 use edgeflow_core::{Activation, JunctionPattern, Spec, State};
 use edgeflow_sim::Schedule;
 use opencl3::kernel::{ExecuteKernel, Kernel};
@@ -92,6 +91,8 @@ const C_LAST: usize = 10;
 const C_HIDDEN: usize = 11;
 const C_ONE: usize = 12;
 const C_FIRST: usize = 13;
+const C_OUT_FIRST: usize = 14;
+const C_OUT_LAST: usize = 15;
 const C_JUNC: usize = 16;
 const C_JSIZE: usize = 16;
 const J_NL: usize = 0;
@@ -242,7 +243,7 @@ impl OpenClStage {
             bail!("schedule offsets too large");
         }
         let format = spec.format();
-        let table = ActivationTable::sigmoid(format);
+        let table = spec.activation_table();
         let patterns: Vec<JunctionPattern> = (j0..j1)
             .map(|j| JunctionPattern::generate(spec, j))
             .collect();
@@ -270,6 +271,11 @@ impl OpenClStage {
         cfg[C_HIDDEN] = (spec.activation == Activation::Relu) as i32;
         cfg[C_ONE] = format.one();
         cfg[C_FIRST] = (j0 == 0) as i32;
+        // step 6's table ends; a value no short can hold where the rule is off
+        let ends = edgeflow_core::fixed::output_delta_ends(spec.output_delta, &table);
+        let (first, last) = ends.unwrap_or((i32::MIN, i32::MIN));
+        cfg[C_OUT_FIRST] = first;
+        cfg[C_OUT_LAST] = last;
         let (mut woff, mut boff) = (Vec::new(), Vec::new());
         let (mut we, mut be) = (0, 0);
         let mut left = Vec::new();
@@ -284,7 +290,12 @@ impl OpenClStage {
             c[J_BOFF] = be as i32;
             c[J_FF] = schedule.ff[j] as i32;
             c[J_BP] = schedule.bp[j] as i32;
-            c[J_ACT] = (j + 1 < l && spec.activation == Activation::Relu) as i32;
+            // 0 sigmoid, 1 ReLU, 2 ReLU whose gate shuts at the format's maximum
+            c[J_ACT] = if j + 1 < l && spec.activation == Activation::Relu {
+                1 + (spec.relu_gate == edgeflow_core::ReluGate::Clipped) as i32
+            } else {
+                0
+            };
             c[J_AL] = layer_off[r] as i32;
             c[J_SPL] = (layer_off[r] + p.left) as i32;
             c[J_DL] = (layer_off[r] + 2 * p.left) as i32;

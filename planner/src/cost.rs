@@ -1,5 +1,5 @@
 //! The cost model: what one junction needs on a board as a function of its lanes `z` and its
-//! staleness `s`, and what a link costs per sample. DESIGN.md section 8.
+//! staleness `s`, and what a link costs per sample (docs/design.md, "Multi-board pipelines").
 //!
 //! Times are whole picoseconds, rounded up, so the planner, the exhaustive checker and the
 //! baselines compare exactly the same integers.
@@ -15,7 +15,9 @@
 //! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
 //!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
 //!   saturation), plus once per board `fit.logic_per_board` (control, host link) and
-//!   [`LOGIC_PER_LINK`] per link endpoint ([`crate::catalog::Fit`]).
+//!   [`LOGIC_PER_LINK`] per link endpoint ([`crate::catalog::Fit`]). A design fits a board
+//!   when this is at most [`LOGIC_MARGIN`] of its logic cells: the rest is the model's error
+//!   and the room place and route needs.
 //! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
 //!   (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i); σ′ of the right
 //!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
@@ -44,10 +46,10 @@
 //! Calibration: the logic and flip-flop constants (each board file's `[fit]`) and
 //! `lut_per_multiplier` are least-squares fits to `edgeflow synth` reports
 //! ([`crate::calibrate`]; `docs/calibration/reproduce.sh` synthesizes the cases, `edgeflow
-//! cost --fit docs/calibration/runs --board B` refits, README "Calibration" gives the
-//! closeness). Memory blocks are not fitted: yosys puts small banks in logic and large ones
-//! in block RAM, which a linear term does not follow; the model's block count is the one to
-//! distrust (README).
+//! cost --fit docs/calibration/runs --board B` refits, docs/results.md, "Calibration of the
+//! cost model", gives the closeness). Memory blocks are not fitted: yosys puts small banks in
+//! logic and large ones in block RAM, which a linear term does not follow; the model's block
+//! count is the one to distrust.
 
 use crate::catalog::Board;
 use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
@@ -56,7 +58,7 @@ use serde::{Deserialize, Serialize};
 
 // The logic and flip-flop constants are per logic family, in the board files' `[fit]` tables
 // ([`crate::catalog::Fit`]), fitted by `edgeflow cost --fit` to the synthesis runs of
-// docs/calibration (README "Calibration").
+// docs/calibration (docs/results.md, "Calibration of the cost model").
 
 /// Not calibrated (no synthesized multi-board design yet).
 pub const LOGIC_PER_LINK: u64 = 120;
@@ -81,7 +83,7 @@ pub struct Net {
     pub width: u64,
     pub activation: Activation,
     pub type1: bool,
-    /// Valid `z` of every junction, ascending (DESIGN.md section 2 rules, as `Spec::validate`).
+    /// Valid `z` of every junction, ascending (the rules of docs/spec.md, as `Spec::validate`).
     pub z_options: Vec<Vec<u64>>,
     /// Clocks a block cycle spends beyond the longest pass (`Spec::block_cycle_overhead`),
     /// on a board that adds nothing (see [`Net::overhead_on`]).
@@ -317,6 +319,10 @@ impl LinkCost {
 }
 
 /// How much of each resource a board uses: need against capacity, DSPs first.
+/// The share of a part's logic cells a design may fill by the cost model and still count as
+/// fitting (see [`Usage::logic_usable`]).
+pub const LOGIC_MARGIN: f64 = 0.90;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub dsp: u64,
@@ -351,8 +357,15 @@ impl Usage {
         }
     }
 
+    /// Logic cells a design may be predicted to use and still be called fitting: the cost
+    /// model is within about ±10 % of synthesis, and place and route needs free cells to
+    /// pack and route, so a prediction above [`LOGIC_MARGIN`] of the part is not a fit.
+    pub fn logic_usable(&self) -> u64 {
+        (self.logic_available as f64 * LOGIC_MARGIN).floor() as u64
+    }
+
     pub fn fits(&self) -> bool {
-        self.logic <= self.logic_available
+        self.logic <= self.logic_usable()
             && self.ram_bits <= self.ram_bits_available
             && self.ram_blocks <= self.ram_blocks_available
     }
@@ -361,9 +374,9 @@ impl Usage {
     pub fn shortfalls(&self) -> Vec<(&'static str, u64, u64)> {
         let mut v: Vec<(&'static str, u64, u64)> = [
             (
-                "logic cells (including LUT multipliers)",
+                "logic cells (including LUT multipliers; 90% of the part, the placement margin)",
                 self.logic,
-                self.logic_available,
+                self.logic_usable(),
             ),
             ("block RAM bits", self.ram_bits, self.ram_bits_available),
             ("block RAMs", self.ram_blocks, self.ram_blocks_available),

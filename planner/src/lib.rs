@@ -1,4 +1,5 @@
-//! Partitioning a network across boards in a chain (DESIGN.md section 8): the board catalog,
+//! Partitioning a network across boards in a chain (docs/design.md, "Multi-board pipelines"):
+//! the board catalog,
 //! the cost model, the exact planner, an exhaustive checker, the baselines users know and the
 //! report `edgeflow plan` prints. No hardware dependencies.
 

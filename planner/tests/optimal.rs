@@ -129,8 +129,8 @@ fn planner_matches_exhaustive_search_on_1000_random_instances() {
 }
 
 /// A found instance: the smallest time candidate is already feasible, so the search for
-/// link-delay steps below it has no lower end. It ran out of memory (8 GB) before the fix;
-/// now the plan is the exhaustive search's.
+/// link-delay steps below it has no lower end and must stop there (searching on exhausts
+/// memory); the plan must be the exhaustive search's.
 #[test]
 fn a_plan_at_the_smallest_candidate_period_is_found() {
     let net = Net::new(

@@ -1,6 +1,7 @@
 //! The bit-exact reference model: the single source of truth for every bit.
 //!
-//! Training is junction-pipelined exactly as DESIGN.md section 4 defines it. With junctions
+//! Training is junction-pipelined exactly as docs/design.md, "Schedule and staleness",
+//! defines it. With junctions
 //! numbered `j = 0 … L-1` here (junction `j+1` in the docs), block cycle `t` runs
 //! `FF_j(t - F_j)` with `F_j = j`, and `BP_j(t - B_j)` together with `UP_j(t - B_j)` with
 //! `B_j = F_j + s_j`. Every read of `W_j` in a block cycle sees the updates of all earlier block
@@ -14,7 +15,9 @@
 //! Arithmetic is exactly `edgeflow_core::fixed` (see its module docs for the order of every
 //! rounding and saturation). Within one edge, BP reads the weight before UP writes it.
 
-use edgeflow_core::fixed::{activate, hidden_delta, Activation, ActivationTable, Format};
+use edgeflow_core::fixed::{
+    activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, Format,
+};
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 
 /// Per-sample values in flight, kept until the sample's last update.
@@ -183,7 +186,7 @@ impl Reference {
         Ok(Reference {
             spec: spec.clone(),
             format,
-            table: ActivationTable::sigmoid(format),
+            table: spec.activation_table(),
             patterns: JunctionPattern::all(spec),
             state,
             staleness,
@@ -290,7 +293,7 @@ impl Reference {
         let depth = ring.len();
         let cycles = s_count + b[0];
         let f = self.format;
-        let one = f.one();
+        let ends = output_delta_ends(self.spec.output_delta, &self.table);
         let mut work = Work::default();
         for t in 0..cycles {
             for j in 0..l {
@@ -305,8 +308,7 @@ impl Reference {
                     self.ff(j, &lo[j], &mut hi[0], &mut slot.sp[j + 1]);
                     if j == l - 1 {
                         for (k, (d, &a)) in slot.delta[l].iter_mut().zip(&slot.a[l]).enumerate() {
-                            let y = if k == slot.label { one } else { 0 };
-                            *d = f.saturate(a as i64 - y as i64);
+                            *d = output_delta(f, ends, a, k == slot.label);
                         }
                     }
                     work.edge_ops += self.patterns[j].edges() as u64;
@@ -371,9 +373,9 @@ mod tests {
     use super::*;
     use edgeflow_core::fixed::round_shift;
 
-    fn spec(act: &str) -> Spec {
+    fn spec(act: &str, output_delta: &str) -> Spec {
         let t = format!(
-            "name='r'\nlayers=[8,4,2]\nfan_out=[2,1]\nz=[2,2]\nactivation='{act}'\nlearning_rate_shift=2\nseed=3\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type1'\nseed=4\n"
+            "name='r'\nlayers=[8,4,2]\nfan_out=[2,1]\nz=[2,2]\nactivation='{act}'\noutput_delta='{output_delta}'\nlearning_rate_shift=2\nseed=3\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type1'\nseed=4\n"
         );
         Spec::from_toml_str(&t, "r").unwrap()
     }
@@ -427,23 +429,28 @@ mod tests {
                     } else {
                         spec.activation
                     };
-                    let (x, d) = activate(act, &table, h);
+                    let (x, mut d) = activate(act, &table, h);
+                    if act == Activation::Relu {
+                        let clipped = spec.relu_gate == edgeflow_core::ReluGate::Clipped;
+                        d = (h > 0 && !(clipped && h == f.max())) as i32;
+                    }
                     out.push(x);
                     sps.push(d);
                 }
                 a.push(out);
                 sp.push(sps);
             }
+            let clipped = spec.output_delta == edgeflow_core::OutputDelta::Clipped;
+            let (first, last) = (table.sigma[0], table.sigma[table.sigma.len() - 1]);
             let mut d: Vec<i32> = a[l]
                 .iter()
                 .enumerate()
                 .map(|(k, &x)| {
-                    sat(x as i64
-                        - if k == data.labels[n] {
-                            f.one() as i64
-                        } else {
-                            0
-                        }) as i32
+                    let target = k == data.labels[n];
+                    if clipped && ((target && x == last) || (!target && x == first)) {
+                        return 0;
+                    }
+                    sat(x as i64 - if target { f.one() as i64 } else { 0 }) as i32
                 })
                 .collect();
             for j in (0..l).rev() {
@@ -485,8 +492,12 @@ mod tests {
 
     #[test]
     fn pipelined_schedule_equals_naive_stale_sgd() {
-        for act in ["sigmoid", "relu"] {
-            let sp = spec(act);
+        for (act, od) in [
+            ("sigmoid", "clipped"),
+            ("relu", "clipped"),
+            ("relu", "plain"),
+        ] {
+            let sp = spec(act, od);
             let d = data(&sp, 40);
             for s in [vec![3, 1], vec![5, 1], vec![6, 2]] {
                 // Every case must run: a skipped case would let the test pass unseen.
@@ -501,8 +512,58 @@ mod tests {
     }
 
     #[test]
+    fn clipped_output_delta_is_exercised_and_matches_the_naive_model() {
+        // int_bits = 0: outputs clip at σ(±1), which training reaches within a few samples
+        let mut states = Vec::new();
+        for od in ["clipped", "plain"] {
+            let mut sp = spec("sigmoid", od);
+            sp.fixed = edgeflow_core::spec::FixedSpec {
+                width: 8,
+                int_bits: 0,
+                frac_bits: 7,
+            };
+            sp.learning_rate_shift = 0;
+            // one class only: its output climbs to the table's end, the other falls to its start
+            let mut d = data(&sp, 60);
+            d.labels.fill(0);
+            let mut r = Reference::new(&sp);
+            r.train(&d);
+            let want = naive(&sp, &d, r.staleness());
+            assert_eq!(r.state.first_difference(&want, None), None, "{od}");
+            states.push(r.state.sha256());
+        }
+        assert_ne!(states[0], states[1], "the rule never applied");
+    }
+
+    #[test]
+    fn clipped_relu_gate_is_exercised_and_matches_the_naive_model() {
+        // int_bits = 0 and η = 1: hidden pre-activations reach the format's maximum at once
+        let mut states = Vec::new();
+        for gate in ["clipped", "plain"] {
+            let mut sp = spec("relu", "plain");
+            sp.relu_gate = match gate {
+                "clipped" => edgeflow_core::ReluGate::Clipped,
+                _ => edgeflow_core::ReluGate::Plain,
+            };
+            sp.fixed = edgeflow_core::spec::FixedSpec {
+                width: 8,
+                int_bits: 0,
+                frac_bits: 7,
+            };
+            sp.learning_rate_shift = 0;
+            let d = data(&sp, 60);
+            let mut r = Reference::new(&sp);
+            r.train(&d);
+            let want = naive(&sp, &d, r.staleness());
+            assert_eq!(r.state.first_difference(&want, None), None, "{gate}");
+            states.push(r.state.sha256());
+        }
+        assert_ne!(states[0], states[1], "the gate never shut");
+    }
+
+    #[test]
     fn staleness_changes_the_result() {
-        let sp = spec("sigmoid");
+        let sp = spec("sigmoid", "clipped");
         let d = data(&sp, 40);
         let mut a = Reference::with_state(&sp, State::initial(&sp), vec![3, 1]).unwrap();
         let mut b = Reference::with_state(&sp, State::initial(&sp), vec![5, 1]).unwrap();
@@ -523,7 +584,7 @@ mod tests {
 
     #[test]
     fn block_cycles_and_work() {
-        let sp = spec("sigmoid");
+        let sp = spec("sigmoid", "clipped");
         let d = data(&sp, 10);
         let mut r = Reference::new(&sp);
         let w = r.train(&d);

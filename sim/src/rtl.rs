@@ -398,7 +398,7 @@ mod tests {
 /// A random valid spec with 2–4 junctions for RTL tests: small layers, every pattern type,
 /// dither, activation and format chosen from `seed`.
 pub fn random_spec(seed: u64) -> Spec {
-    use edgeflow_core::fixed::Activation;
+    use edgeflow_core::fixed::{Activation, OutputDelta, ReluGate};
     use edgeflow_core::spec::{FixedSpec, PatternSpec};
     use edgeflow_core::PatternKind;
     let mut r = edgeflow_core::rng::SplitMix64::new(seed);
@@ -448,6 +448,21 @@ pub fn random_spec(seed: u64) -> Spec {
                 Activation::Relu
             },
             learning_rate_shift: 1 + r.below(4) as u32,
+            // its own stream, so the other draws stay as they were
+            output_delta: if edgeflow_core::rng::SplitMix64::derive(seed, "output-delta", 0)
+                .below(2)
+                == 0
+            {
+                OutputDelta::Clipped
+            } else {
+                OutputDelta::Plain
+            },
+            relu_gate: if edgeflow_core::rng::SplitMix64::derive(seed, "relu-gate", 0).below(2) == 0
+            {
+                ReluGate::Clipped
+            } else {
+                ReluGate::Plain
+            },
             pattern: PatternSpec {
                 kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]
                     [(seed / 2 % 3) as usize],

@@ -73,9 +73,12 @@ pub fn random_spec(seed: u64) -> Spec {
         // rounding step (narrower nets stop learning in their first junctions)
         let width = (10 + r.below(7) as u32).max(int_bits + 3);
         let frac = width - 1 - int_bits;
+        // its own stream, so the other draws stay as they were
+        let od = ["clipped", "plain"][SplitMix64::derive(seed, "output-delta", 0).below(2)];
+        let gate = ["clipped", "plain"][SplitMix64::derive(seed, "relu-gate", 0).below(2)];
         let text = format!(
             "name = 'random-{seed}'\nlayers = {layers:?}\nfan_out = {fan_out:?}\nz = {z:?}\nactivation = '{act}'\n\
-learning_rate_shift = {}\nseed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
+learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\nseed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
 [pattern]\nkind = '{kind}'\ndither = {dither}\nseed = {}\n",
             1 + r.below(3),
             r.next_u64() % 1000,
@@ -105,6 +108,36 @@ pub fn random_data(spec: &Spec, n: usize, seed: u64) -> edgeflow_core::Encoded {
         inputs,
         labels,
     }
+}
+
+/// The four cases that meet the clipped rules of `fixed` steps 5 and 6: `spec` (tiny) at a
+/// 1.0 range (8 bits, no integer bit) with η = 1 and one class, so outputs reach the sigmoid
+/// table's ends and ReLU activations the format's maximum within a few samples. In order:
+/// sigmoid with the output delta clipped, then plain; ReLU with the gate clipped, then plain.
+/// Cases 0 and 1 (and 2 and 3) must train to different states, or the rule never applied.
+pub fn clipping_cases(spec: &Spec) -> Vec<Spec> {
+    use edgeflow_core::{Activation, OutputDelta, ReluGate};
+    [
+        (Activation::Sigmoid, OutputDelta::Clipped, ReluGate::Clipped),
+        (Activation::Sigmoid, OutputDelta::Plain, ReluGate::Clipped),
+        (Activation::Relu, OutputDelta::Plain, ReluGate::Clipped),
+        (Activation::Relu, OutputDelta::Plain, ReluGate::Plain),
+    ]
+    .into_iter()
+    .map(|(activation, output_delta, relu_gate)| {
+        let mut s = spec.clone();
+        s.activation = activation;
+        s.output_delta = output_delta;
+        s.relu_gate = relu_gate;
+        s.fixed = edgeflow_core::spec::FixedSpec {
+            width: 8,
+            int_bits: 0,
+            frac_bits: 7,
+        };
+        s.learning_rate_shift = 0;
+        s
+    })
+    .collect()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
 use edgeflow_hdl::flow::verilator;
 use edgeflow_sim::rtl::{check_stream_lanes, random_data, random_spec, RtlSim};
 use edgeflow_sim::Reference;
+use edgeflow_tests::random_spec::clipping_cases;
 use std::path::Path;
 
 fn spec(name: &str) -> Spec {
@@ -224,4 +225,31 @@ fn deep_pipeline_cosim_is_bit_exact() {
             &format!("random-rp-{seed}"),
         );
     }
+}
+
+/// The clipped rules in Verilog: tiny with a 1.0 range (outputs clip at σ(±1) and ReLU
+/// activations at the format's maximum within a few samples) and one class, so the output
+/// delta (`fixed` step 6) and the ReLU gate (step 5) meet their clipped cases; plain and
+/// clipped, the plain pipeline and the deep one, every bit as the reference.
+#[test]
+fn clipped_rules_cosim_are_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let mut hashes = Vec::new();
+    // the ReLU cases on the deep pipeline
+    for (i, mut sp) in clipping_cases(&spec("tiny.toml")).into_iter().enumerate() {
+        sp.deep_pipeline = i >= 2;
+        let mut data = random_data(&sp, 24, 5);
+        data.labels.fill(0);
+        cosim(&sp, &data, &format!("clipped-{i}"));
+        let mut r = Reference::new(&sp);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+    }
+    assert_ne!(
+        hashes[0], hashes[1],
+        "the clipped output delta never applied"
+    );
+    assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
 }

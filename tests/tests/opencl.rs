@@ -6,7 +6,7 @@
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, Spec, State};
 use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule, WindowIo};
 use edgeflow_sim::Reference;
-use edgeflow_tests::random_spec::{random_data, random_spec};
+use edgeflow_tests::random_spec::{clipping_cases, random_data, random_spec};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -111,6 +111,30 @@ fn random_specs_are_bit_exact() {
         let data = random_data(&spec, 200, seed);
         compare(&dev, &spec, &data, 2, 37);
     }
+}
+
+/// The clipped rules: tiny at a 1.0 range with one class, so the outputs reach the sigmoid
+/// table's ends (`fixed` step 6) and ReLU activations the format's maximum (step 5);
+/// clipped and plain differ, each bit-exact.
+#[test]
+fn clipped_rules_are_bit_exact() {
+    let Some(dev) = device_for_tests() else {
+        return;
+    };
+    let mut hashes = Vec::new();
+    for spec in clipping_cases(&bundled("tiny")) {
+        let mut data = random_data(&spec, 100, 5);
+        data.labels.fill(0);
+        compare(&dev, &spec, &data, 2, 37);
+        let mut r = Reference::new(&spec);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+    }
+    assert_ne!(
+        hashes[0], hashes[1],
+        "the clipped output delta never applied"
+    );
+    assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
 }
 
 #[test]

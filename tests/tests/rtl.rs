@@ -15,8 +15,8 @@ fn spec(name: &str) -> Spec {
     .unwrap()
 }
 
-/// Clocks the pipelined datapath adds to the longest pass (issue 3 allows up to C + 2): the
-/// finished neuron sum and the activation ROM output are registered.
+/// Clocks the pipelined datapath adds to the longest pass: the finished neuron sum and the
+/// activation ROM output are registered.
 const PIPELINE_LATENCY: usize = 2;
 
 /// `C = max_j |W_j| / z_j`, from the spec alone.

@@ -32,27 +32,27 @@ pub fn temp_beside(path: &Path, ext: &str) -> anyhow::Result<std::path::PathBuf>
     Ok(dir.join(format!(".{name}.tmp-{}{dot}{ext}", std::process::id())))
 }
 
-/// Move a finished temporary file into place; on failure remove it, so nothing half-written
-/// is left and any earlier file at `path` is untouched.
+/// Move a finished temporary file into place, with the permission bits of the file it
+/// replaces (a private file stays private); on failure remove it, so nothing half-written is
+/// left and any earlier file at `path` is untouched. Errors name `path`, never the temporary.
 pub fn commit_temp(tmp: &Path, path: &Path) -> anyhow::Result<()> {
-    use anyhow::Context;
-    std::fs::rename(tmp, path).with_context(|| {
+    let kept = match std::fs::metadata(path) {
+        Ok(old) => std::fs::set_permissions(tmp, old.permissions()),
+        Err(_) => Ok(()),
+    };
+    if let Err(e) = kept.and_then(|_| std::fs::rename(tmp, path)) {
         let _ = std::fs::remove_file(tmp);
-        format!(
-            "cannot move {} into place as {}",
-            tmp.display(),
-            path.display()
-        )
-    })
+        anyhow::bail!("cannot write {}: {e}", path.display());
+    }
+    Ok(())
 }
 
 /// Write a file so a reader never sees half of it: a temporary file beside it, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context;
     let tmp = temp_beside(path, "")?;
-    std::fs::write(&tmp, bytes).with_context(|| {
+    if let Err(e) = std::fs::write(&tmp, bytes) {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}", tmp.display())
-    })?;
+        anyhow::bail!("cannot write {}: {e}", path.display());
+    }
     commit_temp(&tmp, path)
 }

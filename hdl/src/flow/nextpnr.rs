@@ -42,8 +42,8 @@ impl PnrResult {
 
 /// How far the static timing's nextpnr view may be from nextpnr's figure, MHz, or
 pub const SELF_CHECK_MHZ: f64 = 0.01;
-/// in period, ns: nextpnr's Fmax can be 1 ps off the sum of its own critical path (Alchitry
-/// Cu echo: 7.788 ns against 7.787, 0.017 MHz at 128 MHz), and the SDF has whole ps.
+/// in period, ns: nextpnr's Fmax can be 1 ps off the sum of its own critical path, and the
+/// SDF has whole ps.
 pub const SELF_CHECK_NS: f64 = 0.002;
 
 /// Two Fmax figures are the same to nextpnr's precision (`SELF_CHECK_MHZ` or `SELF_CHECK_NS`).

@@ -1,4 +1,4 @@
-//! Synthesis targets and their resources (DESIGN.md section 7), and the resource table a
+//! Synthesis targets and their resources (docs/hardware.md), and the resource table a
 //! synthesis run is judged by.
 
 use serde::Serialize;

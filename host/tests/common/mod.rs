@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test crate uses its own subset
 
 use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -77,4 +78,69 @@ pub fn have(tool: &str, package: &str) -> bool {
         eprintln!("skipping: {tool} not installed (Debian package {package})");
     }
     found
+}
+
+/// Bytes and permission bits of each file (None: absent).
+pub fn snapshot(files: &[&Path]) -> Vec<(PathBuf, Option<(Vec<u8>, u32)>)> {
+    files
+        .iter()
+        .map(|f| {
+            let s = std::fs::read(f)
+                .ok()
+                .map(|b| (b, std::fs::metadata(f).unwrap().permissions().mode()));
+            (f.to_path_buf(), s)
+        })
+        .collect()
+}
+
+/// `edgeflow ARGS` fails with every needle in its message, names no temporary file, prints
+/// no Rust debug dump, and leaves every file of `keep` as it was.
+pub fn refused(args: &[&str], needles: &[&str], keep: &[&Path]) -> String {
+    refused_env(args, &[], needles, keep)
+}
+
+pub fn refused_env(
+    args: &[&str],
+    env: &[(&str, &str)],
+    needles: &[&str],
+    keep: &[&Path],
+) -> String {
+    let before = snapshot(keep);
+    let o = edgeflow_env(args, env);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success(), "{args:?} should fail: {err}");
+    assert!(matches!(o.status.code(), Some(1 | 2)), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: stderr lacks {n:?}: {err}");
+    }
+    for bad in [".tmp-", "panicked", "Os {", "kind: "] {
+        assert!(!err.contains(bad), "{args:?}: message shows {bad:?}: {err}");
+    }
+    assert_eq!(snapshot(keep), before, "{args:?} changed a file: {err}");
+    err
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn write_mode(p: &Path, bytes: &[u8], mode: u32) {
+    std::fs::write(p, bytes).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A digits model trained for one epoch.
+pub fn digits_model(d: &Path) -> PathBuf {
+    let m = d.join("digits.model");
+    ok_json(&[
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--epochs",
+        "1",
+        "--out",
+        path_str(&m),
+        "--json",
+    ]);
+    m
 }

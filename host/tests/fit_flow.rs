@@ -1,0 +1,129 @@
+//! The fit check against the real flow: a design the cost model puts above its logic margin
+//! and nextpnr-ice40 cannot place (tiny at z = [2, 2] on the iCEBreaker) fails in the
+//! project's words: which cells ran out, needed against available, and what to change.
+
+mod common;
+
+use common::{have, ok_json, path_str, root, tmpdir, write_mode};
+
+#[test]
+fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
+    if !(have("yosys", "yosys") && have("nextpnr-ice40", "nextpnr-ice40")) {
+        return;
+    }
+    let d = tmpdir("fit-flow");
+    let spec = d.join("tiny22.toml");
+    let text = std::fs::read_to_string(root().join("specs/tiny.toml"))
+        .unwrap()
+        .replace("z = [4, 2]", "z = [2, 2]");
+    assert!(text.contains("z = [2, 2]"));
+    std::fs::write(&spec, text).unwrap();
+    let s = spec.to_str().unwrap();
+    let cost = common::ok_json(&["cost", "--spec", s, "--board", "icebreaker", "--json"]);
+    assert_eq!(cost["fits"], false, "{cost}");
+    let out = d.join("out");
+    let o = common::edgeflow(&[
+        "bitstream",
+        "--spec",
+        s,
+        "--board",
+        "icebreaker",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for needle in [
+        "the design does not fit icebreaker (iCE40UP5K-SG48)",
+        "logic cells (one LUT4 and one flip-flop each)",
+        "the part has 5280",
+        "Suggestion: junction",
+        "is kept with the tools' logs",
+    ] {
+        assert!(err.contains(needle), "lacks {needle:?}: {err}");
+    }
+    assert!(!out.join("tiny-icebreaker.bin").exists());
+    if let Some(dir) = err
+        .split("the work directory ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+    {
+        std::fs::remove_dir_all(dir).ok();
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// tiny at z = [2, 2] on the iCEBreaker: the cost model puts it at 95 % of the logic cells,
+/// and nextpnr-ice40 cannot place it (6425 of 5280 logic cells). Neither `plan` nor `cost`
+/// may call it fitting.
+#[test]
+fn the_fit_check_keeps_a_margin_below_the_full_part() {
+    let v = ok_json(&[
+        "plan",
+        "--spec",
+        "specs/tiny.toml",
+        "--boards",
+        "icebreaker",
+        "--json",
+    ]);
+    for st in v["stages"].as_array().unwrap() {
+        let u = &st["utilisation"];
+        let (used, avail) = (
+            u["logic"].as_f64().unwrap(),
+            u["logic_available"].as_f64().unwrap(),
+        );
+        assert!(
+            used <= 0.9 * avail,
+            "planned {used} of {avail} logic cells: {st}"
+        );
+        // a z the real flow placed: nextpnr-ice40 fits tiny at z = [1, 1] in 4556 of the
+        // UP5K's 5280 logic cells
+        assert_eq!(st["z"], serde_json::json!([1, 1]), "{st}");
+    }
+    let d = tmpdir("fit");
+    let spec = d.join("tiny22.toml");
+    let text = std::fs::read_to_string(root().join("specs/tiny.toml")).unwrap();
+    let text = text.replace("z = [4, 2]", "z = [2, 2]");
+    assert!(text.contains("z = [2, 2]"));
+    write_mode(&spec, text.as_bytes(), 0o644);
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        path_str(&spec),
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], false, "{v}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("uncertain fit") && verdict.contains("90% margin"),
+        "{verdict}"
+    );
+    // and no false alarm: nextpnr-ice40 placed tiny at z = [1, 1] on the Alchitry Cu in 6067
+    // of its 7680 logic cells, and digits at its own z on the iCEBreaker
+    write_mode(
+        &spec,
+        text.replace("z = [2, 2]", "z = [1, 1]").as_bytes(),
+        0o644,
+    );
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        path_str(&spec),
+        "--board",
+        "alchitry-cu",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], true, "{v}");
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["fits"], true, "{v}");
+    std::fs::remove_dir_all(&d).ok();
+}
