@@ -443,7 +443,7 @@ pub fn board_clocks(name: &str) -> Result<BoardClocks> {
         }
     } else if let Some(&(_, p, osc)) = BUILTIN_BOARDS.iter().find(|b| b.0 == name) {
         part = p.into();
-        clocks.push((osc, "board oscillator (DESIGN.md section 7)".into()));
+        clocks.push((osc, "board oscillator".into()));
     } else {
         let mut known: Vec<String> = board_files();
         known.extend(BUILTIN_BOARDS.iter().map(|b| b.0.to_string()));
