@@ -156,7 +156,10 @@ fn docs_describe_the_product_not_its_history() {
                     .match_indices(w)
                     .any(|(i, _)| lower[i + w.len()..].starts_with(|c: char| c.is_ascii_digit()))
             });
-            if numbered || t.contains("DESIGN.md") || lower.contains("this round") {
+            // the founders' document outside the repository, spelled in two parts so this
+            // check does not cite it itself
+            let outside = concat!("DESIGN", ".md");
+            if numbered || t.contains(outside) || lower.contains("this round") {
                 found.push(format!("{}:{}: {t}", file.display(), n + 1));
             }
         }
