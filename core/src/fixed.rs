@@ -14,7 +14,9 @@
 //!    layer sizes ≤ 32768, so `fan-in · 2^15 + 2^15 < 2^31`.
 //! 3. **Learning-rate shift** `eta(x, shift)`: `x + 2^(shift-1)` (nothing when `shift = 0`),
 //!    arithmetic shift right by `shift`. The result is in range by construction.
-//! 4. **Update** `w' = saturate(w − eta(mul(δ, a), shift))`, `b' = saturate(b − eta(δ, shift))`.
+//! 4. **Update** under `rounding = "nearest"`: `w' = saturate(w − eta(mul(δ, a), shift))`,
+//!    `b' = saturate(b − eta(δ, shift))`. Under `rounding = "stochastic"` one rounding of the
+//!    exact product with random bits from the lane's stream: see [`crate::rounding`].
 //! 5. **Activation** of a saturated pre-activation `h`: sigmoid from [`ActivationTable`]
 //!    (σ and σ′ both from the table, indexed by the top `index_bits` of `h`), or ReLU
 //!    `max(h, 0)` with σ′ a gate (`h > 0`) rather than a multiplication by 1, which the format

@@ -195,6 +195,7 @@ mod tests {
                     learning_rate_shift: 3,
                     output_delta: Default::default(),
                     relu_gate: Default::default(),
+                    rounding: None,
                     pattern: PatternSpec {
                         kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3][kind],
                         dither,
@@ -282,6 +283,7 @@ mod tests {
             learning_rate_shift: 3,
             output_delta: Default::default(),
             relu_gate: Default::default(),
+            rounding: None,
             pattern: PatternSpec {
                 kind: PatternKind::Type2,
                 dither: true,

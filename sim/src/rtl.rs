@@ -463,6 +463,7 @@ pub fn random_spec(seed: u64) -> Spec {
             } else {
                 ReluGate::Plain
             },
+            rounding: None,
             pattern: PatternSpec {
                 kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]
                     [(seed / 2 % 3) as usize],
