@@ -17,13 +17,25 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
             "format": spec.format(),
             "activation": spec.activation,
             "learning_rate": 0.5f64.powi(spec.learning_rate_shift as i32),
+            "rounding": spec.rounding(),
+            "rounding_given": spec.rounding.is_some(),
             "derived": d,
         }));
         return Ok(());
     }
     let f = spec.format();
+    let rounding = format!(
+        "{:?} rounding{}",
+        spec.rounding(),
+        if spec.rounding.is_some() {
+            ""
+        } else {
+            " (the default for this activation)"
+        }
+    )
+    .to_lowercase();
     println!(
-        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}",
+        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}, {rounding}",
         spec.name,
         spec.layers,
         f.width,
