@@ -38,7 +38,7 @@
 #define C_FIRST 13    // 1 when the stage starts with the network's inputs (j0 = 0)
 #define C_OUT_FIRST 14 // output delta stops at this σ when its class is not the label's
 #define C_OUT_LAST 15  // ... and at this σ when it is (INT_MIN: never)
-#define C_ROUND 16    // rounding of the updates: 0 nearest, 1 stochastic
+#define C_ROUNDING 16 // rounding of the updates: 0 nearest, 1 stochastic
 #define C_JUNC 17     // first junction record
 #define C_JSIZE 16    // ints per junction record
 // junction record fields
@@ -145,7 +145,7 @@ __kernel void train_window(__global short *w, __global short *bias,
   const int shift = cfg[C_SHIFT], drop = cfg[C_DROP], ibits = cfg[C_IBITS];
   const int depth = cfg[C_DEPTH], stride = cfg[C_STRIDE], samples = cfg[C_SAMPLES];
   const int last = cfg[C_LAST], hidden = cfg[C_HIDDEN], one = cfg[C_ONE];
-  const int stochastic = cfg[C_ROUND];
+  const int stochastic = cfg[C_ROUNDING];
   const int rnd = frac > 0 ? 1 << (frac - 1) : 0;
   const int srnd = shift > 0 ? 1 << (shift - 1) : 0;
   const int n_j0 = cfg[C_JUNC + J_NL];
