@@ -67,15 +67,15 @@
 //! # Ok(()) }
 //! ```
 
+use crate::buffer::{alloc, read, write, Buf};
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
 use edgeflow_core::{Activation, JunctionPattern, LaneRng, Rounding, Spec, State};
 use edgeflow_sim::Schedule;
 use opencl3::kernel::{ExecuteKernel, Kernel};
-use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_int, cl_short, cl_uint, cl_ushort, CL_BLOCKING};
+use opencl3::memory::Buffer;
+use opencl3::types::{cl_int, cl_short, cl_uint, cl_ushort};
 use std::ops::Range;
-use std::ptr;
 use std::sync::Arc;
 
 // cfg layout; must match kernels/edgeflow.cl
@@ -166,50 +166,6 @@ pub struct OpenClStage {
     d_out: Buf<cl_short>,
     train_k: Kernel,
     infer_k: Kernel,
-}
-
-/// A device buffer that grows on demand (never zero-sized: OpenCL forbids that).
-struct Buf<T> {
-    buf: Buffer<T>,
-    len: usize,
-}
-
-impl<T> Buf<T> {
-    fn new(dev: &Device, len: usize) -> Result<Self> {
-        Ok(Buf {
-            buf: alloc::<T>(dev, len)?,
-            len: len.max(1),
-        })
-    }
-    fn ensure(&mut self, dev: &Device, len: usize) -> Result<()> {
-        if len > self.len {
-            *self = Buf::new(dev, len.next_power_of_two())?;
-        }
-        Ok(())
-    }
-}
-
-fn alloc<T>(dev: &Device, len: usize) -> Result<Buffer<T>> {
-    unsafe { Buffer::<T>::create(&dev.context, CL_MEM_READ_WRITE, len.max(1), ptr::null_mut()) }
-        .map_err(cl_err("buffer allocation"))
-}
-
-fn write<T>(dev: &Device, b: &mut Buffer<T>, data: &[T]) -> Result<()> {
-    if data.is_empty() {
-        return Ok(());
-    }
-    unsafe { dev.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }
-        .map_err(cl_err("buffer write"))?;
-    Ok(())
-}
-
-fn read<T>(dev: &Device, b: &Buffer<T>, out: &mut [T]) -> Result<()> {
-    if out.is_empty() {
-        return Ok(());
-    }
-    unsafe { dev.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }
-        .map_err(cl_err("buffer read"))?;
-    Ok(())
 }
 
 fn to_short(v: &[i32]) -> Vec<cl_short> {

@@ -4,10 +4,10 @@
 //! under `CI=true`, where they fail.
 
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, Spec, State};
-use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule, WindowIo};
+use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule};
 use edgeflow_sim::Reference;
+use edgeflow_tests::chain;
 use edgeflow_tests::random_spec::{clipping_cases, random_data, random_spec};
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 fn bundled(name: &str) -> Spec {
@@ -198,54 +198,7 @@ fn chain_of_stages_matches_reference_with_link_staleness() {
             .collect();
         // two streams: the lane streams run on from one to the next
         for _ in 0..2 {
-            for st in &mut stages {
-                st.begin_stream(data.len(), &data.labels).unwrap();
-            }
-            // boundary mailboxes: activations of layer b (forward) and sums of layer b (backward)
-            let mut fwd: Vec<HashMap<usize, Vec<i32>>> = vec![HashMap::new(); bounds.len()];
-            let mut bwd: Vec<HashMap<usize, Vec<i32>>> = vec![HashMap::new(); bounds.len()];
-            let total = stages[0].stream_cycles();
-            let window = delay + 1;
-            let mut t0 = 0;
-            while t0 < total {
-                let t1 = (t0 + window).min(total);
-                for (i, st) in stages.iter_mut().enumerate() {
-                    let (lb, rb) = (bounds[i], bounds[i + 1]);
-                    let a_in: Vec<i32> = st
-                        .a_in_samples(t0, t1)
-                        .flat_map(|n| {
-                            if lb == 0 {
-                                data.input(n).to_vec()
-                            } else {
-                                fwd[i][&n].clone()
-                            }
-                        })
-                        .collect();
-                    let d_in: Vec<i32> = st
-                        .d_in_samples(t0, t1)
-                        .flat_map(|n| bwd[i + 1][&n].clone())
-                        .collect();
-                    let out = st
-                        .run_window(
-                            t0,
-                            t1,
-                            &WindowIo {
-                                a_in: &a_in,
-                                d_in: &d_in,
-                            },
-                        )
-                        .unwrap();
-                    let n1 = spec.layers[rb];
-                    for (k, n) in out.a_out_samples.clone().enumerate() {
-                        fwd[i + 1].insert(n, out.a_out[k * n1..(k + 1) * n1].to_vec());
-                    }
-                    let n0 = spec.layers[lb];
-                    for (k, n) in out.d_out_samples.clone().enumerate() {
-                        bwd[i].insert(n, out.d_out[k * n0..(k + 1) * n0].to_vec());
-                    }
-                }
-                t0 = t1;
-            }
+            chain::train_stream(&mut stages, &data, delay + 1);
         }
         let mut got = State::initial(&spec);
         let mut lanes = Vec::new();
