@@ -165,6 +165,35 @@ fn chunked_launches_give_identical_bits() {
     }
 }
 
+/// New weights start a training run: after `load_state` the lane generators start again, so
+/// a network that trained, was reset and trained again equals one that trained once.
+#[test]
+fn load_state_restarts_the_lane_generators() {
+    let Some(dev) = device_for_tests() else {
+        return;
+    };
+    let spec = bundled("tiny"); // sigmoid: stochastic by default
+    let data = random_data(&spec, 100, 4);
+    let mut o = OpenClNetwork::new(dev.clone(), &spec, spec.default_staleness()).unwrap();
+    o.train(&data).unwrap();
+    let once = o.read_state().unwrap();
+    o.train(&data).unwrap();
+    assert_ne!(
+        o.read_state().unwrap(),
+        once,
+        "the second stream changed nothing"
+    );
+    o.load_state(&State::initial(&spec)).unwrap();
+    assert_eq!(o.read_lanes().unwrap(), Reference::new(&spec).lanes());
+    o.train(&data).unwrap();
+    assert_same_state(
+        &spec,
+        &once,
+        &o.read_state().unwrap(),
+        "trained after a reset",
+    );
+}
+
 /// Stages chained the way a multi-board runtime will: each stage a junction range with the
 /// global schedule of a link-delayed plan, boundary buffers exchanged between windows.
 /// Bit-identical to the reference model run with the plan's staleness.
