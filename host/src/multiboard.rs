@@ -466,6 +466,27 @@ mod tests {
         }
     }
 
+    /// The board keeps the lane generators across streams and restarts them with new weights:
+    /// trained, reset and trained again equals trained once.
+    #[test]
+    fn pipeline_board_restarts_the_lanes_with_the_weights() {
+        let sp = spec(
+            "[16, 16, 8, 8, 4]",
+            "[4, 4, 4, 2]",
+            "[4, 4, 4, 2]",
+            "sigmoid",
+        );
+        let d = data(&sp, 40, 6);
+        let mut b = PipelineBoard::new(&sp, vec![(0, 1), (2, 3)], vec![0, 2, 0]);
+        b.train(&d).unwrap();
+        let once = b.read_state().unwrap();
+        b.train(&d).unwrap();
+        assert_ne!(b.read_state().unwrap(), once);
+        b.load_state(&State::initial(&sp)).unwrap();
+        b.train(&d).unwrap();
+        assert_eq!(b.read_state().unwrap(), once);
+    }
+
     /// The staleness matters: a pipeline with delays differs from the single-board run, so the
     /// test above cannot pass by ignoring them.
     #[test]
