@@ -403,6 +403,11 @@ mod tests {
         Spec::from_toml_str(&t, "p").unwrap()
     }
 
+    /// The test network: 4 junctions of 4 lanes (2 in the last), so every split is a chain.
+    fn four_junctions(act: &str) -> Spec {
+        spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", act)
+    }
+
     fn data(spec: &Spec, n: usize, seed: u64) -> Encoded {
         let mut r = SplitMix64::new(seed);
         let classes = *spec.layers.last().unwrap();
@@ -424,7 +429,7 @@ mod tests {
         let mut r = SplitMix64::new(11);
         for act in ["sigmoid", "relu"] {
             for rounding in [Rounding::Nearest, Rounding::Stochastic] {
-                let mut sp = spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", act);
+                let mut sp = four_junctions(act);
                 sp.rounding = Some(rounding);
                 let l = sp.junctions();
                 let d = data(&sp, 60, 5);
@@ -466,37 +471,11 @@ mod tests {
         }
     }
 
-    /// The board keeps the lane generators across streams and restarts them with new weights:
-    /// trained, reset and trained again equals trained once.
-    #[test]
-    fn pipeline_board_restarts_the_lanes_with_the_weights() {
-        let sp = spec(
-            "[16, 16, 8, 8, 4]",
-            "[4, 4, 4, 2]",
-            "[4, 4, 4, 2]",
-            "sigmoid",
-        );
-        let d = data(&sp, 40, 6);
-        let mut b = PipelineBoard::new(&sp, vec![(0, 1), (2, 3)], vec![0, 2, 0]);
-        b.train(&d).unwrap();
-        let once = b.read_state().unwrap();
-        b.train(&d).unwrap();
-        assert_ne!(b.read_state().unwrap(), once);
-        b.load_state(&State::initial(&sp)).unwrap();
-        b.train(&d).unwrap();
-        assert_eq!(b.read_state().unwrap(), once);
-    }
-
     /// The staleness matters: a pipeline with delays differs from the single-board run, so the
     /// test above cannot pass by ignoring them.
     #[test]
     fn link_delays_change_the_bits() {
-        let sp = spec(
-            "[16, 16, 8, 8, 4]",
-            "[4, 4, 4, 2]",
-            "[4, 4, 4, 2]",
-            "sigmoid",
-        );
+        let sp = four_junctions("sigmoid");
         let d = data(&sp, 60, 5);
         let mut lanes = LaneRng::all_seeded(sp.seed, &sp.z);
         let stages = [(0, 1), (2, 3)];
@@ -512,6 +491,22 @@ mod tests {
         let mut single = Reference::new(&sp);
         single.train(&d);
         assert_ne!(a.sha256(), single.state.sha256());
+    }
+
+    /// The board keeps the lane generators across streams and restarts them with new weights:
+    /// trained, reset and trained again equals trained once.
+    #[test]
+    fn pipeline_board_restarts_the_lanes_with_the_weights() {
+        let sp = four_junctions("sigmoid");
+        let d = data(&sp, 40, 6);
+        let mut b = PipelineBoard::new(&sp, vec![(0, 1), (2, 3)], vec![0, 2, 0]);
+        b.train(&d).unwrap();
+        let once = b.read_state().unwrap();
+        b.train(&d).unwrap();
+        assert_ne!(b.read_state().unwrap(), once);
+        b.load_state(&State::initial(&sp)).unwrap();
+        b.train(&d).unwrap();
+        assert_eq!(b.read_state().unwrap(), once);
     }
 
     /// The bundled large spec, planned on four nexys4-ddr boards, trained by the pipeline and
@@ -542,12 +537,7 @@ mod tests {
 
     #[test]
     fn bad_stage_lists_are_rejected() {
-        let sp = spec(
-            "[16, 16, 8, 8, 4]",
-            "[4, 4, 4, 2]",
-            "[4, 4, 4, 2]",
-            "sigmoid",
-        );
+        let sp = four_junctions("sigmoid");
         let d = data(&sp, 4, 5);
         let mut lanes = LaneRng::all_seeded(sp.seed, &sp.z);
         let e = train_pipeline(
