@@ -4,8 +4,8 @@
 //
 // Written the way FPGA OpenCL flows want them: single-work-item (launch with global size 1),
 // persistent over a whole window of block cycles / a whole chunk of samples per launch, every
-// piece of pipeline state (weights, biases, the per-sample ring of activations, σ′ and deltas)
-// living in device buffers that survive across launches. Edges are in right-neuron-major order
+// piece of pipeline state (weights, biases, the stochastic-rounding lane streams, the
+// per-sample ring of activations, σ′ and deltas) living in device buffers that survive across launches. Edges are in right-neuron-major order
 // and either z | fi or fi | z, so the edge loops nest as neuron × clock × lane: a neuron's fi
 // edges are fi/z clocks of z lanes, or (fi < z) fi of the z lanes of a clock it shares with
 // z/fi - 1 neighbours. The innermost loop is the lane loop an FPGA compiler unrolls z-wide; the
@@ -38,13 +38,14 @@
 #define C_FIRST 13    // 1 when the stage starts with the network's inputs (j0 = 0)
 #define C_OUT_FIRST 14 // output delta stops at this σ when its class is not the label's
 #define C_OUT_LAST 15  // ... and at this σ when it is (INT_MIN: never)
-#define C_JUNC 16     // first junction record
+#define C_ROUNDING 16 // rounding of the updates: 0 nearest, 1 stochastic
+#define C_JUNC 17     // first junction record
 #define C_JSIZE 16    // ints per junction record
 // junction record fields
 #define J_NL 0        // left layer size
 #define J_NR 1        // right layer size
 #define J_FI 2        // fan-in
-#define J_Z 3         // lanes (documentation of the clock structure; sums are order-free)
+#define J_Z 3         // lanes: the clock structure, and edge e's rounding stream is lane e mod z
 #define J_WOFF 4      // first weight / edge
 #define J_BOFF 5      // first bias
 #define J_FF 6        // FF block-cycle offset in the global schedule
@@ -56,6 +57,7 @@
 #define J_SPR 12      // ring offset of the right σ′
 #define J_DL 13       // ring offset of the left deltas
 #define J_DR 14       // ring offset of the right deltas
+#define J_LOFF 15     // first lane stream of the junction
 
 inline int sat(int x, int lo, int hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
@@ -101,6 +103,23 @@ void ff(__global const int *jr, __global const short *w, __global const short *b
   }
 }
 
+// The stochastic-rounding stream of a lane (core/src/rounding.rs): xorshift32 (13, 17, 5),
+// stepped once before each update; the new word is returned.
+inline uint next_word(__global uint *g) {
+  uint x = *g;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  *g = x;
+  return x;
+}
+
+// Step 4 under stochastic rounding: n = frac + shift <= 30, so |δ·a| + r < 2^31.
+inline int update_stochastic(int w, int d, int a, int n, uint word, int lo, int hi) {
+  const int r = n == 0 ? 0 : (int)(word >> (32 - n));
+  return sat(w - sat((d * a + r) >> n, lo, hi), lo, hi);
+}
+
 // Step 7: hidden delta from σ′ (or the ReLU gate) and the saturated back-propagated sum.
 inline int hidden_delta(int act, int sp, int sum, int frac, int rnd, int lo, int hi) {
   return act == 0 ? mulq(sp, sum, frac, rnd, lo, hi) : (sp != 0 ? sum : 0);
@@ -117,7 +136,7 @@ inline int hidden_delta(int act, int sp, int sum, int frac, int rnd, int lo, int
 __kernel void train_window(__global short *w, __global short *bias,
                            __global const ushort *left, __global const short *tsig,
                            __global const short *tsp, __global const int *cfg,
-                           __global short *ring, __global int *acc,
+                           __global short *ring, __global int *acc, __global uint *streams,
                            __global const short *a_in, __global const int *labels,
                            __global const short *d_in, __global short *a_out,
                            __global short *d_out, int t0, int t1, int a_in_base,
@@ -126,6 +145,7 @@ __kernel void train_window(__global short *w, __global short *bias,
   const int shift = cfg[C_SHIFT], drop = cfg[C_DROP], ibits = cfg[C_IBITS];
   const int depth = cfg[C_DEPTH], stride = cfg[C_STRIDE], samples = cfg[C_SAMPLES];
   const int last = cfg[C_LAST], hidden = cfg[C_HIDDEN], one = cfg[C_ONE];
+  const int stochastic = cfg[C_ROUNDING];
   const int rnd = frac > 0 ? 1 << (frac - 1) : 0;
   const int srnd = shift > 0 ? 1 << (shift - 1) : 0;
   const int n_j0 = cfg[C_JUNC + J_NL];
@@ -181,9 +201,14 @@ __kernel void train_window(__global short *w, __global short *bias,
         const int back = !(r == 0 && cfg[C_FIRST]);
         if (back)
           for (int k = 0; k < nl; ++k) acc[k] = 0;
-        const int lanes = min(jr[J_Z], fi), cpn = fi / lanes;
+        const int z = jr[J_Z], lanes = min(z, fi), cpn = fi / lanes;
+        __global uint *gen = streams + jr[J_LOFF];
         for (int q = 0; q < nr; ++q) {
           const int dq = d[q];
+          // Edge q·fi + c·lanes + l is in lane (q mod z/lanes)·lanes + l: l itself when z | fi,
+          // the neuron's share of the clock when fi | z.
+          const int lane0 = (q % (z / lanes)) * lanes;
+          uint last = 0;  // the word of the neuron's last edge: its bias's random bits
           for (int c = 0; c < cpn; ++c) {
             const int e0 = woff + q * fi + c * lanes;
             for (int l = 0; l < lanes; ++l) {  // lanes: each reads (BP: read-modify-writes) its own bank
@@ -192,10 +217,19 @@ __kernel void train_window(__global short *w, __global short *bias,
               const int we = w[e];
               // BP reads the weight before UP writes it.
               if (back) acc[k] += mulq(we, dq, frac, rnd, lo, hi);
-              w[e] = (short)sat(we - eta(mulq(dq, al[k], frac, rnd, lo, hi), shift, srnd), lo, hi);
+              if (stochastic) {
+                const uint word = next_word(gen + lane0 + l);
+                if (c == cpn - 1 && l == lanes - 1) last = word;
+                w[e] = (short)update_stochastic(we, dq, al[k], frac + shift, word, lo, hi);
+              } else {
+                w[e] = (short)sat(we - eta(mulq(dq, al[k], frac, rnd, lo, hi), shift, srnd), lo, hi);
+              }
             }
           }
-          bias[boff + q] = (short)sat(bias[boff + q] - eta(dq, shift, srnd), lo, hi);
+          const int b = bias[boff + q];
+          const int u = stochastic ? (dq + (int)(last & ((1u << shift) - 1))) >> shift
+                                   : eta(dq, shift, srnd);
+          bias[boff + q] = (short)sat(b - u, lo, hi);
         }
         if (back) {
           if (r > 0) {

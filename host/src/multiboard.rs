@@ -6,15 +6,18 @@
 //! staleness vector; a stage with a link of `d` block cycles on each side runs up to `d + 1`
 //! block cycles ahead of its neighbours before it has to wait for them.
 //!
-//! The arithmetic is the contract of `edgeflow_core::fixed`, in the order `sim::Reference`
-//! applies it; the tests hold this runner to the reference model bit for bit.
+//! The arithmetic of a junction is the reference model's own (`junction_ff`,
+//! `UpdateRule::bp_up`); each stage keeps the stochastic-rounding lane streams of its
+//! junctions, which are those of the whole network (seeded by the global junction index), so
+//! where a junction sits changes no bit. The tests hold this runner to the reference model.
 
 use crate::board::Board;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::fixed::{
-    activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, Format,
+    hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, Format,
 };
-use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
+use edgeflow_core::{Encoded, JunctionPattern, LaneRng, Spec, State};
+use edgeflow_sim::reference::{junction_ff, UpdateRule};
 use edgeflow_sim::{Reference, Schedule};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -51,10 +54,12 @@ struct Stage {
     /// Step 6's table ends (`fixed::output_delta_ends`).
     output_ends: Option<(i32, i32)>,
     act: Activation,
-    shift: u32,
+    rule: UpdateRule,
     patterns: Vec<JunctionPattern>,
     weights: Vec<Vec<i32>>,
     biases: Vec<Vec<i32>>,
+    /// The lane streams of the stage's junctions (`edgeflow_core::rounding`).
+    lanes: Vec<Vec<LaneRng>>,
     layers: Vec<usize>,
 }
 
@@ -78,51 +83,33 @@ impl Stage {
     }
 
     fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
-        let f = self.format;
-        let p = &self.patterns[self.local(j)];
-        let w = &self.weights[self.local(j)];
-        let b = &self.biases[self.local(j)];
+        let k = self.local(j);
         let act = if j + 1 == self.l {
             Activation::Sigmoid
         } else {
             self.act
         };
-        for (r, (a, sp)) in a_out.iter_mut().zip(sp_out.iter_mut()).enumerate() {
-            let mut acc = b[r];
-            for e in r * p.fan_in..(r + 1) * p.fan_in {
-                acc += f.mul(w[e], a_in[p.left_of_edge[e] as usize]);
-            }
-            let (av, spv) = activate(act, &self.table, f.saturate(acc as i64));
-            *a = av;
-            *sp = spv;
-        }
+        let (p, w, b) = (&self.patterns[k], &self.weights[k], &self.biases[k]);
+        junction_ff(self.format, &self.table, act, p, w, b, a_in, a_out, sp_out);
     }
 
     /// BP (when `sums` is given) and UP of junction `j`; `sums` receives the saturated
     /// back-propagated sums of the left layer.
     fn bp_up(&mut self, j: usize, d: &[i32], a_left: &[i32], sums: Option<&mut Vec<i32>>) {
-        let f = self.format;
         let k = self.local(j);
-        let p = &self.patterns[k];
-        let w = &mut self.weights[k];
-        let mut acc = sums.as_ref().map(|_| vec![0i32; a_left.len()]);
-        for (r, &dr) in d.iter().enumerate() {
-            for e in r * p.fan_in..(r + 1) * p.fan_in {
-                let left = p.left_of_edge[e] as usize;
-                let we = w[e];
-                if let Some(acc) = acc.as_mut() {
-                    acc[left] += f.mul(we, dr);
-                }
-                w[e] = f.saturate(we as i64 - f.eta(f.mul(dr, a_left[left]), self.shift) as i64);
-            }
-        }
-        for (b, &dr) in self.biases[k].iter_mut().zip(d) {
-            *b = f.saturate(*b as i64 - f.eta(dr, self.shift) as i64);
-        }
-        if let (Some(out), Some(acc)) = (sums, acc) {
-            out.clear();
-            out.extend(acc.iter().map(|&s| f.saturate(s as i64)));
-        }
+        let sums = sums.map(|v| {
+            v.resize(a_left.len(), 0);
+            &mut v[..]
+        });
+        self.rule.bp_up(
+            &self.patterns[k],
+            &mut self.weights[k],
+            &mut self.biases[k],
+            &mut self.lanes[k],
+            d,
+            a_left,
+            sums,
+        );
     }
 
     /// Run the stage over `data` on the schedule (`ff`, `bp` offsets of every junction).
@@ -226,10 +213,12 @@ impl Stage {
 
 /// Train `state` on `data` with the junctions split into `stages` (0-based, inclusive ranges
 /// covering every junction in order) and `link_delay[j]` block cycles between junction `j`
-/// and `j+1`. Returns the new state and each stage's timing.
+/// and `j+1`. `lanes` (every junction's, `LaneRng::all_seeded` at the start of a training
+/// run) advance with the updates. Returns the new state and each stage's timing.
 pub fn train_pipeline(
     spec: &Spec,
     state: &State,
+    lanes: &mut [Vec<LaneRng>],
     stages: &[(usize, usize)],
     link_delay: &[usize],
     data: &Encoded,
@@ -253,6 +242,9 @@ pub fn train_pipeline(
         bail!("stages {stages:?} do not cover all {l} junctions");
     }
     state.check_shape(spec).map_err(|e| anyhow!(e))?;
+    if lanes.len() != l || lanes.iter().zip(&spec.z).any(|(v, &z)| v.len() != z) {
+        bail!("lane streams do not match the spec's lanes {:?}", spec.z);
+    }
     let sched = Schedule::with_links(link_delay);
     let patterns = JunctionPattern::all(spec);
     let format = spec.format();
@@ -268,10 +260,11 @@ pub fn train_pipeline(
                     table: spec.activation_table(),
                     output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
                     act: spec.activation,
-                    shift: spec.learning_rate_shift,
+                    rule: UpdateRule::of(spec),
                     patterns: patterns[a..=b].to_vec(),
                     weights: state.weights[a..=b].to_vec(),
                     biases: state.biases[a..=b].to_vec(),
+                    lanes: lanes[a..=b].to_vec(),
                     layers: spec.layers.clone(),
                 },
                 Ports {
@@ -313,6 +306,7 @@ pub fn train_pipeline(
         for (k, j) in (st.first..=st.last).enumerate() {
             out.weights[j] = st.weights[k].clone();
             out.biases[j] = st.biases[k].clone();
+            lanes[j] = st.lanes[k].clone();
         }
         timings.push(t);
     }
@@ -324,6 +318,8 @@ pub fn train_pipeline(
 pub struct PipelineBoard {
     pub spec: Spec,
     pub state: State,
+    /// Every junction's lane streams, restarted whenever the weights are set.
+    pub lanes: Vec<Vec<LaneRng>>,
     pub stages: Vec<(usize, usize)>,
     pub link_delay: Vec<usize>,
     /// Timings of every training stream so far, per stage (summed); shared so a caller keeps
@@ -337,6 +333,7 @@ impl PipelineBoard {
         PipelineBoard {
             spec: spec.clone(),
             state: State::initial(spec),
+            lanes: LaneRng::all_seeded(spec.seed, &spec.z),
             timings: Arc::new(Mutex::new(vec![StageTiming::default(); stages.len()])),
             stages,
             link_delay,
@@ -356,12 +353,14 @@ impl Board for PipelineBoard {
     fn load_state(&mut self, state: &State) -> Result<()> {
         state.check_shape(&self.spec).map_err(|e| anyhow!(e))?;
         self.state = state.clone();
+        self.lanes = LaneRng::all_seeded(self.spec.seed, &self.spec.z);
         Ok(())
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
         let (s, t) = train_pipeline(
             &self.spec,
             &self.state,
+            &mut self.lanes,
             &self.stages,
             &self.link_delay,
             data,
@@ -404,6 +403,11 @@ mod tests {
         Spec::from_toml_str(&t, "p").unwrap()
     }
 
+    /// The test network: 4 junctions of 4 lanes (2 in the last), so every split is a chain.
+    fn four_junctions(act: &str) -> Spec {
+        spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", act)
+    }
+
     fn data(spec: &Spec, n: usize, seed: u64) -> Encoded {
         let mut r = SplitMix64::new(seed);
         let classes = *spec.layers.last().unwrap();
@@ -416,41 +420,53 @@ mod tests {
         }
     }
 
-    /// Every split of every junction count into stages, with varied link delays: the pipeline
-    /// equals the reference model with the same staleness, bit for bit.
+    /// Every split of every junction count into stages, with varied link delays, both
+    /// roundings and two streams (the lane streams run on across them): the pipeline equals
+    /// the reference model with the same staleness, bit for bit.
     #[test]
     fn pipeline_equals_reference_with_the_plans_staleness() {
+        use edgeflow_core::Rounding;
         let mut r = SplitMix64::new(11);
         for act in ["sigmoid", "relu"] {
-            let sp = spec("[16, 16, 8, 8, 4]", "[4, 4, 4, 2]", "[4, 4, 4, 2]", act);
-            let l = sp.junctions();
-            let d = data(&sp, 60, 5);
-            for cuts in 0u32..(1 << (l - 1)) {
-                let mut stages = Vec::new();
-                let mut first = 0;
-                let mut delays = vec![0; l - 1];
-                for j in 0..l {
-                    if j == l - 1 || cuts & (1 << j) != 0 {
-                        stages.push((first, j));
-                        first = j + 1;
-                        if j < l - 1 {
-                            delays[j] = 1 + r.below(3);
+            for rounding in [Rounding::Nearest, Rounding::Stochastic] {
+                let mut sp = four_junctions(act);
+                sp.rounding = Some(rounding);
+                let l = sp.junctions();
+                let d = data(&sp, 60, 5);
+                for cuts in 0u32..(1 << (l - 1)) {
+                    let mut stages = Vec::new();
+                    let mut first = 0;
+                    let mut delays = vec![0; l - 1];
+                    for j in 0..l {
+                        if j == l - 1 || cuts & (1 << j) != 0 {
+                            stages.push((first, j));
+                            first = j + 1;
+                            if j < l - 1 {
+                                delays[j] = 1 + r.below(3);
+                            }
                         }
                     }
+                    let s = Schedule::with_links(&delays).staleness();
+                    let mut want =
+                        Reference::with_state(&sp, State::initial(&sp), s.clone()).unwrap();
+                    let mut got = State::initial(&sp);
+                    let mut lanes = LaneRng::all_seeded(sp.seed, &sp.z);
+                    for stream in 0..2 {
+                        let (next, timing) =
+                            train_pipeline(&sp, &got, &mut lanes, &stages, &delays, &d).unwrap();
+                        assert_eq!(timing.len(), stages.len());
+                        got = next;
+                        want.train(&d);
+                        assert_eq!(
+                            want.state.first_difference(&got, Some(&want.patterns)),
+                            None,
+                            "{act} {rounding:?} stages {stages:?} delays {delays:?} staleness {s:?} stream {stream}"
+                        );
+                        assert_eq!(want.state.sha256(), got.sha256());
+                        assert_eq!(want.lanes(), &lanes[..]);
+                    }
+                    assert_ne!(got, State::initial(&sp));
                 }
-                let (got, timing) =
-                    train_pipeline(&sp, &State::initial(&sp), &stages, &delays, &d).unwrap();
-                assert_eq!(timing.len(), stages.len());
-                let s = Schedule::with_links(&delays).staleness();
-                let mut want = Reference::with_state(&sp, State::initial(&sp), s.clone()).unwrap();
-                want.train(&d);
-                assert_eq!(
-                    want.state.first_difference(&got, Some(&want.patterns)),
-                    None,
-                    "{act} stages {stages:?} delays {delays:?} staleness {s:?}"
-                );
-                assert_eq!(want.state.sha256(), got.sha256());
-                assert_ne!(got, State::initial(&sp));
             }
         }
     }
@@ -459,18 +475,38 @@ mod tests {
     /// test above cannot pass by ignoring them.
     #[test]
     fn link_delays_change_the_bits() {
-        let sp = spec(
-            "[16, 16, 8, 8, 4]",
-            "[4, 4, 4, 2]",
-            "[4, 4, 4, 2]",
-            "sigmoid",
-        );
+        let sp = four_junctions("sigmoid");
         let d = data(&sp, 60, 5);
-        let (a, _) =
-            train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (2, 3)], &[0, 2, 0], &d).unwrap();
+        let mut lanes = LaneRng::all_seeded(sp.seed, &sp.z);
+        let stages = [(0, 1), (2, 3)];
+        let (a, _) = train_pipeline(
+            &sp,
+            &State::initial(&sp),
+            &mut lanes,
+            &stages,
+            &[0, 2, 0],
+            &d,
+        )
+        .unwrap();
         let mut single = Reference::new(&sp);
         single.train(&d);
         assert_ne!(a.sha256(), single.state.sha256());
+    }
+
+    /// The board keeps the lane generators across streams and restarts them with new weights:
+    /// trained, reset and trained again equals trained once.
+    #[test]
+    fn pipeline_board_restarts_the_lanes_with_the_weights() {
+        let sp = four_junctions("sigmoid");
+        let d = data(&sp, 40, 6);
+        let mut b = PipelineBoard::new(&sp, vec![(0, 1), (2, 3)], vec![0, 2, 0]);
+        b.train(&d).unwrap();
+        let once = b.read_state().unwrap();
+        b.train(&d).unwrap();
+        assert_ne!(b.read_state().unwrap(), once);
+        b.load_state(&State::initial(&sp)).unwrap();
+        b.train(&d).unwrap();
+        assert_eq!(b.read_state().unwrap(), once);
     }
 
     /// The bundled large spec, planned on four nexys4-ddr boards, trained by the pipeline and
@@ -489,8 +525,9 @@ mod tests {
             .collect();
         let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
         let d = data(&p.spec, 120, 9);
-        let (got, _) =
-            train_pipeline(&p.spec, &State::initial(&p.spec), &stages, &delays, &d).unwrap();
+        let mut lanes = LaneRng::all_seeded(p.spec.seed, &p.spec.z);
+        let init = State::initial(&p.spec);
+        let (got, _) = train_pipeline(&p.spec, &init, &mut lanes, &stages, &delays, &d).unwrap();
         let s: Vec<usize> = p.staleness.iter().map(|&x| x as usize).collect();
         let mut want = Reference::with_state(&p.spec, State::initial(&p.spec), s).unwrap();
         want.train(&d);
@@ -500,15 +537,18 @@ mod tests {
 
     #[test]
     fn bad_stage_lists_are_rejected() {
-        let sp = spec(
-            "[16, 16, 8, 8, 4]",
-            "[4, 4, 4, 2]",
-            "[4, 4, 4, 2]",
-            "sigmoid",
-        );
+        let sp = four_junctions("sigmoid");
         let d = data(&sp, 4, 5);
-        let e = train_pipeline(&sp, &State::initial(&sp), &[(0, 1), (3, 3)], &[0, 1, 0], &d)
-            .unwrap_err();
+        let mut lanes = LaneRng::all_seeded(sp.seed, &sp.z);
+        let e = train_pipeline(
+            &sp,
+            &State::initial(&sp),
+            &mut lanes,
+            &[(0, 1), (3, 3)],
+            &[0, 1, 0],
+            &d,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("do not cover"), "{e}");
     }
 }

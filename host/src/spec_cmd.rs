@@ -18,14 +18,25 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
             "activation": spec.activation,
             "learning_rate": 0.5f64.powi(spec.learning_rate_shift as i32),
             "rounding": spec.rounding(),
+            "rounding_given": spec.rounding.is_some(),
             "derived": d,
             "advice": spec.learning_advice(),
         }));
         return Ok(());
     }
     let f = spec.format();
+    let rounding = format!(
+        "{:?} rounding{}",
+        spec.rounding(),
+        if spec.rounding.is_some() {
+            ""
+        } else {
+            " (the default for this activation)"
+        }
+    )
+    .to_lowercase();
     println!(
-        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}, {:?} rounding",
+        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}, {rounding}",
         spec.name,
         spec.layers,
         f.width,
@@ -33,7 +44,6 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
         f.frac_bits,
         spec.activation,
         spec.learning_rate_shift,
-        spec.rounding()
     );
     println!(
         "{:>8} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>6} {:>8} {:>9} {:>11}",

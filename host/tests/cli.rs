@@ -43,6 +43,14 @@ fn bundled_specs_are_valid_and_digits_is_sparse_enough() {
         ok_json(&["spec", "check", s, "--json"]);
     }
     let v = ok_json(&["spec", "check", "specs/digits.toml", "--json"]);
+    // sigmoid, no rounding given: stochastic by default
+    assert_eq!(v["rounding"], "stochastic");
+    assert_eq!(v["rounding_given"], false);
+    let r = ok_json(&["spec", "check", "specs/mnist-large.toml", "--json"]);
+    assert_eq!(
+        (&r["activation"], &r["rounding"]),
+        (&"relu".into(), &"nearest".into())
+    );
     for j in v["derived"]["junctions"].as_array().unwrap() {
         assert!(j["density"].as_f64().unwrap() <= 0.25);
     }
@@ -70,6 +78,14 @@ fn bad_spec_names_file_field_rule_and_fix() {
     fails_with(
         &["train", "--spec", p.to_str().unwrap(), "--epochs", "1"],
         &["bad.toml"],
+    );
+    let text = std::fs::read_to_string(root().join("specs/tiny.toml"))
+        .unwrap()
+        .replace("activation = ", "rounding = \"floor\"\nactivation = ");
+    std::fs::write(&p, text).unwrap();
+    fails_with(
+        &["spec", "check", p.to_str().unwrap()],
+        &["bad.toml", "rounding", "`nearest`", "`stochastic`"],
     );
 }
 

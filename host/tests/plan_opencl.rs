@@ -1,6 +1,8 @@
 //! `specs/mnist-large.toml` on four OpenCL devices (PoCL pthread devices standing in for four
 //! boards), as its plan lays it out, against the reference model with the plan's staleness:
 //! `train --plan … --verify` trains both on the same samples and fails on any differing bit.
+//! Once as bundled (ReLU, so nearest rounding) and once with stochastic rounding, whose lane
+//! streams each device keeps for its own junctions, over two epochs.
 
 mod common;
 
@@ -14,12 +16,31 @@ fn edgeflow(args: &[&str]) -> std::process::Output {
 fn mnist_large_on_four_opencl_devices_is_bit_exact() {
     let dir = std::env::temp_dir().join(format!("edgeflow-plan-ocl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let bundled = "specs/mnist-large.toml";
+    let text =
+        std::fs::read_to_string(format!("{}/../{bundled}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let stochastic = dir.join("stochastic.toml");
+    std::fs::write(
+        &stochastic,
+        text.replace("activation = ", "rounding = \"stochastic\"\nactivation = "),
+    )
+    .unwrap();
+    for (spec, epochs) in [(bundled, "1"), (stochastic.to_str().unwrap(), "2")] {
+        if !on_four_devices(&dir, spec, epochs) {
+            return;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Plan `spec` on four devices and train it with --verify; false when OpenCL is missing.
+fn on_four_devices(dir: &std::path::Path, spec: &str, epochs: &str) -> bool {
     let plan = dir.join("plan.json");
     let p = plan.to_str().unwrap();
     let o = edgeflow(&[
         "plan",
         "--spec",
-        "specs/mnist-large.toml",
+        spec,
         "--boards",
         "opencl-devicex4",
         "-o",
@@ -33,7 +54,7 @@ fn mnist_large_on_four_opencl_devices_is_bit_exact() {
         "--backend",
         "opencl",
         "--epochs",
-        "1",
+        epochs,
         "--verify",
         "--json",
     ]);
@@ -43,7 +64,7 @@ fn mnist_large_on_four_opencl_devices_is_bit_exact() {
             panic!("CI=true but no OpenCL: {err}");
         }
         eprintln!("skipping: {err}");
-        return;
+        return false;
     }
     assert!(
         o.status.success(),
@@ -59,7 +80,7 @@ fn mnist_large_on_four_opencl_devices_is_bit_exact() {
         v["backend"].as_str().unwrap().starts_with("opencl x4"),
         "{v}"
     );
-    assert_eq!(v["state_sha256"], v["reference_sha256"]);
+    assert_eq!(v["state_sha256"], v["reference_sha256"], "{spec}");
     assert_ne!(
         v["link_delay"]
             .as_array()
@@ -69,5 +90,5 @@ fn mnist_large_on_four_opencl_devices_is_bit_exact() {
             .count(),
         0
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    true
 }

@@ -27,6 +27,7 @@
 //! `libOpenCL.so.1` is loaded at run time (opencl3's `dynamic` feature), so code that never
 //! touches OpenCL runs anywhere; asking for a device there returns [`no_runtime_error`].
 
+mod buffer;
 mod network;
 mod stage;
 

@@ -57,6 +57,11 @@ impl OpenClNetwork {
         Ok(s)
     }
 
+    /// The lane streams where they stand now, `[j][lane]`.
+    pub fn read_lanes(&self) -> Result<Vec<Vec<edgeflow_core::LaneRng>>> {
+        self.stage.read_lanes()
+    }
+
     /// Train on one stream (fill, run, drain), `chunk_cycles` block cycles per launch.
     pub fn train(&mut self, data: &Encoded) -> Result<()> {
         let t = std::time::Instant::now();

@@ -9,7 +9,9 @@
 //! ([`OpenClStage::stream_cycles`]); a stage is idle outside `ff[j0] .. bp[j0] + S`, so a runtime
 //! may simply run every stage over the whole range.
 //!
-//! Between launches everything stays on the device: weights, biases and a ring of
+//! Between launches everything stays on the device: weights, biases, the stochastic-rounding
+//! lane streams of the stage's junctions (restarted with the weights by
+//! [`OpenClStage::load_state`]) and a ring of
 //! `bp[j0] - ff[j0] + 1` per-sample slots holding the activations, σ′ and deltas of every layer
 //! of the stage. Splitting `0 .. stream_cycles()` into any windows gives the same bits as one
 //! window.
@@ -65,15 +67,15 @@
 //! # Ok(()) }
 //! ```
 
+use crate::buffer::{alloc, read, write, Buf};
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
-use edgeflow_core::{Activation, JunctionPattern, Spec, State};
+use edgeflow_core::{Activation, JunctionPattern, LaneRng, Rounding, Spec, State};
 use edgeflow_sim::Schedule;
 use opencl3::kernel::{ExecuteKernel, Kernel};
-use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_int, cl_short, cl_ushort, CL_BLOCKING};
+use opencl3::memory::Buffer;
+use opencl3::types::{cl_int, cl_short, cl_uint, cl_ushort};
 use std::ops::Range;
-use std::ptr;
 use std::sync::Arc;
 
 // cfg layout; must match kernels/edgeflow.cl
@@ -93,7 +95,8 @@ const C_ONE: usize = 12;
 const C_FIRST: usize = 13;
 const C_OUT_FIRST: usize = 14;
 const C_OUT_LAST: usize = 15;
-const C_JUNC: usize = 16;
+const C_ROUNDING: usize = 16;
+const C_JUNC: usize = 17;
 const C_JSIZE: usize = 16;
 const J_NL: usize = 0;
 const J_NR: usize = 1;
@@ -110,6 +113,7 @@ const J_SPL: usize = 11;
 const J_SPR: usize = 12;
 const J_DL: usize = 13;
 const J_DR: usize = 14;
+const J_LOFF: usize = 15;
 
 /// Boundary inputs of one window (see the module docs for which samples each holds).
 #[derive(Default)]
@@ -152,6 +156,8 @@ pub struct OpenClStage {
     cfg_buf: Buffer<cl_int>,
     ring: Buffer<cl_short>,
     acc: Buffer<cl_int>,
+    /// The lane streams of junctions `j0..j1`, one after the other.
+    streams: Buffer<cl_uint>,
     tmp: Buffer<cl_short>,
     labels: Buf<cl_int>,
     a_in: Buf<cl_short>,
@@ -160,50 +166,6 @@ pub struct OpenClStage {
     d_out: Buf<cl_short>,
     train_k: Kernel,
     infer_k: Kernel,
-}
-
-/// A device buffer that grows on demand (never zero-sized: OpenCL forbids that).
-struct Buf<T> {
-    buf: Buffer<T>,
-    len: usize,
-}
-
-impl<T> Buf<T> {
-    fn new(dev: &Device, len: usize) -> Result<Self> {
-        Ok(Buf {
-            buf: alloc::<T>(dev, len)?,
-            len: len.max(1),
-        })
-    }
-    fn ensure(&mut self, dev: &Device, len: usize) -> Result<()> {
-        if len > self.len {
-            *self = Buf::new(dev, len.next_power_of_two())?;
-        }
-        Ok(())
-    }
-}
-
-fn alloc<T>(dev: &Device, len: usize) -> Result<Buffer<T>> {
-    unsafe { Buffer::<T>::create(&dev.context, CL_MEM_READ_WRITE, len.max(1), ptr::null_mut()) }
-        .map_err(cl_err("buffer allocation"))
-}
-
-fn write<T>(dev: &Device, b: &mut Buffer<T>, data: &[T]) -> Result<()> {
-    if data.is_empty() {
-        return Ok(());
-    }
-    unsafe { dev.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }
-        .map_err(cl_err("buffer write"))?;
-    Ok(())
-}
-
-fn read<T>(dev: &Device, b: &Buffer<T>, out: &mut [T]) -> Result<()> {
-    if out.is_empty() {
-        return Ok(());
-    }
-    unsafe { dev.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }
-        .map_err(cl_err("buffer read"))?;
-    Ok(())
 }
 
 fn to_short(v: &[i32]) -> Vec<cl_short> {
@@ -271,13 +233,14 @@ impl OpenClStage {
         cfg[C_HIDDEN] = (spec.activation == Activation::Relu) as i32;
         cfg[C_ONE] = format.one();
         cfg[C_FIRST] = (j0 == 0) as i32;
+        cfg[C_ROUNDING] = (spec.rounding() == Rounding::Stochastic) as i32;
         // step 6's table ends; a value no short can hold where the rule is off
         let ends = edgeflow_core::fixed::output_delta_ends(spec.output_delta, &table);
         let (first, last) = ends.unwrap_or((i32::MIN, i32::MIN));
         cfg[C_OUT_FIRST] = first;
         cfg[C_OUT_LAST] = last;
         let (mut woff, mut boff) = (Vec::new(), Vec::new());
-        let (mut we, mut be) = (0, 0);
+        let (mut we, mut be, mut lanes) = (0, 0, 0);
         let mut left = Vec::new();
         for (r, p) in patterns.iter().enumerate() {
             let j = j0 + r;
@@ -302,6 +265,8 @@ impl OpenClStage {
             c[J_AR] = layer_off[r + 1] as i32;
             c[J_SPR] = (layer_off[r + 1] + p.right) as i32;
             c[J_DR] = (layer_off[r + 1] + 2 * p.right) as i32;
+            c[J_LOFF] = lanes as i32;
+            lanes += p.z;
             woff.push(we);
             boff.push(be);
             we += p.edges();
@@ -332,6 +297,7 @@ impl OpenClStage {
             cfg_buf,
             ring,
             acc: alloc(d, widest)?,
+            streams: alloc(d, lanes)?,
             tmp: alloc(d, 3 * widest)?,
             labels: Buf::new(d, 1)?,
             a_in: Buf::new(d, 1)?,
@@ -363,7 +329,8 @@ impl OpenClStage {
         &self.dev
     }
 
-    /// Write the stage's junctions of `state` (a complete network state) to the device.
+    /// Write the stage's junctions of `state` (a complete network state) to the device, and
+    /// start their lane streams again (new weights start a training run).
     pub fn load_state(&mut self, state: &State) -> Result<()> {
         state.check_shape(&self.spec).map_err(anyhow::Error::msg)?;
         let f = self.spec.format();
@@ -388,9 +355,25 @@ impl OpenClStage {
             w.extend(to_short(&state.weights[j]));
             b.extend(to_short(&state.biases[j]));
         }
+        let seeded = LaneRng::all_seeded(self.spec.seed, &self.spec.z);
+        let streams: Vec<cl_uint> = seeded[self.j0..self.j1]
+            .iter()
+            .flatten()
+            .map(|g| g.0)
+            .collect();
         let dev = self.dev.clone();
         write(&dev, &mut self.w, &w)?;
+        write(&dev, &mut self.streams, &streams)?;
         write(&dev, &mut self.bias, &b)
+    }
+
+    /// The lane streams of the stage's junctions where they stand now, `[j - j0][lane]`.
+    pub fn read_lanes(&self) -> Result<Vec<Vec<LaneRng>>> {
+        let z = &self.spec.z[self.j0..self.j1];
+        let mut flat = vec![0 as cl_uint; z.iter().sum()];
+        read(&self.dev, &self.streams, &mut flat)?;
+        let mut it = flat.into_iter().map(LaneRng);
+        Ok(z.iter().map(|&n| it.by_ref().take(n).collect()).collect())
     }
 
     /// Read the stage's junctions back into `state` (other junctions untouched).
@@ -558,6 +541,7 @@ impl OpenClStage {
                 .set_arg(&self.cfg_buf)
                 .set_arg(&self.ring)
                 .set_arg(&self.acc)
+                .set_arg(&self.streams)
                 .set_arg(&self.a_in.buf)
                 .set_arg(&self.labels.buf)
                 .set_arg(&self.d_in.buf)

@@ -55,8 +55,6 @@ pub struct Reference {
     /// The stochastic-rounding stream of every lane, `lanes[j][l]` (see `edgeflow_core::rounding`):
     /// started from the spec's seed with the weights, running for the model's lifetime.
     lanes: Vec<Vec<LaneRng>>,
-    /// The word each right neuron's last edge drew in the current update (its bias's bits).
-    last_words: Vec<u32>,
 }
 
 /// When each junction runs, in block cycles: `FF_j(n)` in `ff[j] + n`, `BP_j(n)`/`UP_j(n)` in
@@ -200,7 +198,6 @@ impl Reference {
             staleness,
             scratch: vec![0; widest],
             lanes: LaneRng::all_seeded(spec.seed, &spec.z),
-            last_words: vec![0; widest],
         })
     }
 
@@ -224,22 +221,19 @@ impl Reference {
     /// Feed-forward of junction `j`: `a_out`/`sp_out` of the right layer from `a_in`.
     /// Public so the criterion benches can time one pass alone.
     pub fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
-        let q = Fast::new(self.format);
-        let fi = self.patterns[j].fan_in;
-        let idx = &self.patterns[j].left_of_edge;
-        let w = &self.state.weights[j];
+        let (w, b) = (&self.state.weights[j], &self.state.biases[j]);
         let act = self.activation_of(j + 1);
-        let rows = w.chunks_exact(fi).zip(idx.chunks_exact(fi));
-        let outs = a_out.iter_mut().zip(sp_out.iter_mut());
-        for (((a, sp), (wr, ir)), &bias) in outs.zip(rows).zip(&self.state.biases[j]) {
-            let mut acc = bias;
-            for (&we, &k) in wr.iter().zip(ir) {
-                acc += q.mul(we, a_in[k as usize]);
-            }
-            let (av, spv) = activate(act, &self.table, q.saturate(acc));
-            *a = av;
-            *sp = spv;
-        }
+        junction_ff(
+            self.format,
+            &self.table,
+            act,
+            &self.patterns[j],
+            w,
+            b,
+            a_in,
+            a_out,
+            sp_out,
+        );
     }
 
     /// Back-propagation (for `j > 0`) and update of junction `j` with right deltas `d`,
@@ -253,76 +247,22 @@ impl Reference {
         sp_left: &[i32],
         d_left: Option<&mut [i32]>,
     ) {
-        let f = self.format;
-        let q = Fast::new(f);
-        let shift = self.spec.learning_rate_shift;
-        let fi = self.patterns[j].fan_in;
-        let idx = &self.patterns[j].left_of_edge;
-        let w = &mut self.state.weights[j];
-        if self.spec.rounding() == Rounding::Stochastic {
-            // Edge e is in lane e mod z and each lane draws its words in increasing e.
-            let lanes = &mut self.lanes[j];
-            let z = lanes.len();
-            let last = &mut self.last_words[..d.len()];
-            let acc = &mut self.scratch[..a_left.len()];
-            acc.fill(0);
-            let mut lane = 0;
-            for (i, ((wr, ir), &dr)) in w
-                .chunks_exact_mut(fi)
-                .zip(idx.chunks_exact(fi))
-                .zip(d)
-                .enumerate()
-            {
-                for (c, (we, &k)) in wr.iter_mut().zip(ir).enumerate() {
-                    let k = k as usize;
-                    acc[k] += q.mul(*we, dr);
-                    let word = lanes[lane].next_word();
-                    if c + 1 == fi {
-                        last[i] = word;
-                    }
-                    *we = weight_update_stochastic(f, *we, dr, a_left[k], shift, word);
-                    lane = if lane + 1 == z { 0 } else { lane + 1 };
-                }
+        let rule = UpdateRule::of(&self.spec);
+        let sums = &mut self.scratch[..a_left.len()];
+        rule.bp_up(
+            &self.patterns[j],
+            &mut self.state.weights[j],
+            &mut self.state.biases[j],
+            &mut self.lanes[j],
+            d,
+            a_left,
+            d_left.is_some().then_some(&mut *sums),
+        );
+        if let Some(d_left) = d_left {
+            let (act, f) = (self.spec.activation, self.format);
+            for ((dl, &s), &sp) in d_left.iter_mut().zip(sums.iter()).zip(sp_left) {
+                *dl = hidden_delta(act, f, sp, s);
             }
-            if let Some(d_left) = d_left {
-                let act = self.spec.activation;
-                for ((dl, &s), &sp) in d_left.iter_mut().zip(acc.iter()).zip(sp_left) {
-                    *dl = hidden_delta(act, f, sp, q.saturate(s));
-                }
-            }
-            for ((b, &dr), &word) in self.state.biases[j].iter_mut().zip(d).zip(last.iter()) {
-                *b = bias_update_stochastic(f, *b, dr, shift, word);
-            }
-            return;
-        }
-        let rows = w.chunks_exact_mut(fi).zip(idx.chunks_exact(fi)).zip(d);
-        match d_left {
-            None => {
-                for ((wr, ir), &dr) in rows {
-                    for (we, &k) in wr.iter_mut().zip(ir) {
-                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k as usize]), shift));
-                    }
-                }
-            }
-            Some(d_left) => {
-                // BP reads each weight before UP writes it.
-                let acc = &mut self.scratch[..a_left.len()];
-                acc.fill(0);
-                for ((wr, ir), &dr) in rows {
-                    for (we, &k) in wr.iter_mut().zip(ir) {
-                        let k = k as usize;
-                        acc[k] += q.mul(*we, dr);
-                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k]), shift));
-                    }
-                }
-                let act = self.spec.activation;
-                for ((dl, &s), &sp) in d_left.iter_mut().zip(acc.iter()).zip(sp_left) {
-                    *dl = hidden_delta(act, f, sp, q.saturate(s));
-                }
-            }
-        }
-        for (b, &dr) in self.state.biases[j].iter_mut().zip(d) {
-            *b = f.saturate(*b as i64 - f.eta(dr, shift) as i64);
         }
     }
 
@@ -398,6 +338,127 @@ impl Reference {
         (0..data.len())
             .map(|n| argmax(&self.forward(data.input(n))))
             .collect()
+    }
+}
+
+/// FF of one junction (pattern `p`, weights `w`, biases `b`): the right layer's activations
+/// `a_out` and σ′ `sp_out` from the left activations `a_in`. Every runtime that computes in
+/// software (one model or a stage of a chain) calls this.
+#[allow(clippy::too_many_arguments)]
+pub fn junction_ff(
+    f: Format,
+    table: &ActivationTable,
+    act: Activation,
+    p: &JunctionPattern,
+    w: &[i32],
+    b: &[i32],
+    a_in: &[i32],
+    a_out: &mut [i32],
+    sp_out: &mut [i32],
+) {
+    let q = Fast::new(f);
+    let fi = p.fan_in;
+    let rows = w.chunks_exact(fi).zip(p.left_of_edge.chunks_exact(fi));
+    let outs = a_out.iter_mut().zip(sp_out.iter_mut());
+    for (((a, sp), (wr, ir)), &bias) in outs.zip(rows).zip(b) {
+        let mut acc = bias;
+        for (&we, &k) in wr.iter().zip(ir) {
+            acc += q.mul(we, a_in[k as usize]);
+        }
+        let (av, spv) = activate(act, table, q.saturate(acc));
+        *a = av;
+        *sp = spv;
+    }
+}
+
+/// How a spec updates its weights and biases: format, learning-rate shift and rounding.
+#[derive(Clone, Copy, Debug)]
+pub struct UpdateRule {
+    pub format: Format,
+    pub shift: u32,
+    pub rounding: Rounding,
+}
+
+impl UpdateRule {
+    pub fn of(spec: &Spec) -> UpdateRule {
+        UpdateRule {
+            format: spec.format(),
+            shift: spec.learning_rate_shift,
+            rounding: spec.rounding(),
+        }
+    }
+
+    /// BP (when `sums` is given) and UP of one junction (pattern `p`, weights `w`, biases `b`,
+    /// the junction's lane streams `lanes`) for right deltas `d` and left activations
+    /// `a_left`. `sums` receives the saturated back-propagated sums of the left layer (before
+    /// σ′, which whoever holds the left layer applies). BP reads each weight before UP writes
+    /// it. Under stochastic rounding edge `e` draws from lane `e mod z`, each lane in
+    /// increasing `e`, and a neuron's bias takes its last edge's word
+    /// (`edgeflow_core::rounding`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn bp_up(
+        self,
+        p: &JunctionPattern,
+        w: &mut [i32],
+        b: &mut [i32],
+        lanes: &mut [LaneRng],
+        d: &[i32],
+        a_left: &[i32],
+        sums: Option<&mut [i32]>,
+    ) {
+        let (f, shift) = (self.format, self.shift);
+        let q = Fast::new(f);
+        let fi = p.fan_in;
+        let rows = w
+            .chunks_exact_mut(fi)
+            .zip(p.left_of_edge.chunks_exact(fi))
+            .zip(d.iter().zip(b.iter_mut()));
+        match (self.rounding, sums) {
+            (Rounding::Stochastic, mut sums) => {
+                if let Some(acc) = sums.as_deref_mut() {
+                    acc.fill(0);
+                }
+                let z = lanes.len();
+                let mut lane = 0;
+                for ((wr, ir), (&dr, bias)) in rows {
+                    for (c, (we, &k)) in wr.iter_mut().zip(ir).enumerate() {
+                        let k = k as usize;
+                        if let Some(acc) = sums.as_deref_mut() {
+                            acc[k] += q.mul(*we, dr);
+                        }
+                        let word = lanes[lane].next_word();
+                        if c + 1 == fi {
+                            *bias = bias_update_stochastic(f, *bias, dr, shift, word);
+                        }
+                        *we = weight_update_stochastic(f, *we, dr, a_left[k], shift, word);
+                        lane = if lane + 1 == z { 0 } else { lane + 1 };
+                    }
+                }
+                if let Some(acc) = sums {
+                    acc.iter_mut().for_each(|s| *s = q.saturate(*s));
+                }
+            }
+            (Rounding::Nearest, None) => {
+                for ((wr, ir), (&dr, bias)) in rows {
+                    for (we, &k) in wr.iter_mut().zip(ir) {
+                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k as usize]), shift));
+                    }
+                    *bias = q.saturate(*bias - q.eta(dr, shift));
+                }
+            }
+            (Rounding::Nearest, Some(acc)) => {
+                acc.fill(0);
+                for ((wr, ir), (&dr, bias)) in rows {
+                    for (we, &k) in wr.iter_mut().zip(ir) {
+                        let k = k as usize;
+                        acc[k] += q.mul(*we, dr);
+                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k]), shift));
+                    }
+                    *bias = q.saturate(*bias - q.eta(dr, shift));
+                }
+                acc.iter_mut().for_each(|s| *s = q.saturate(*s));
+            }
+        }
     }
 }
 

@@ -400,7 +400,7 @@ mod tests {
 pub fn random_spec(seed: u64) -> Spec {
     use edgeflow_core::fixed::{Activation, OutputDelta, ReluGate};
     use edgeflow_core::spec::{FixedSpec, PatternSpec};
-    use edgeflow_core::PatternKind;
+    use edgeflow_core::{PatternKind, Rounding};
     let mut r = edgeflow_core::rng::SplitMix64::new(seed);
     loop {
         let l = 2 + r.below(3);
@@ -463,7 +463,8 @@ pub fn random_spec(seed: u64) -> Spec {
             } else {
                 ReluGate::Plain
             },
-            rounding: None,
+            rounding: [None, Some(Rounding::Nearest), Some(Rounding::Stochastic)]
+                [edgeflow_core::rng::SplitMix64::derive(seed, "rounding", 0).below(3)],
             pattern: PatternSpec {
                 kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]
                     [(seed / 2 % 3) as usize],

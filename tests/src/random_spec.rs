@@ -1,6 +1,6 @@
 //! Random valid specs for cross-backend tests: 2–4 junctions, every pattern kind, dither on and
-//! off, sigmoid and ReLU, lanes both below and above the fan-in, and assorted fixed-point
-//! formats. Deterministic in the seed, so a failing case is reproduced by its seed alone.
+//! off, sigmoid and ReLU, lanes both below and above the fan-in, both roundings (given or by
+//! default), and assorted fixed-point formats. Deterministic in the seed, so a failing case is reproduced by its seed alone.
 
 use edgeflow_core::rng::SplitMix64;
 use edgeflow_core::Spec;
@@ -76,9 +76,11 @@ pub fn random_spec(seed: u64) -> Spec {
         // its own stream, so the other draws stay as they were
         let od = ["clipped", "plain"][SplitMix64::derive(seed, "output-delta", 0).below(2)];
         let gate = ["clipped", "plain"][SplitMix64::derive(seed, "relu-gate", 0).below(2)];
+        let rounding = ["", "rounding = 'nearest'\n", "rounding = 'stochastic'\n"]
+            [SplitMix64::derive(seed, "rounding", 0).below(3)];
         let text = format!(
             "name = 'random-{seed}'\nlayers = {layers:?}\nfan_out = {fan_out:?}\nz = {z:?}\nactivation = '{act}'\n\
-learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\nseed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
+learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\n{rounding}seed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
 [pattern]\nkind = '{kind}'\ndither = {dither}\nseed = {}\n",
             1 + r.below(3),
             r.next_u64() % 1000,
@@ -163,6 +165,20 @@ mod tests {
             assert!((2..=4).contains(&s.junctions()));
         }
         assert!(below && above);
+        // both roundings with both activations, given and by default
+        use edgeflow_core::{Activation, Rounding};
+        for act in [Activation::Sigmoid, Activation::Relu] {
+            for rounding in [Rounding::Nearest, Rounding::Stochastic] {
+                assert!(
+                    specs
+                        .iter()
+                        .any(|s| s.activation == act && s.rounding() == rounding),
+                    "{act:?} {rounding:?}"
+                );
+            }
+        }
+        assert!(specs.iter().any(|s| s.rounding.is_none()));
+        assert!(specs.iter().any(|s| s.rounding.is_some()));
         assert_eq!(
             random_spec(5).to_toml(),
             random_spec(5).to_toml(),

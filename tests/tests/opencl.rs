@@ -3,11 +3,11 @@
 //! of stages, and the exported-binary path. Without an OpenCL device these tests skip, except
 //! under `CI=true`, where they fail.
 
-use edgeflow_core::{Dataset, Encoded, JunctionPattern, Spec, State};
-use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule, WindowIo};
+use edgeflow_core::{Dataset, Encoded, JunctionPattern, Rounding, Spec, State};
+use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule};
 use edgeflow_sim::Reference;
+use edgeflow_tests::chain;
 use edgeflow_tests::random_spec::{clipping_cases, random_data, random_spec};
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 fn bundled(name: &str) -> Spec {
@@ -62,6 +62,13 @@ fn compare(
             &r.state,
             &o.read_state().unwrap(),
             &format!("{} after stream {}", spec.name, s + 1),
+        );
+        assert_eq!(
+            o.read_lanes().unwrap(),
+            r.lanes(),
+            "{}: lane streams after stream {}",
+            spec.name,
+            s + 1
         );
     }
     assert_ne!(
@@ -137,25 +144,57 @@ fn clipped_rules_are_bit_exact() {
     assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
 }
 
+/// Any split of a stream into launches gives the same bits, under both roundings (the lane
+/// generators carry over from one launch to the next like the weights).
 #[test]
 fn chunked_launches_give_identical_bits() {
     let Some(dev) = device_for_tests() else {
         return;
     };
-    let spec = random_spec(8);
-    let data = random_data(&spec, 90, 3);
-    let mut shas = Vec::new();
-    for chunk in [1, 2, 5, 64, 100_000] {
-        let mut o = OpenClNetwork::new(dev.clone(), &spec, spec.default_staleness()).unwrap();
-        o.chunk_cycles = chunk;
-        o.train(&data).unwrap();
-        shas.push(o.read_state().unwrap().sha256());
+    for rounding in [Rounding::Nearest, Rounding::Stochastic] {
+        let mut spec = random_spec(8);
+        spec.rounding = Some(rounding);
+        let data = random_data(&spec, 90, 3);
+        let mut r = Reference::new(&spec);
+        r.train(&data);
+        for chunk in [1, 2, 5, 64, 100_000] {
+            let mut o = OpenClNetwork::new(dev.clone(), &spec, spec.default_staleness()).unwrap();
+            o.chunk_cycles = chunk;
+            o.train(&data).unwrap();
+            let what = format!("{rounding:?}, chunks of {chunk} block cycles");
+            assert_same_state(&spec, &r.state, &o.read_state().unwrap(), &what);
+            assert_eq!(o.read_lanes().unwrap(), r.lanes(), "{what}");
+        }
     }
-    let mut r = Reference::new(&spec);
-    r.train(&data);
-    for (c, s) in [1, 2, 5, 64, 100_000].iter().zip(&shas) {
-        assert_eq!(s, &r.state.sha256(), "chunk of {c} block cycles");
-    }
+}
+
+/// New weights start a training run: after `load_state` the lane generators start again, so
+/// a network that trained, was reset and trained again equals one that trained once.
+#[test]
+fn load_state_restarts_the_lane_generators() {
+    let Some(dev) = device_for_tests() else {
+        return;
+    };
+    let spec = bundled("tiny"); // sigmoid: stochastic by default
+    let data = random_data(&spec, 100, 4);
+    let mut o = OpenClNetwork::new(dev.clone(), &spec, spec.default_staleness()).unwrap();
+    o.train(&data).unwrap();
+    let once = o.read_state().unwrap();
+    o.train(&data).unwrap();
+    assert_ne!(
+        o.read_state().unwrap(),
+        once,
+        "the second stream changed nothing"
+    );
+    o.load_state(&State::initial(&spec)).unwrap();
+    assert_eq!(o.read_lanes().unwrap(), Reference::new(&spec).lanes());
+    o.train(&data).unwrap();
+    assert_same_state(
+        &spec,
+        &once,
+        &o.read_state().unwrap(),
+        "trained after a reset",
+    );
 }
 
 /// Stages chained the way a multi-board runtime will: each stage a junction range with the
@@ -189,61 +228,21 @@ fn chain_of_stages_matches_reference_with_link_staleness() {
             .windows(2)
             .map(|b| OpenClStage::new(dev.clone(), &spec, b[0]..b[1], &schedule).unwrap())
             .collect();
-        for st in &mut stages {
-            st.begin_stream(data.len(), &data.labels).unwrap();
-        }
-        // boundary mailboxes: activations of layer b (forward) and sums of layer b (backward)
-        let mut fwd: Vec<HashMap<usize, Vec<i32>>> = vec![HashMap::new(); bounds.len()];
-        let mut bwd: Vec<HashMap<usize, Vec<i32>>> = vec![HashMap::new(); bounds.len()];
-        let total = stages[0].stream_cycles();
-        let window = delay + 1;
-        let mut t0 = 0;
-        while t0 < total {
-            let t1 = (t0 + window).min(total);
-            for (i, st) in stages.iter_mut().enumerate() {
-                let (lb, rb) = (bounds[i], bounds[i + 1]);
-                let a_in: Vec<i32> = st
-                    .a_in_samples(t0, t1)
-                    .flat_map(|n| {
-                        if lb == 0 {
-                            data.input(n).to_vec()
-                        } else {
-                            fwd[i][&n].clone()
-                        }
-                    })
-                    .collect();
-                let d_in: Vec<i32> = st
-                    .d_in_samples(t0, t1)
-                    .flat_map(|n| bwd[i + 1][&n].clone())
-                    .collect();
-                let out = st
-                    .run_window(
-                        t0,
-                        t1,
-                        &WindowIo {
-                            a_in: &a_in,
-                            d_in: &d_in,
-                        },
-                    )
-                    .unwrap();
-                let n1 = spec.layers[rb];
-                for (k, n) in out.a_out_samples.clone().enumerate() {
-                    fwd[i + 1].insert(n, out.a_out[k * n1..(k + 1) * n1].to_vec());
-                }
-                let n0 = spec.layers[lb];
-                for (k, n) in out.d_out_samples.clone().enumerate() {
-                    bwd[i].insert(n, out.d_out[k * n0..(k + 1) * n0].to_vec());
-                }
-            }
-            t0 = t1;
+        // two streams: the lane streams run on from one to the next
+        for _ in 0..2 {
+            chain::train_stream(&mut stages, &data, delay + 1);
         }
         let mut got = State::initial(&spec);
+        let mut lanes = Vec::new();
         for st in &mut stages {
             st.read_state(&mut got).unwrap();
+            lanes.extend(st.read_lanes().unwrap());
         }
         let mut r =
             Reference::with_state(&spec, State::initial(&spec), schedule.staleness()).unwrap();
         r.train(&data);
+        r.train(&data);
+        assert_eq!(lanes, r.lanes(), "chain {seed}: lane streams");
         assert_same_state(
             &spec,
             &r.state,
@@ -257,6 +256,7 @@ fn chain_of_stages_matches_reference_with_link_staleness() {
         );
         // the single-board schedule gives other bits (with narrow formats it may not, so count)
         let mut single = Reference::new(&spec);
+        single.train(&data);
         single.train(&data);
         staleness_mattered += (single.state.sha256() != got.sha256()) as usize;
     }

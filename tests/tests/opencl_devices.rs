@@ -4,10 +4,9 @@
 //! is set before anything in the process loads OpenCL.
 
 use edgeflow_core::{JunctionPattern, State};
-use edgeflow_opencl::{devices, Device, OpenClStage, Schedule, WindowIo};
+use edgeflow_opencl::{devices, Device, OpenClStage, Schedule};
 use edgeflow_sim::Reference;
 use edgeflow_tests::random_spec::{random_data, random_spec};
-use std::collections::HashMap;
 
 #[test]
 fn two_devices_two_stages_bit_exact() {
@@ -44,57 +43,12 @@ fn two_devices_two_stages_bit_exact() {
     links[cut - 1] = delay;
     let schedule = Schedule::with_links(&links);
     let data = random_data(&spec, 150, 77);
-    let mut up = OpenClStage::new(d0, &spec, 0..cut, &schedule).unwrap();
-    let mut down = OpenClStage::new(d1, &spec, cut..l, &schedule).unwrap();
-    up.begin_stream(data.len(), &[]).unwrap();
-    down.begin_stream(data.len(), &data.labels).unwrap();
-    let mut fwd: HashMap<usize, Vec<i32>> = HashMap::new();
-    let mut bwd: HashMap<usize, Vec<i32>> = HashMap::new();
-    let total = up.stream_cycles();
-    let (n_cut, window) = (spec.layers[cut], delay + 1);
-    let mut t0 = 0;
-    while t0 < total {
-        let t1 = (t0 + window).min(total);
-        let a_in: Vec<i32> = up
-            .a_in_samples(t0, t1)
-            .flat_map(|n| data.input(n).to_vec())
-            .collect();
-        let d_in: Vec<i32> = up
-            .d_in_samples(t0, t1)
-            .flat_map(|n| bwd[&n].clone())
-            .collect();
-        let o = up
-            .run_window(
-                t0,
-                t1,
-                &WindowIo {
-                    a_in: &a_in,
-                    d_in: &d_in,
-                },
-            )
-            .unwrap();
-        for (k, n) in o.a_out_samples.clone().enumerate() {
-            fwd.insert(n, o.a_out[k * n_cut..(k + 1) * n_cut].to_vec());
-        }
-        let a_in: Vec<i32> = down
-            .a_in_samples(t0, t1)
-            .flat_map(|n| fwd[&n].clone())
-            .collect();
-        let o = down
-            .run_window(
-                t0,
-                t1,
-                &WindowIo {
-                    a_in: &a_in,
-                    d_in: &[],
-                },
-            )
-            .unwrap();
-        for (k, n) in o.d_out_samples.clone().enumerate() {
-            bwd.insert(n, o.d_out[k * n_cut..(k + 1) * n_cut].to_vec());
-        }
-        t0 = t1;
-    }
+    let mut stages = [
+        OpenClStage::new(d0, &spec, 0..cut, &schedule).unwrap(),
+        OpenClStage::new(d1, &spec, cut..l, &schedule).unwrap(),
+    ];
+    edgeflow_tests::chain::train_stream(&mut stages, &data, delay + 1);
+    let [up, down] = &mut stages;
     let mut got = State::initial(&spec);
     up.read_state(&mut got).unwrap();
     down.read_state(&mut got).unwrap();

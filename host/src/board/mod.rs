@@ -19,7 +19,8 @@ use edgeflow_core::{Encoded, State};
 pub trait Board {
     /// A short name for reports, e.g. `reference` or `opencl:pthread-cpu`.
     fn name(&self) -> String;
-    /// Replace the complete state (every weight and bias).
+    /// Replace the complete state (every weight and bias). New weights start a training run:
+    /// the stochastic-rounding lane generators start again from the spec's seed.
     fn load_state(&mut self, state: &State) -> Result<()>;
     /// Train on one stream of samples: the pipeline fills, runs and drains.
     fn train(&mut self, data: &Encoded) -> Result<()>;

@@ -23,10 +23,10 @@ impl Board for ReferenceBoard {
         "reference".into()
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
-        state
-            .check_shape(&self.model.spec)
+        // New weights start a training run: the lane streams start again with them.
+        let m = &self.model;
+        self.model = Reference::with_state(&m.spec, state.clone(), m.staleness().to_vec())
             .map_err(|e| anyhow!(e))?;
-        self.model.state = state.clone();
         Ok(())
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
