@@ -68,6 +68,11 @@ pub struct Spec {
     /// [`Spec::rounding`] picks the one that learns for the activation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounding: Option<Rounding>,
+    /// Bits of precision of an input (1–16): an input in `[0, 1]` is one of
+    /// `2^(input_bits−1) + 1` values `q·2^−(input_bits−1)` ([`Format::quantize_input`]). Absent:
+    /// [`Spec::input_bits`] gives `frac_bits + 1`, the format's own precision on `[0, 1]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_bits: Option<u32>,
     pub pattern: PatternSpec,
     /// Seed of the initial weights.
     #[serde(default)]
@@ -201,6 +206,12 @@ impl Spec {
         })
     }
 
+    /// The effective input precision: the spec's `input_bits`, or when it has none
+    /// `frac_bits + 1`, which encodes an input exactly as a plain rounding to the format.
+    pub fn input_bits(&self) -> u32 {
+        self.input_bits.unwrap_or(self.fixed.frac_bits + 1)
+    }
+
     /// Number of junctions `L`.
     pub fn junctions(&self) -> usize {
         self.layers.len() - 1
@@ -277,6 +288,18 @@ impl Spec {
                 ),
                 "use int_bits = 2 or 3 and give the rest to frac_bits".into(),
             );
+        }
+        if let Some(b) = self.input_bits {
+            if !(1..=16).contains(&b) {
+                add(
+                    "input_bits".into(),
+                    format!("= {b} must be between 1 and 16 (bits of precision of an input in [0, 1])"),
+                    format!(
+                        "use e.g. input_bits = 1 for black-and-white inputs, or leave it out for the format's own precision ({})",
+                        fx.frac_bits + 1
+                    ),
+                );
+            }
         }
         if self.learning_rate_shift > 15 {
             add(
@@ -600,6 +623,29 @@ seed = 5
             .replace("width = 10", "width = 13")
             .replace("int_bits = 2", "int_bits = 5"));
         assert!(e.contains("fixed.int_bits: = 5 exceeds 3"), "{e}");
+    }
+
+    #[test]
+    fn input_bits_rule_and_default() {
+        let s = Spec::from_toml_str(GOOD, "x.toml").unwrap();
+        assert_eq!((s.input_bits, s.input_bits()), (None, 8));
+        let with = |b: &str| GOOD.replace("seed = 1\n", &format!("seed = 1\ninput_bits = {b}\n"));
+        for b in [1, 8, 16] {
+            let s = Spec::from_toml_str(&with(&b.to_string()), "x.toml").unwrap();
+            assert_eq!(s.input_bits(), b);
+            assert_eq!(Spec::from_toml_str(&s.to_toml(), "y").unwrap(), s);
+        }
+        for b in [0, 17] {
+            let e = err(&with(&b.to_string()));
+            assert!(
+                e.contains(&format!("input_bits: = {b} must be between 1 and 16")),
+                "{e}"
+            );
+            assert!(
+                e.contains("leave it out for the format's own precision (8)"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -473,6 +473,7 @@ pub fn random_spec(seed: u64) -> Spec {
             seed: r.below(1000) as u64,
             registered_reads: false,
             deep_pipeline: false,
+            input_bits: None,
         };
         if spec.validate("random").is_ok() {
             return spec;
