@@ -212,6 +212,13 @@ impl Spec {
         self.input_bits.unwrap_or(self.fixed.frac_bits + 1)
     }
 
+    /// Junction 1's FF products `mul(w, x)` are selects `x ? w : 0`: with one-bit inputs `x`
+    /// is 0 or 1.0, and `mul(w, 1.0) = w` wherever the format holds 1.0. With `int_bits = 0`
+    /// the input 1.0 saturates to `1 − 2^−frac_bits` and the product stays a product.
+    pub fn input_selects(&self) -> bool {
+        self.input_bits() == 1 && self.fixed.int_bits >= 1
+    }
+
     /// Number of junctions `L`.
     pub fn junctions(&self) -> usize {
         self.layers.len() - 1
@@ -428,7 +435,7 @@ impl Spec {
                     clocks: edges / z,
                     density: fo as f64 / right as f64,
                     staleness: 2 * (l - (j + 1)) + 1,
-                    multipliers_ff: z,
+                    multipliers_ff: if j == 0 && self.input_selects() { 0 } else { z },
                     multipliers_bp: if hidden_left { 2 * z } else { 0 },
                     multipliers_up: z,
                 }
@@ -645,6 +652,33 @@ seed = 5
                 e.contains("leave it out for the format's own precision (8)"),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn one_bit_inputs_select_exactly_where_the_format_holds_one() {
+        for int_bits in 0..=3u32 {
+            for frac in 0..=(15 - int_bits) {
+                let f = Format::new(int_bits, frac);
+                let one = f.quantize_input(1.0, 1);
+                assert_eq!(f.quantize_input(0.0, 1), 0);
+                let exact = (f.min()..=f.max()).all(|w| f.mul(w, one) == w && f.mul(w, 0) == 0);
+                let mut s = Spec::from_toml_str(GOOD, "x.toml").unwrap();
+                s.fixed = FixedSpec {
+                    width: f.width,
+                    int_bits,
+                    frac_bits: frac,
+                };
+                s.input_bits = Some(1);
+                assert_eq!(s.input_selects(), exact, "{int_bits}.{frac}");
+                assert_eq!(
+                    s.derived().junctions[0].multipliers_ff,
+                    if exact { 0 } else { 8 }
+                );
+                assert_eq!(s.derived().junctions[1].multipliers_ff, 4);
+                s.input_bits = Some(2);
+                assert!(!s.input_selects());
+            }
         }
     }
 
