@@ -1,6 +1,7 @@
 //! Pure-Rust foundations every edgeflow crate shares, with no hardware dependencies: the
 //! network spec, the fixed-point contract, clash-free patterns, data sets and the state.
 
+pub mod advice;
 pub mod data;
 pub mod fixed;
 pub mod pattern;

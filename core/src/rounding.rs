@@ -14,7 +14,8 @@
 //!   `e mod z_j`; within a sample a lane updates its edges in increasing `e`, and before each
 //!   update it steps its generator once and uses the new word. Only updates step the streams
 //!   (no inference, no pipeline fill or drain);
-//! - a right neuron's bias uses the word drawn for the neuron's first edge (`e = i·fan_in`).
+//! - a right neuron's bias uses the word drawn for the neuron's last edge
+//!   (`e = (i+1)·fan_in − 1`): the hardware writes the bias in that edge's clock.
 
 use crate::fixed::Format;
 use crate::rng::SplitMix64;
@@ -90,7 +91,7 @@ pub fn weight_update_stochastic(f: Format, w: i32, d: i32, a: i32, shift: u32, w
     f.saturate(w as i64 - u as i64)
 }
 
-/// The bias update under [`Rounding::Stochastic`] with the word of the neuron's first edge:
+/// The bias update under [`Rounding::Stochastic`] with the word of the neuron's last edge:
 /// `r` the low `shift` bits of the word, `b' = sat(b − ((δ + r) >> shift))`.
 #[inline(always)]
 pub fn bias_update_stochastic(f: Format, b: i32, d: i32, shift: u32, word: u32) -> i32 {

@@ -58,6 +58,7 @@ use crate::copy_memory::CopyMemory;
 use crate::delta_memory::DeltaMemory;
 use crate::ff_unit::FfUnit;
 use crate::fixed::{b16, b32, s16};
+use crate::lane_rng::LaneStreams;
 use crate::params::JunctionParams;
 use crate::pipe_regs::PipeRegs;
 use crate::sequencer::Sequencer;
@@ -128,6 +129,8 @@ pub struct Junction {
     pub ff: FfUnit,
     pub bp: BpUnit,
     pub up: UpUnit,
+    /// The lanes' stochastic-rounding streams (no lanes under nearest rounding).
+    pub rng: LaneStreams,
     /// BP/UP pipeline registers (see [`BpWord`]): deltas and the operands of their clock.
     pub bpp: PipeRegs,
     /// Read registers (see [`RdWord`]), with `registered_reads`: every memory read and the
@@ -398,7 +401,9 @@ impl Junction {
             bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last())
                 .with_registered(p.deep_pipeline),
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift)
+                .with_rounding(p.rounding)
                 .with_registered(p.deep_pipeline),
+            rng: LaneStreams::new(p.seed, p.j, if p.stochastic() { z } else { 0 }),
             // bits: BP/UP runs, and it finishes a right neuron (bias write)
             bpp: PipeRegs::new(2, BpWord { z, g }.count()),
             rdp: if p.registered_reads {
@@ -418,8 +423,9 @@ impl Junction {
             },
             // bits: per bank the enable, then the host's select; words: the row, per bank
             // the host's word or the bias, per bank the bias's delta
+            // (and per bank the bias's word, with stochastic rounding)
             bwp: if p.deep_pipeline {
-                PipeRegs::new(g + 1, 1 + 2 * g)
+                PipeRegs::new(g + 1, 1 + (2 + p.stochastic() as usize) * g)
             } else {
                 PipeRegs::new(0, 0)
             },
@@ -795,6 +801,24 @@ impl Logic for Junction {
                 self.up.bd[q].next = dq;
             }
         }
+        // stochastic rounding: the lanes step with every update clock and restart when the
+        // host writes the weights; a bias takes the word of its neuron's last lane
+        self.rng.clock.next = clock;
+        self.rng.advance.next = bp_run;
+        self.rng.restart.next = w_sel && w_we;
+        let lpg = self._p.lanes_per_group;
+        for l in 0..self.up.word.len() {
+            self.up.word[l].next = self.rng.word[l].val();
+        }
+        for q in 0..self.up.bias_word.len() {
+            let word = self.rng.word[q * lpg + lpg - 1].val().get_bits::<16>(0);
+            if rp {
+                self.bwp.word_in[1 + 2 * g + q].next = word;
+                self.up.bias_word[q].next = self.bwp.word[1 + 2 * g + q].val();
+            } else {
+                self.up.bias_word[q].next = word;
+            }
+        }
         // outputs
         self.h_rdata.next = if h_bias {
             self.bmem
@@ -911,6 +935,11 @@ impl Logic for Junction {
         ] {
             v.iter_mut().for_each(|x| x.connect());
         }
+        self.up.word.iter_mut().for_each(|x| x.connect());
+        self.up.bias_word.iter_mut().for_each(|x| x.connect());
+        self.rng.clock.connect();
+        self.rng.advance.connect();
+        self.rng.restart.connect();
     }
 
     fn hdl(&self) -> Verilog {
@@ -1220,6 +1249,32 @@ impl Logic for Junction {
                 a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
                 a(format!("up$bd${q}"), dq(q));
             }
+        }
+        // stochastic rounding, as in `update`
+        if p.stochastic() {
+            a("rng$clock".into(), "clock".into());
+            a("rng$advance".into(), "bpp$bit$0".into());
+            a("rng$restart".into(), format!("{w_sel} && {w_we}"));
+            for l in 0..z {
+                a(format!("up$word${l}"), format!("rng$word${l}"));
+            }
+            let lpg = p.lanes_per_group;
+            for q in 0..g {
+                let word = format!("rng$word${}[15:0]", q * lpg + lpg - 1);
+                if p.deep_pipeline {
+                    a(format!("bwp$word_in${}", 1 + 2 * g + q), word);
+                    a(
+                        format!("up$bias_word${q}"),
+                        format!("bwp$word${}", 1 + 2 * g + q),
+                    );
+                } else {
+                    a(format!("up$bias_word${q}"), word);
+                }
+            }
+        } else {
+            a("rng$clock".into(), "clock".into());
+            a("rng$advance".into(), "1'b0".into());
+            a("rng$restart".into(), "1'b0".into());
         }
         if p.is_last() {
             a("omem$0$clock".into(), "clock".into());

@@ -18,6 +18,7 @@ pub mod fixed;
 pub mod host_link;
 pub mod input_lanes;
 pub mod junction;
+pub mod lane_rng;
 pub mod lanes;
 pub mod network;
 pub mod neuron_sum;

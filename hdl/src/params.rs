@@ -1,6 +1,7 @@
 //! Everything a block needs to know about its junction, derived once from the spec at run time.
 
 use edgeflow_core::fixed::{output_delta_ends, Activation, ActivationTable, Format};
+use edgeflow_core::rounding::Rounding;
 use edgeflow_core::{JunctionPattern, Spec};
 
 /// Parameters of junction `j` (0-based) of a network.
@@ -34,6 +35,10 @@ pub struct JunctionParams {
     pub ff_offset: usize,
     pub format: Format,
     pub shift: u32,
+    /// Rounding of the updates (`Spec::rounding`).
+    pub rounding: Rounding,
+    /// The spec's seed, which seeds the lanes' stochastic-rounding streams.
+    pub seed: u64,
     /// Activation of the right layer (the output layer is sigmoid).
     pub right_act: Activation,
     /// Activation of the left layer (its σ′ gates the deltas this junction back-propagates into).
@@ -101,6 +106,8 @@ impl JunctionParams {
             ff_offset: ff[j],
             format,
             shift: spec.learning_rate_shift,
+            rounding: spec.rounding(),
+            seed: spec.seed,
             right_act: if j + 1 == l {
                 Activation::Sigmoid
             } else {
@@ -117,6 +124,10 @@ impl JunctionParams {
             registered_sums_right: false,
             pred_slack: false,
         }
+    }
+
+    pub fn stochastic(&self) -> bool {
+        self.rounding == Rounding::Stochastic
     }
 
     pub fn is_first(&self) -> bool {

@@ -8,6 +8,7 @@
 
 use crate::fixed::{b16, mul, round_shift, s16, sat};
 use edgeflow_core::fixed::Format;
+use edgeflow_core::rounding::{bias_update_stochastic, Rounding};
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
@@ -21,9 +22,14 @@ pub struct UpUnit {
     /// The delta each bias is updated with (the junction gives the bias and its delta a
     /// register of their own with the deep pipeline, so they may come a clock after `d`).
     pub bd: Vec<Signal<In, Bits<16>>>,
+    /// With stochastic rounding: per lane, the word of its stream for this clock's update.
+    pub word: Vec<Signal<In, Bits<32>>>,
+    /// With stochastic rounding: per group, the low 16 bits of its bias's word.
+    pub bias_word: Vec<Signal<In, Bits<16>>>,
     pub new_w: Vec<Signal<Out, Bits<16>>>,
     pub new_b: Vec<Signal<Out, Bits<16>>>,
     _f: Format,
+    _stochastic: bool,
     _shift: u32,
     _lpg: usize,
     /// With registered products: each lane's registered `η·(δ·a)`.
@@ -39,13 +45,29 @@ impl UpUnit {
             d: crate::sigs(groups),
             bias: crate::sigs(groups),
             bd: crate::sigs(groups),
+            word: vec![],
+            bias_word: vec![],
             new_w: crate::sigs(z),
             new_b: crate::sigs(groups),
             _f: f,
+            _stochastic: false,
             _shift: shift,
             _lpg: lanes_per_group,
             _reg: None,
         }
+    }
+
+    pub fn with_rounding(mut self, rounding: Rounding) -> UpUnit {
+        self._stochastic = rounding == Rounding::Stochastic;
+        let (z, g) = (self.new_w.len(), self.new_b.len());
+        self.word = crate::sigs(if self._stochastic { z } else { 0 });
+        self.bias_word = crate::sigs(if self._stochastic { g } else { 0 });
+        self
+    }
+
+    /// Bits of the word a lane adds to the exact product, `frac + shift`.
+    fn noise_bits(&self) -> u32 {
+        self._f.frac_bits + self._shift
     }
 
     pub fn with_registered(mut self, registered: bool) -> UpUnit {
@@ -57,27 +79,48 @@ impl UpUnit {
 impl Logic for UpUnit {
     fn update(&mut self) {
         let (f, s) = (self._f, self._shift);
-        let ups: Vec<i32> = (0..self.w.len())
+        let n = self.noise_bits();
+        // Per lane what the registered variant holds: the rounded `η·(δ·a)` (nearest) or
+        // the exact product plus the word's noise (stochastic).
+        let held: Vec<i32> = (0..self.w.len())
             .map(|l| {
                 let d = s16(self.d[l / self._lpg].val());
-                round_shift(mul(f, d, s16(self.a[l].val())) as i64, s) as i32
+                let a = s16(self.a[l].val());
+                if self._stochastic {
+                    let word = self.word[l].val().index() as u32;
+                    let r = if n == 0 { 0 } else { (word >> (32 - n)) as i64 };
+                    (d as i64 * a as i64 + r) as i32
+                } else {
+                    round_shift(mul(f, d, a) as i64, s) as i32
+                }
             })
             .collect();
-        let ups = match &mut self._reg {
-            None => ups,
+        let held = match &mut self._reg {
+            None => held,
             Some(r) => {
                 if self.clock.pos_edge() {
-                    *r = ups;
+                    *r = held;
                 }
                 r.clone()
             }
         };
-        for l in 0..self.w.len() {
-            self.new_w[l].next = b16(sat(f, s16(self.w[l].val()) as i64 - ups[l] as i64));
+        for (l, &h) in held.iter().enumerate() {
+            let up = if self._stochastic {
+                sat(f, (h as i64) >> n) as i64
+            } else {
+                h as i64
+            };
+            self.new_w[l].next = b16(sat(f, s16(self.w[l].val()) as i64 - up));
         }
         for q in 0..self.d.len() {
-            let b = s16(self.bias[q].val()) as i64;
-            self.new_b[q].next = b16(sat(f, b - round_shift(s16(self.bd[q].val()) as i64, s)));
+            let b = s16(self.bias[q].val());
+            let bd = s16(self.bd[q].val());
+            let nb = if self._stochastic {
+                bias_update_stochastic(f, b, bd, s, self.bias_word[q].val().index() as u32)
+            } else {
+                sat(f, b as i64 - round_shift(bd as i64, s))
+            };
+            self.new_b[q].next = b16(nb);
         }
     }
     fn connect(&mut self) {
@@ -90,27 +133,61 @@ impl Logic for UpUnit {
     }
     fn hdl(&self) -> Verilog {
         let mut v = crate::fixed::verilog_functions(self._f, self._shift);
+        let n = self.noise_bits();
+        // stochastic: the exact product plus the word's top n bits (n ≤ 30, so the sum fits)
+        let noisy = |l: usize, q: usize| {
+            let r = if n == 0 {
+                "32'sd0".to_string()
+            } else {
+                format!("$signed({{{}'d0, word${l}[31:{}]}})", 32 - n, 32 - n)
+            };
+            format!("($signed(d${q}) * $signed(a${l}) + {r})")
+        };
         if self._reg.is_some() {
             for l in 0..self.w.len() {
                 let q = l / self._lpg;
+                let held = if self._stochastic {
+                    noisy(l, q)
+                } else {
+                    format!("mul_eta_raw(d${q}, a${l})")
+                };
                 let _ = writeln!(
                     v,
-                    "reg signed [31:0] ur_{l};\ninitial ur_{l} = 0;\nalways @(posedge clock) ur_{l} <= mul_eta_raw(d${q}, a${l});"
+                    "reg signed [31:0] ur_{l};\ninitial ur_{l} = 0;\nalways @(posedge clock) ur_{l} <= {held};"
                 );
+            }
+        } else if self._stochastic {
+            for l in 0..self.w.len() {
+                let q = l / self._lpg;
+                let _ = writeln!(v, "wire signed [31:0] ur_{l} = {};", noisy(l, q));
             }
         }
         v += "always @(*) begin\n";
         for l in 0..self.w.len() {
             let q = l / self._lpg;
-            let up = if self._reg.is_some() {
-                format!("eta_rs(ur_{l})")
-            } else {
-                format!("eta(mul_rs(d${q}, a${l}))")
+            let up = match (self._stochastic, self._reg.is_some()) {
+                (true, _) => format!("sat32(ur_{l} >>> {n})"),
+                (false, true) => format!("eta_rs(ur_{l})"),
+                (false, false) => format!("eta(mul_rs(d${q}, a${l}))"),
             };
             let _ = writeln!(v, "    new_w${l} = sat32(sx(w${l}) - {up});");
         }
         for q in 0..self.d.len() {
-            let _ = writeln!(v, "    new_b${q} = sat32(sx(bias${q}) - eta(bd${q}));");
+            let up = if self._stochastic {
+                let r = if self._shift == 0 {
+                    "32'sd0".to_string()
+                } else {
+                    format!(
+                        "$signed({{{}'d0, bias_word${q}[{}:0]}})",
+                        32 - self._shift,
+                        self._shift - 1
+                    )
+                };
+                format!("((sx(bd${q}) + {r}) >>> {})", self._shift)
+            } else {
+                format!("eta(bd${q})")
+            };
+            let _ = writeln!(v, "    new_b${q} = sat32(sx(bias${q}) - {up});");
         }
         v += "end\n";
         Verilog::Custom(v)
@@ -195,8 +272,78 @@ mod tests {
         }
     }
 
+    /// Stochastic rounding, plain and registered, against the contract's functions.
+    #[test]
+    fn stochastic_updates_follow_the_contract() {
+        use edgeflow_core::rounding::weight_update_stochastic;
+        for (f, shift, registered) in [
+            (Format::new(2, 7), 2, false),
+            (Format::new(0, 9), 0, false),
+            (Format::new(3, 12), 5, true),
+            (Format::new(2, 5), 0, true),
+        ] {
+            let mut u = UpUnit::new(2, 1, 2, f, shift)
+                .with_rounding(Rounding::Stochastic)
+                .with_registered(registered);
+            u.connect_all();
+            let span = (f.max() - f.min() + 1) as usize;
+            let mut r = edgeflow_core::rng::SplitMix64::new(8);
+            let mut prev: Option<Vec<i32>> = None;
+            let mut moved = 0;
+            for _ in 0..400 {
+                let v: Vec<i32> = (0..6).map(|_| f.min() + r.below(span) as i32).collect();
+                // small deltas, so the noise decides whether an update happens
+                let d = v[4] >> (f.width - 3);
+                let words: Vec<u32> = (0..3).map(|_| r.next_u64() as u32).collect();
+                for l in 0..2 {
+                    u.w[l].next = b16(v[l]);
+                    u.a[l].next = b16(v[2 + l]);
+                    u.word[l].next = Bits::<32>::from(words[l] as u64);
+                }
+                u.d[0].next = b16(d);
+                u.bd[0].next = b16(d);
+                u.bias[0].next = b16(v[5]);
+                u.bias_word[0].next = Bits::<32>::from(words[2] as u64).get_bits::<16>(0);
+                settle(&mut u);
+                // what the update subtracts: the new weight of w = 0, with saturation apart
+                let ups: Vec<i32> = (0..2)
+                    .map(|l| -weight_update_stochastic(f, 0, d, v[2 + l], shift, words[l]))
+                    .collect();
+                let want_ups = if registered {
+                    prev.clone()
+                } else {
+                    Some(ups.clone())
+                };
+                if let Some(up) = want_ups {
+                    for l in 0..2 {
+                        let want = f.saturate(v[l] as i64 - up[l] as i64);
+                        assert_eq!(s16(u.new_w[l].val()), want, "{f:?} shift {shift}");
+                        moved += (want != v[l]) as usize;
+                    }
+                }
+                assert_eq!(
+                    s16(u.new_b[0].val()),
+                    bias_update_stochastic(f, v[5], d, shift, words[2] & 0xffff)
+                );
+                prev = Some(ups);
+                tick(&mut u, |x| &mut x.clock);
+            }
+            assert!(moved > 20, "updates must happen");
+        }
+    }
+
     #[test]
     fn up_unit_verilog_is_clean() {
+        yosys_check(
+            &UpUnit::new(2, 2, 1, Format::new(2, 7), 3).with_rounding(Rounding::Stochastic),
+            "up_unit_stochastic",
+        );
+        yosys_check(
+            &UpUnit::new(2, 1, 2, Format::new(3, 12), 0)
+                .with_rounding(Rounding::Stochastic)
+                .with_registered(true),
+            "up_unit_stochastic_registered",
+        );
         yosys_check(&UpUnit::new(3, 1, 3, Format::new(2, 7), 3), "up_unit");
         yosys_check(
             &UpUnit::new(2, 1, 2, Format::new(3, 12), 2).with_registered(true),

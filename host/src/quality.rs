@@ -36,6 +36,11 @@ pub struct QualityCli {
     /// string), dotted keys for tables, e.g. --set learning_rate_shift=3 --set fixed.int_bits=2.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Seeds of the initial weights (and of the rounding streams), comma-separated: every
+    /// network is trained once per seed by both models and the accuracies are averaged, since
+    /// one run on the 360 test samples moves by a point or two with the seed alone.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    seeds: Vec<u64>,
     /// Networks trained at once (default: the machine's logical CPUs).
     #[arg(long)]
     jobs: Option<usize>,
@@ -56,22 +61,30 @@ type Outcome = Result<(f64, f64, Option<String>)>;
 struct Row {
     name: String,
     activation: String,
+    /// The effective rounding of the updates (`Spec::rounding`).
+    rounding: String,
     width: u32,
     int_bits: u32,
     frac_bits: u32,
     junctions: usize,
     layers: Vec<usize>,
     learning_rate_shift: u32,
+    /// Test and train accuracies: the mean over the seeds.
     bit_exact_test_accuracy: f64,
     float_test_accuracy: f64,
     bit_exact_train_accuracy: f64,
     float_train_accuracy: f64,
-    /// Float minus bit-exact test accuracy, in percentage points.
+    /// Float minus bit-exact test accuracy, in percentage points (mean over the seeds).
     gap_points: f64,
+    seeds: Vec<u64>,
+    /// Per seed, in the order of `seeds`.
+    bit_exact_test_accuracies: Vec<f64>,
+    float_test_accuracies: Vec<f64>,
+    /// Per seed, the bit-exact model's final state.
+    state_sha256s: Vec<String>,
     /// Whether float reached [`FLOAT_LEARNS`]; if not, the gap says little.
     float_learns: bool,
-    state_sha256: String,
-    /// The spec as the parser read it, defaults included.
+    /// The spec as the parser read it, defaults included (seed: the first of `seeds`).
     spec: String,
 }
 
@@ -205,6 +218,14 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
         bail!("--epochs must be at least 1");
     }
     let specs = grid(&a)?;
+    if a.seeds.is_empty() {
+        bail!("--seeds: give at least one seed");
+    }
+    let seeded = |i: usize, k: usize| {
+        let mut spec = specs[i].3.clone();
+        spec.seed = a.seeds[k];
+        spec
+    };
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("-o {}: cannot create the directory", dir.display()))?;
@@ -226,9 +247,9 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
-    // one task per network and backend, handed out to `jobs` threads in order
-    let tasks: Vec<(usize, &str)> = (0..specs.len())
-        .flat_map(|i| [(i, "reference"), (i, "float")])
+    // one task per network, seed and backend, handed out to `jobs` threads in order
+    let tasks: Vec<(usize, usize, &str)> = (0..specs.len())
+        .flat_map(|i| (0..a.seeds.len()).flat_map(move |k| [(i, k, "reference"), (i, k, "float")]))
         .collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -237,10 +258,10 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
         for _ in 0..jobs.min(tasks.len()) {
             s.spawn(|| loop {
                 let t = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&(i, backend)) = tasks.get(t) else {
+                let Some(&(i, k, backend)) = tasks.get(t) else {
                     break;
                 };
-                let spec = &specs[i].3;
+                let spec = &seeded(i, k);
                 let r = make_trainer(spec, backend)
                     .and_then(|tr| run(tr, &splits[i], a.epochs, true))
                     .map(|(rep, _)| {
@@ -254,9 +275,10 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                 if let Ok((te, ..)) = &r {
                     eprintln!(
-                        "[{n}/{}] {} {backend}: test {:.2}%",
+                        "[{n}/{}] {} seed {} {backend}: test {:.2}%",
                         tasks.len(),
                         spec.name,
+                        spec.seed,
                         te * 100.0
                     );
                 }
@@ -266,12 +288,25 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
     });
     let mut results = results.into_inner().unwrap().into_iter();
     let mut rows = Vec::new();
-    for (act, w, j, spec) in &specs {
-        let (bt, btr, sha) = results.next().flatten().expect("every task ran")?;
-        let (ft, ftr, _) = results.next().flatten().expect("every task ran")?;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    for (i, (act, w, j, _)) in specs.iter().enumerate() {
+        let (mut bts, mut btrs, mut fts, mut ftrs, mut shas) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for _ in &a.seeds {
+            let (bt, btr, sha) = results.next().flatten().expect("every task ran")?;
+            let (ft, ftr, _) = results.next().flatten().expect("every task ran")?;
+            bts.push(bt);
+            btrs.push(btr);
+            fts.push(ft);
+            ftrs.push(ftr);
+            shas.push(sha.unwrap_or_default());
+        }
+        let spec = seeded(i, 0);
+        let (bt, ft) = (mean(&bts), mean(&fts));
         rows.push(Row {
             name: spec.name.clone(),
             activation: act.clone(),
+            rounding: format!("{:?}", spec.rounding()).to_lowercase(),
             width: *w,
             int_bits: spec.fixed.int_bits,
             frac_bits: spec.fixed.frac_bits,
@@ -280,11 +315,14 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
             learning_rate_shift: spec.learning_rate_shift,
             bit_exact_test_accuracy: bt,
             float_test_accuracy: ft,
-            bit_exact_train_accuracy: btr,
-            float_train_accuracy: ftr,
+            bit_exact_train_accuracy: mean(&btrs),
+            float_train_accuracy: mean(&ftrs),
             gap_points: (ft - bt) * 100.0,
             float_learns: ft >= FLOAT_LEARNS,
-            state_sha256: sha.unwrap_or_default(),
+            seeds: a.seeds.clone(),
+            bit_exact_test_accuracies: bts,
+            float_test_accuracies: fts,
+            state_sha256s: shas,
             spec: spec.to_toml(),
         });
     }
@@ -298,6 +336,7 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
         "train_samples": tr.len(),
         "test_samples": te.len(),
         "set": a.set,
+        "seeds": a.seeds,
         "worst_gap_points": worst.gap_points,
         "worst_gap_network": worst.name,
         "networks": rows,
@@ -324,13 +363,16 @@ fn markdown(a: &QualityCli, rows: &[Row], worst: &Row) -> String {
     let mut t = format!(
         "# Learning quality: bit-exact against float\n\n\
          Bundled digits ({} epochs, the same samples in the same order for both); test accuracy \
-         after the last epoch. Gap = float − bit-exact, in points; η = 2^-shift. A * marks a \
+         after the last epoch, the mean over {} seed(s) of the initial weights ({}). Gap = float \
+         − bit-exact, in points, with its range over the seeds; η = 2^-shift. A * marks a \
          network float itself does not learn (below {:.0} %).{}\n\n\
          Made by `edgeflow quality{}`.\n\n\
          **Worst gap: {:.1} points** ({}).\n\n\
-         | network | activation | width (int.frac) | junctions | η shift | bit-exact | float | gap |\n\
-         |---|---|---|---:|---:|---:|---:|---:|\n",
+         | network | activation | rounding | width (int.frac) | junctions | η shift | bit-exact | float | gap | gap range |\n\
+         |---|---|---|---|---:|---:|---:|---:|---:|---|\n",
         a.epochs,
+        a.seeds.len(),
+        list(&a.seeds),
         FLOAT_LEARNS * 100.0,
         if a.set.is_empty() {
             String::new()
@@ -347,10 +389,15 @@ fn markdown(a: &QualityCli, rows: &[Row], worst: &Row) -> String {
         worst.name
     );
     for r in rows {
+        let gaps: Vec<f64> = (r.float_test_accuracies.iter())
+            .zip(&r.bit_exact_test_accuracies)
+            .map(|(f, b)| (f - b) * 100.0)
+            .collect();
         t.push_str(&format!(
-            "| {} | {} | {} ({}.{}) | {} | {} | {:.1} % | {:.1} %{} | {:+.1} |\n",
+            "| {} | {} | {} | {} ({}.{}) | {} | {} | {:.1} % | {:.1} %{} | {:+.1} | {:+.1} … {:+.1} |\n",
             r.name,
             r.activation,
+            r.rounding,
             r.width,
             r.int_bits,
             r.frac_bits,
@@ -359,7 +406,9 @@ fn markdown(a: &QualityCli, rows: &[Row], worst: &Row) -> String {
             r.bit_exact_test_accuracy * 100.0,
             r.float_test_accuracy * 100.0,
             if r.float_learns { "" } else { " *" },
-            r.gap_points
+            r.gap_points,
+            gaps.iter().copied().fold(f64::INFINITY, f64::min),
+            gaps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         ));
     }
     t

@@ -31,22 +31,25 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
             "format": spec.format(),
             "activation": spec.activation,
             "learning_rate": 0.5f64.powi(spec.learning_rate_shift as i32),
+            "rounding": spec.rounding(),
             "input_bits": bits,
             "warnings": warnings,
             "derived": d,
+            "advice": spec.learning_advice(),
         }));
         return Ok(());
     }
     let f = spec.format();
     println!(
-        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}",
+        "{}: valid. layers {:?}, {}-bit values (1 sign, {} integer, {} fraction), {:?}, η = 2^-{}, {:?} rounding",
         spec.name,
         spec.layers,
         f.width,
         f.int_bits,
         f.frac_bits,
         spec.activation,
-        spec.learning_rate_shift
+        spec.learning_rate_shift,
+        spec.rounding()
     );
     println!(
         "inputs: {bits} bits of precision ({} values in [0, 1]){}",
@@ -96,6 +99,9 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
         "multipliers: {} (FF z, BP 2z for hidden junctions, UP z); edges: {}",
         d.multipliers, d.total_edges
     );
+    for a in spec.learning_advice() {
+        println!("advice: {}: {}", a.field, a.message);
+    }
     Ok(())
 }
 

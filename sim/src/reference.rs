@@ -55,8 +55,8 @@ pub struct Reference {
     /// The stochastic-rounding stream of every lane, `lanes[j][l]` (see `edgeflow_core::rounding`):
     /// started from the spec's seed with the weights, running for the model's lifetime.
     lanes: Vec<Vec<LaneRng>>,
-    /// The word each right neuron's first edge drew in the current update (its bias's bits).
-    first_words: Vec<u32>,
+    /// The word each right neuron's last edge drew in the current update (its bias's bits).
+    last_words: Vec<u32>,
 }
 
 /// When each junction runs, in block cycles: `FF_j(n)` in `ff[j] + n`, `BP_j(n)`/`UP_j(n)` in
@@ -200,7 +200,7 @@ impl Reference {
             staleness,
             scratch: vec![0; widest],
             lanes: LaneRng::all_seeded(spec.seed, &spec.z),
-            first_words: vec![0; widest],
+            last_words: vec![0; widest],
         })
     }
 
@@ -263,7 +263,7 @@ impl Reference {
             // Edge e is in lane e mod z and each lane draws its words in increasing e.
             let lanes = &mut self.lanes[j];
             let z = lanes.len();
-            let first = &mut self.first_words[..d.len()];
+            let last = &mut self.last_words[..d.len()];
             let acc = &mut self.scratch[..a_left.len()];
             acc.fill(0);
             let mut lane = 0;
@@ -277,8 +277,8 @@ impl Reference {
                     let k = k as usize;
                     acc[k] += q.mul(*we, dr);
                     let word = lanes[lane].next_word();
-                    if c == 0 {
-                        first[i] = word;
+                    if c + 1 == fi {
+                        last[i] = word;
                     }
                     *we = weight_update_stochastic(f, *we, dr, a_left[k], shift, word);
                     lane = if lane + 1 == z { 0 } else { lane + 1 };
@@ -290,7 +290,7 @@ impl Reference {
                     *dl = hidden_delta(act, f, sp, q.saturate(s));
                 }
             }
-            for ((b, &dr), &word) in self.state.biases[j].iter_mut().zip(d).zip(first.iter()) {
+            for ((b, &dr), &word) in self.state.biases[j].iter_mut().zip(d).zip(last.iter()) {
                 *b = bias_update_stochastic(f, *b, dr, shift, word);
             }
             return;

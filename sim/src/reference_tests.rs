@@ -108,7 +108,7 @@ fn naive(spec: &Spec, data: &Encoded, s: &[usize]) -> State {
                         *x ^= *x << 13;
                         *x ^= *x >> 17;
                         *x ^= *x << 5;
-                        if e == r * fi {
+                        if e + 1 == (r + 1) * fi {
                             bias_word = *x;
                         }
                         let bits = f.frac_bits + shift;
