@@ -243,8 +243,6 @@ fn one_bit_inputs_deep_pipeline_cosim_is_bit_exact() {
     }
     let mut sp = spec("digits.toml");
     sp.input_bits = Some(1);
-    // the selects are under test: updates rounded to nearest, which every backend builds
-    sp.rounding = Some(edgeflow_core::Rounding::Nearest);
     sp.registered_reads = true;
     sp.deep_pipeline = true;
     assert!(sp.input_selects());

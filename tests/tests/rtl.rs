@@ -108,10 +108,7 @@ fn one_bit_inputs_are_bit_exact_on_every_pipeline() {
         .take(3)
         .collect();
     assert_eq!(random.len(), 3);
-    // the selects are under test: updates rounded to nearest, which every backend builds
-    let nearest = Some(edgeflow_core::Rounding::Nearest);
     bit_exact_with(random, 9, |sp, i| {
-        sp.rounding = nearest;
         sp.input_bits = Some(1);
         assert!(sp.input_selects());
         sp.registered_reads = i % 3 == 1;
@@ -119,7 +116,6 @@ fn one_bit_inputs_are_bit_exact_on_every_pipeline() {
         sp.registered_reads as usize + 2 * sp.deep_pipeline as usize
     });
     let mut sp = spec("tiny.toml");
-    sp.rounding = nearest;
     sp.input_bits = Some(1);
     sp.fixed = edgeflow_core::spec::FixedSpec {
         width: 8,
