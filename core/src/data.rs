@@ -157,8 +157,9 @@ impl Dataset {
         (train, test)
     }
 
-    /// Encode the samples `idx` for a spec: inputs quantized to the value format and zero-padded
-    /// to `N_0`; labels checked against `N_L` (extra outputs are padding, trained towards 0).
+    /// Encode the samples `idx` for a spec: inputs quantized at the spec's input precision into
+    /// its value format ([`crate::Format::quantize_input`]) and zero-padded to `N_0`; labels
+    /// checked against `N_L` (extra outputs are padding, trained towards 0).
     pub fn encode(&self, spec: &Spec, idx: &[usize]) -> Result<Encoded, DataError> {
         let n0 = spec.layers[0];
         let nl = *spec.layers.last().unwrap();
@@ -180,7 +181,7 @@ impl Dataset {
                 ),
             ));
         }
-        let f = spec.format();
+        let (f, bits) = (spec.format(), spec.input_bits());
         let mut inputs = vec![0i32; idx.len() * n0];
         for (row, &i) in idx.iter().enumerate() {
             for (k, &v) in self.sample(i).iter().enumerate() {
@@ -193,7 +194,7 @@ impl Dataset {
                         ),
                     ));
                 }
-                inputs[row * n0 + k] = f.quantize(v);
+                inputs[row * n0 + k] = f.quantize_input(v, bits);
             }
         }
         Ok(Encoded {
@@ -530,6 +531,33 @@ mod tests {
             msg.contains("10 classes") && msg.contains("only 8 outputs"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn absent_input_bits_encode_as_frac_bits_plus_one_and_as_plain_rounding() {
+        let d = Dataset::digits().unwrap();
+        let all: Vec<usize> = (0..d.len()).collect();
+        for (int_bits, frac) in [(2, 7), (0, 7), (3, 12), (1, 3)] {
+            let mut s = tiny_spec(64, 16);
+            s.fixed = crate::spec::FixedSpec {
+                width: 1 + int_bits + frac,
+                int_bits,
+                frac_bits: frac,
+            };
+            let absent = d.encode(&s, &all).unwrap();
+            s.input_bits = Some(frac + 1);
+            assert_eq!(d.encode(&s, &all).unwrap(), absent, "{int_bits}.{frac}");
+            // and that is the format's plain rounding of every pixel, as before input_bits
+            let f = s.format();
+            for (i, row) in all.iter().enumerate() {
+                for (k, &v) in d.sample(*row).iter().enumerate() {
+                    assert_eq!(absent.input(i)[k], f.quantize(v), "{int_bits}.{frac}");
+                }
+            }
+            // fewer bits change the inputs (pixels are sixteenths)
+            s.input_bits = Some(2);
+            assert_ne!(d.encode(&s, &all).unwrap(), absent);
+        }
     }
 
     #[test]

@@ -33,6 +33,9 @@
 //!    and bias to the edge of their range for nothing.
 //! 7. **Hidden delta** `δ = mul(σ′(h), saturate(Σ mul(w, δ_right)))` for sigmoid, and
 //!    `δ = h > 0 ? saturate(Σ mul(w, δ_right)) : 0` for ReLU.
+//!
+//! Before all of these, an **input** `x ∈ [0, 1]` becomes a value once, on the host, by
+//! [`Format::quantize_input`] at the spec's `input_bits` (`Spec::input_bits`).
 
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +98,25 @@ impl Format {
             return 0;
         }
         self.saturate(scaled.clamp(i64::MIN as f64 / 2.0, i64::MAX as f64 / 2.0) as i64)
+    }
+
+    /// An input `x` (scaled to `[0, 1]`; clipped there) at `bits` bits of precision: the code
+    /// `q = min(⌊x·2^(bits−1) + 1/2⌋, 2^(bits−1))`, i.e. the value `q·2^−(bits−1)` (1.0 is
+    /// exact, and one bit gives {0, 1.0}), brought to this format: shifted left when the
+    /// format has the fraction bits for it, else shifted right rounding half up as in
+    /// [`round_shift`]; then saturated (1.0 saturates when `int_bits = 0`). Every data path
+    /// encodes its inputs here, so every backend receives the same raw inputs.
+    pub fn quantize_input(&self, x: f64, bits: u32) -> i32 {
+        assert!((1..=16).contains(&bits), "input_bits {bits} outside 1..=16");
+        let steps = 1i64 << (bits - 1);
+        let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+        let q = ((x * steps as f64 + 0.5).floor() as i64).min(steps);
+        let raw = if bits - 1 <= self.frac_bits {
+            q << (self.frac_bits - (bits - 1))
+        } else {
+            round_shift(q, bits - 1 - self.frac_bits)
+        };
+        self.saturate(raw)
     }
 
     pub fn to_f64(&self, raw: i32) -> f64 {
@@ -339,6 +361,38 @@ mod tests {
         assert_eq!(f.quantize(-0.5 / 128.0), 0);
         assert_eq!(f.quantize(100.0), 511);
         assert_eq!(f.quantize(-100.0), -512);
+    }
+
+    #[test]
+    fn inputs_are_codes_of_input_bits_shifted_into_the_format() {
+        let f = Format::new(2, 7);
+        // one bit: {0, 1.0}, the boundary at 1/2 rounding up
+        assert_eq!(f.quantize_input(0.49, 1), 0);
+        assert_eq!(f.quantize_input(0.5, 1), 128);
+        assert_eq!(f.quantize_input(1.0, 1), 128);
+        // three bits: quarters; 0.3·4 + 1/2 = 1.7 → code 1 → 1/4 = 32 raw
+        assert_eq!(f.quantize_input(0.3, 3), 32);
+        assert_eq!(f.quantize_input(0.375, 3), 64);
+        // ten bits at seven fraction bits: code ⌊0.3·512 + 1/2⌋ = 154, then 154/4 rounded half
+        // up = 39 (one rounding directly to the format would give 38)
+        assert_eq!(f.quantize_input(0.3, 10), 39);
+        assert_eq!(f.quantize(0.3), 38);
+        assert_eq!(f.quantize_input(1.0, 16), 128);
+        // clipped into [0, 1] first
+        assert_eq!(f.quantize_input(-0.2, 4), 0);
+        assert_eq!(f.quantize_input(7.0, 4), 128);
+        // 1.0 saturates without an integer bit, at any precision
+        let g = Format::new(0, 7);
+        for bits in 1..=16 {
+            assert_eq!(g.quantize_input(1.0, bits), 127, "{bits}");
+        }
+        assert_eq!(g.quantize_input(0.25, 2), 64);
+        assert_eq!(g.quantize_input(0.24, 2), 0);
+        assert_eq!(g.quantize_input(0.25, 3), 32);
+        // frac_bits = 0: the inputs are 0 and 1 whatever the precision
+        let h = Format::new(3, 0);
+        assert_eq!(h.quantize_input(0.5, 8), 1);
+        assert_eq!(h.quantize_input(0.49, 8), 0);
     }
 
     #[test]

@@ -196,6 +196,7 @@ mod tests {
                     output_delta: Default::default(),
                     relu_gate: Default::default(),
                     rounding: None,
+                    input_bits: None,
                     pattern: PatternSpec {
                         kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3][kind],
                         dither,
@@ -284,6 +285,7 @@ mod tests {
             output_delta: Default::default(),
             relu_gate: Default::default(),
             rounding: None,
+            input_bits: None,
             pattern: PatternSpec {
                 kind: PatternKind::Type2,
                 dither: true,

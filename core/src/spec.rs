@@ -68,6 +68,11 @@ pub struct Spec {
     /// [`Spec::rounding`] picks the one that learns for the activation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounding: Option<Rounding>,
+    /// Bits of precision of an input (1–16): an input in `[0, 1]` is one of
+    /// `2^(input_bits−1) + 1` values `q·2^−(input_bits−1)` ([`Format::quantize_input`]). Absent:
+    /// [`Spec::input_bits`] gives `frac_bits + 1`, the format's own precision on `[0, 1]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_bits: Option<u32>,
     pub pattern: PatternSpec,
     /// Seed of the initial weights.
     #[serde(default)]
@@ -201,6 +206,19 @@ impl Spec {
         })
     }
 
+    /// The effective input precision: the spec's `input_bits`, or when it has none
+    /// `frac_bits + 1`, which encodes an input exactly as a plain rounding to the format.
+    pub fn input_bits(&self) -> u32 {
+        self.input_bits.unwrap_or(self.fixed.frac_bits + 1)
+    }
+
+    /// Junction 1's FF products `mul(w, x)` are selects `x ? w : 0`: with one-bit inputs `x`
+    /// is 0 or 1.0, and `mul(w, 1.0) = w` wherever the format holds 1.0. With `int_bits = 0`
+    /// the input 1.0 saturates to `1 − 2^−frac_bits` and the product stays a product.
+    pub fn input_selects(&self) -> bool {
+        self.input_bits() == 1 && self.fixed.int_bits >= 1
+    }
+
     /// Number of junctions `L`.
     pub fn junctions(&self) -> usize {
         self.layers.len() - 1
@@ -277,6 +295,18 @@ impl Spec {
                 ),
                 "use int_bits = 2 or 3 and give the rest to frac_bits".into(),
             );
+        }
+        if let Some(b) = self.input_bits {
+            if !(1..=16).contains(&b) {
+                add(
+                    "input_bits".into(),
+                    format!("= {b} must be between 1 and 16 (bits of precision of an input in [0, 1])"),
+                    format!(
+                        "use e.g. input_bits = 1 for black-and-white inputs, or leave it out for the format's own precision ({})",
+                        fx.frac_bits + 1
+                    ),
+                );
+            }
         }
         if self.learning_rate_shift > 15 {
             add(
@@ -405,7 +435,7 @@ impl Spec {
                     clocks: edges / z,
                     density: fo as f64 / right as f64,
                     staleness: 2 * (l - (j + 1)) + 1,
-                    multipliers_ff: z,
+                    multipliers_ff: if j == 0 && self.input_selects() { 0 } else { z },
                     multipliers_bp: if hidden_left { 2 * z } else { 0 },
                     multipliers_up: z,
                 }
@@ -462,187 +492,5 @@ pub struct Derived {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GOOD: &str = r#"
-name = "t"
-layers = [32, 16, 8]
-fan_out = [4, 4]
-z = [8, 4]
-activation = "sigmoid"
-learning_rate_shift = 3
-seed = 1
-[fixed]
-width = 10
-int_bits = 2
-frac_bits = 7
-[pattern]
-kind = "type2"
-dither = true
-seed = 5
-"#;
-
-    fn err(text: &str) -> String {
-        Spec::from_toml_str(text, "x.toml").unwrap_err().to_string()
-    }
-
-    #[test]
-    fn good_spec_and_derived() {
-        let s = Spec::from_toml_str(GOOD, "x.toml").unwrap();
-        let d = s.derived();
-        assert_eq!(d.junctions[0].fan_in, 8);
-        assert_eq!(d.junctions[1].fan_in, 8);
-        assert_eq!(d.junctions[0].clocks, 16);
-        assert_eq!(d.junctions[1].clocks, 16);
-        assert_eq!(d.junctions[0].staleness, 3);
-        assert_eq!(d.junctions[1].staleness, 1);
-        assert_eq!(d.block_cycle_clocks, 16 + BLOCK_CYCLE_OVERHEAD);
-    }
-
-    #[test]
-    fn z_must_divide_left_layer() {
-        let e = err(&GOOD.replace("z = [8, 4]", "z = [8, 6]"));
-        assert!(e.contains("x.toml"), "{e}");
-        assert!(e.contains("junction 2: z[1]"), "{e}");
-        assert!(e.contains("= 6 must divide the left layer size 16"), "{e}");
-        assert!(e.contains("try 4 or 8"), "{e}");
-    }
-
-    #[test]
-    fn z_and_fan_in_must_nest() {
-        // 48 left, 16 right, fan-out 4 → fan-in 12; z = 16 divides 48
-        let e = err(&GOOD
-            .replace("layers = [32, 16, 8]", "layers = [48, 16, 8]")
-            .replace("z = [8, 4]", "z = [16, 4]"));
-        // fan-in 12, z 16: neither divides the other
-        assert!(e.contains("junction 1: z[0]"), "{e}");
-        assert!(
-            e.contains("= 16 and fan-in 12: one must divide the other"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn fan_in_must_be_whole() {
-        let e = err(&GOOD
-            .replace("layers = [32, 16, 8]", "layers = [32, 12, 8]")
-            .replace("z = [8, 4]", "z = [8, 3]"));
-        assert!(e.contains("junction 1: fan_out[0]"), "{e}");
-        assert!(e.contains("fan-in is not whole"), "{e}");
-        assert!(e.contains("try 3"), "{e}");
-    }
-
-    #[test]
-    fn fan_in_must_divide_left_layer() {
-        // 24 left, 16 right, fo 4 → 96 edges, fi 6, 6 | 24 ok; use fo 8 → fi 12, 12 | 24 ok;
-        // 40 left, 16 right, fo 6 → 240 edges, fi 15, 15 ∤ 40
-        let e = err(&GOOD
-            .replace("layers = [32, 16, 8]", "layers = [40, 16, 8]")
-            .replace("fan_out = [4, 4]", "fan_out = [6, 4]"));
-        assert!(
-            e.contains("fan-in 15, which must divide the left layer size 40"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn fan_out_range() {
-        let e = err(&GOOD.replace("fan_out = [4, 4]", "fan_out = [4, 9]"));
-        assert!(e.contains("junction 2: fan_out[1]"), "{e}");
-        assert!(e.contains("between 1 and the right layer size 8"), "{e}");
-    }
-
-    #[test]
-    fn edge_count_is_bounded() {
-        let e = err(&GOOD
-            .replace("layers = [32, 16, 8]", "layers = [32768, 32768, 8]")
-            .replace("fan_out = [4, 4]", "fan_out = [1024, 4]")
-            .replace("z = [8, 4]", "z = [1024, 4]"));
-        assert!(e.contains("junction 1: fan_out[0]"), "{e}");
-        assert!(e.contains("33554432 edges, more than 16777216"), "{e}");
-        assert!(e.contains("at most 512"), "{e}");
-    }
-
-    #[test]
-    fn entry_counts() {
-        let e = err(&GOOD.replace("z = [8, 4]", "z = [8]"));
-        assert!(
-            e.contains("z: has 1 entries but the network has 2 junctions"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn too_few_layers() {
-        let e = err(&GOOD.replace("layers = [32, 16, 8]", "layers = [32]"));
-        assert!(e.contains("layers: needs at least 2 sizes"), "{e}");
-    }
-
-    #[test]
-    fn zero_layer() {
-        let e = err(&GOOD.replace("layers = [32, 16, 8]", "layers = [32, 0, 8]"));
-        assert!(e.contains("layers[1]: = 0 must be between 1 and 32768 (the 32-bit accumulators must not overflow)"), "{e}");
-    }
-
-    #[test]
-    fn width_rules() {
-        let e = err(&GOOD.replace("width = 10", "width = 11"));
-        assert!(
-            e.contains("fixed.width: = 11 must equal 1 (sign) + int_bits (2) + frac_bits (7)"),
-            "{e}"
-        );
-        let e = err(&GOOD
-            .replace("width = 10", "width = 18")
-            .replace("frac_bits = 7", "frac_bits = 15"));
-        assert!(e.contains("must be between 2 and 16"), "{e}");
-        let e = err(&GOOD
-            .replace("width = 10", "width = 13")
-            .replace("int_bits = 2", "int_bits = 5"));
-        assert!(e.contains("fixed.int_bits: = 5 exceeds 3"), "{e}");
-    }
-
-    #[test]
-    fn learning_rate_rule() {
-        let e = err(&GOOD.replace("learning_rate_shift = 3", "learning_rate_shift = 20"));
-        assert!(e.contains("learning_rate_shift: = 20 exceeds 15"), "{e}");
-    }
-
-    #[test]
-    fn empty_name() {
-        let e = err(&GOOD.replace("name = \"t\"", "name = \" \""));
-        assert!(e.contains("name: must not be empty"), "{e}");
-    }
-
-    #[test]
-    fn toml_errors_name_line_and_field() {
-        let e = err(&GOOD.replace("kind = \"type2\"", "kind = \"type9\""));
-        assert!(e.contains("x.toml"), "{e}");
-        assert!(e.contains("line 14 (`kind = \"type9\"`)"), "{e}");
-        assert!(e.contains("type9"), "{e}");
-        let e = err(&GOOD.replace("seed = 1\n", "seed = 1\nbogus = 2\n"));
-        assert!(e.contains("unknown field `bogus`"), "{e}");
-        // A missing field names the field, not the file's first line.
-        let e = err(&GOOD.replace("learning_rate_shift", "# learning_rate_shift"));
-        assert!(e.contains("missing field `learning_rate_shift`"), "{e}");
-        assert!(!e.contains("line 1 ("), "{e}");
-    }
-
-    #[test]
-    fn several_problems_reported_together() {
-        let s = GOOD.replace("z = [8, 4]", "z = [7, 6]");
-        let e = Spec::from_toml_str(&s, "x.toml").unwrap_err();
-        assert_eq!(e.problems.len(), 2);
-    }
-
-    #[test]
-    fn missing_file() {
-        let e = Spec::load(Path::new("/nonexistent/x.toml"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("/nonexistent/x.toml") && e.contains("cannot be read"),
-            "{e}"
-        );
-    }
-}
+#[path = "spec_tests.rs"]
+mod tests;

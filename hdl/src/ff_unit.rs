@@ -66,7 +66,9 @@ impl FfUnit {
             pred: Default::default(),
             done: Default::default(),
             r_out: crate::sigs(g),
-            lanes: Lanes::new(z, p.format).with_registered(p.deep_pipeline),
+            lanes: Lanes::new(z, p.format)
+                .with_registered(p.deep_pipeline)
+                .with_selects(p.input_selects),
             // the deep pipeline's register between the saturated sum and the lookup sits in
             // the ROM, after the index's mirror
             sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),

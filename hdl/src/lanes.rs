@@ -2,7 +2,9 @@
 //! clock (`w_e · a_k` in FF). Each lane is the same arithmetic as [`crate::fixed::MulRoundSat`].
 //! With registered products (`with_registered`) each lane's product is held for a clock
 //! (in the Verilog before the rounding shift and saturation, so the register is the MAC16's
-//! own output register) and `p` is the previous clock's.
+//! own output register) and `p` is the previous clock's. With selects (`with_selects`, the FF
+//! of junction 1 when the inputs have one bit: `a` is 0 or 1.0) a lane is `a ? w : 0`, which
+//! is `mul(w, a)` there (`Spec::input_selects`), and no multiplier is built.
 
 use crate::fixed::{b16, mul, s16};
 use edgeflow_core::fixed::Format;
@@ -18,6 +20,8 @@ pub struct Lanes {
     _f: Format,
     /// The registered products (empty without registered products).
     _q: Vec<i32>,
+    /// Lanes select `w` by `a`'s 1.0 bit instead of multiplying.
+    _select: bool,
 }
 
 impl Lanes {
@@ -29,7 +33,19 @@ impl Lanes {
             p: crate::sigs(z),
             _f: f,
             _q: vec![],
+            _select: false,
         }
+    }
+
+    /// Selects in place of multipliers; only for operands `a` of 0 or 1.0 in a format that
+    /// holds 1.0 (`int_bits ≥ 1`).
+    pub fn with_selects(mut self, select: bool) -> Lanes {
+        assert!(
+            !select || self._f.int_bits >= 1,
+            "1.0 saturates: no selects"
+        );
+        self._select = select;
+        self
     }
 
     pub fn with_registered(mut self, registered: bool) -> Lanes {
@@ -44,7 +60,16 @@ impl Lanes {
 
 impl Logic for Lanes {
     fn update(&mut self) {
-        let now = |l: usize| mul(self._f, s16(self.w[l].val()), s16(self.a[l].val()));
+        let one_bit = self._f.frac_bits as usize;
+        let now = |l: usize| {
+            if !self._select {
+                mul(self._f, s16(self.w[l].val()), s16(self.a[l].val()))
+            } else if self.a[l].val().get_bit(one_bit) {
+                s16(self.w[l].val())
+            } else {
+                0
+            }
+        };
         if self._q.is_empty() {
             for l in 0..self.p.len() {
                 self.p[l].next = b16(now(l));
@@ -64,6 +89,9 @@ impl Logic for Lanes {
         }
     }
     fn hdl(&self) -> Verilog {
+        if self._select {
+            return Verilog::Custom(self.select_verilog());
+        }
         let mut v = crate::fixed::verilog_functions(self._f, 0);
         if !self._q.is_empty() {
             for l in 0..self.p.len() {
@@ -80,6 +108,35 @@ impl Logic for Lanes {
         }
         v += "end\n";
         Verilog::Custom(v)
+    }
+}
+
+impl Lanes {
+    /// The Verilog of the selects: `a`'s 1.0 bit gates `w`, registered like a product with
+    /// registered products.
+    fn select_verilog(&self) -> String {
+        let one_bit = self._f.frac_bits;
+        let sel = |l: usize| format!("(a${l}[{one_bit}] ? w${l} : 16'd0)");
+        let mut v = String::new();
+        if !self._q.is_empty() {
+            for l in 0..self.p.len() {
+                let _ = writeln!(
+                    v,
+                    "reg [15:0] q_{l};\ninitial q_{l} = 16'd0;\nalways @(posedge clock) q_{l} <= {};",
+                    sel(l)
+                );
+            }
+        }
+        v += "always @(*) begin\n";
+        for l in 0..self.p.len() {
+            if self._q.is_empty() {
+                let _ = writeln!(v, "    p${l} = {};", sel(l));
+            } else {
+                let _ = writeln!(v, "    p${l} = q_{l};");
+            }
+        }
+        v += "end\n";
+        v
     }
 }
 
@@ -146,11 +203,57 @@ mod tests {
     }
 
     #[test]
+    fn selects_are_the_products_of_one_bit_inputs() {
+        for (f, registered) in [(Format::new(1, 6), false), (Format::new(3, 12), true)] {
+            let one = f.quantize_input(1.0, 1);
+            let mut lanes = Lanes::new(2, f)
+                .with_registered(registered)
+                .with_selects(true);
+            lanes.connect_all();
+            let mut r = edgeflow_core::rng::SplitMix64::new(5);
+            let mut prev: Option<Vec<i32>> = None;
+            for _ in 0..300 {
+                let v: Vec<(i32, i32)> = (0..2)
+                    .map(|_| {
+                        let w = f.min() + r.below(1 << f.width) as i32;
+                        (w, if r.below(2) == 1 { one } else { 0 })
+                    })
+                    .collect();
+                for (l, &(w, a)) in v.iter().enumerate() {
+                    lanes.w[l].next = b16(w);
+                    lanes.a[l].next = b16(a);
+                }
+                settle(&mut lanes);
+                let now: Vec<i32> = v.iter().map(|&(w, a)| f.mul(w, a)).collect();
+                let want = if registered {
+                    prev.clone()
+                } else {
+                    Some(now.clone())
+                };
+                if let Some(want) = want {
+                    let got: Vec<i32> = (0..2).map(|l| s16(lanes.p[l].val())).collect();
+                    assert_eq!(got, want, "{f:?}");
+                }
+                prev = Some(now);
+                tick(&mut lanes, |x| &mut x.clock);
+            }
+        }
+    }
+
+    #[test]
     fn lanes_verilog_is_clean() {
         yosys_check(&Lanes::new(3, Format::new(3, 12)), "lanes");
         yosys_check(
             &Lanes::new(2, Format::new(3, 12)).with_registered(true),
             "lanes_registered",
         );
+        for registered in [false, true] {
+            yosys_check(
+                &Lanes::new(2, Format::new(2, 7))
+                    .with_registered(registered)
+                    .with_selects(true),
+                &format!("lanes_selects_{registered}"),
+            );
+        }
     }
 }

@@ -54,6 +54,9 @@ pub struct JunctionParams {
     /// follows it and each finished sum registered before its activation lookup: FF two
     /// clocks longer (`DEEP_FF_CLOCKS`), the weight write-backs one clock later.
     pub deep_pipeline: bool,
+    /// FF's lanes are selects, not multipliers: the first junction of a spec whose one-bit
+    /// inputs make them exact (`Spec::input_selects`).
+    pub input_selects: bool,
     /// The delta memory of this junction's left layer reads on the clock edge (set by the
     /// network for a one-lane memory read by one group, with registered reads): the reader
     /// takes its sums as they come, in place of its own read register.
@@ -116,6 +119,7 @@ impl JunctionParams {
             pattern,
             registered_reads: spec.registered_reads,
             deep_pipeline: spec.deep_pipeline,
+            input_selects: j == 0 && spec.input_selects(),
             registered_sums_left: false,
             registered_sums_right: false,
             pred_slack: false,

@@ -9,6 +9,20 @@ use std::path::Path;
 pub fn check(path: &Path, json: bool) -> Result<()> {
     let spec = Spec::load(path)?;
     let d = spec.derived();
+    let bits = spec.input_bits();
+    let mut warnings = Vec::new();
+    if bits > spec.fixed.frac_bits + 1 {
+        warnings.push(format!(
+            "input_bits = {bits} exceeds frac_bits + 1 = {}: the inputs are rounded to the format's {} fraction bits, so the extra {} bits are rounded away; use input_bits ≤ {} or more frac_bits",
+            spec.fixed.frac_bits + 1,
+            spec.fixed.frac_bits,
+            bits - spec.fixed.frac_bits - 1,
+            spec.fixed.frac_bits + 1
+        ));
+    }
+    for w in &warnings {
+        eprintln!("warning: {}: {w}", path.display());
+    }
     if json {
         print_json(&json!({
             "spec": spec.name,
@@ -19,6 +33,8 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
             "learning_rate": 0.5f64.powi(spec.learning_rate_shift as i32),
             "rounding": spec.rounding(),
             "rounding_given": spec.rounding.is_some(),
+            "input_bits": bits,
+            "warnings": warnings,
             "derived": d,
             "advice": spec.learning_advice(),
         }));
@@ -44,6 +60,15 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
         f.frac_bits,
         spec.activation,
         spec.learning_rate_shift,
+    );
+    println!(
+        "inputs: {bits} bits of precision ({} values in [0, 1]){}",
+        (1u32 << (bits - 1)) + 1,
+        if spec.input_bits.is_none() {
+            " (the default, frac_bits + 1)"
+        } else {
+            ""
+        }
     );
     println!(
         "{:>8} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>6} {:>8} {:>9} {:>11}",

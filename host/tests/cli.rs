@@ -90,6 +90,62 @@ fn bad_spec_names_file_field_rule_and_fix() {
 }
 
 #[test]
+fn spec_check_shows_the_input_precision_and_warns_past_the_format() {
+    let d = tmpdir("input-bits");
+    let tiny = std::fs::read_to_string(root().join("specs/tiny.toml")).unwrap();
+    // tiny has 7 fraction bits: 8 bits of input precision by default
+    let v = ok_json(&["spec", "check", "specs/tiny.toml", "--json"]);
+    assert_eq!(
+        (
+            v["input_bits"].as_u64(),
+            v["warnings"].as_array().map(|w| w.len())
+        ),
+        (Some(8), Some(0))
+    );
+    let with = |b: u32| {
+        let p = d.join(format!("in{b}.toml"));
+        std::fs::write(
+            &p,
+            tiny.replacen("[fixed]", &format!("input_bits = {b}\n\n[fixed]"), 1),
+        )
+        .unwrap();
+        p
+    };
+    let one = with(1);
+    let v = ok_json(&["spec", "check", one.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        (
+            v["input_bits"].as_u64(),
+            v["warnings"].as_array().map(|w| w.len())
+        ),
+        (Some(1), Some(0))
+    );
+    let o = edgeflow(&["spec", "check", one.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("inputs: 1 bits of precision (2 values in [0, 1])"));
+    let wide = with(10);
+    let o = edgeflow(&["spec", "check", wide.to_str().unwrap()]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: ")
+            && err.contains("input_bits = 10 exceeds frac_bits + 1 = 8")
+            && err.contains("extra 2 bits are rounded away"),
+        "{err}"
+    );
+    let v = ok_json(&["spec", "check", wide.to_str().unwrap(), "--json"]);
+    assert_eq!(v["warnings"].as_array().map(|w| w.len()), Some(1));
+    fails_with(
+        &["spec", "check", with(0).to_str().unwrap()],
+        &[
+            "in0.toml",
+            "input_bits: = 0 must be between 1 and 16",
+            "leave it out",
+        ],
+    );
+}
+
+#[test]
 fn pattern_dump_is_clash_free_and_complete() {
     let v = ok_json(&["pattern", "specs/tiny.toml", "--junction", "2", "--json"]);
     let edges = v["edges"].as_array().unwrap();

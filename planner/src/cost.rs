@@ -10,7 +10,8 @@
 //!   clocks at its `clock_mhz` ([`edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD`], one more with
 //!   registered reads).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
-//!   `edgeflow spec check` counts them. DSPs are used first; the rest are built from logic at
+//!   `edgeflow spec check` counts them; none for junction 1's FF when one-bit inputs make its
+//!   lanes selects (`Spec::input_selects`). DSPs are used first; the rest are built from logic at
 //!   `⌈lut_per_multiplier · w² / 256⌉` cells each.
 //! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
 //!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
@@ -91,6 +92,8 @@ pub struct Net {
     /// The spec's own `registered_reads` and `deep_pipeline`.
     pub registered_reads: bool,
     pub deep_pipeline: bool,
+    /// Junction 1's FF lanes are selects, not multipliers (`Spec::input_selects`).
+    pub input_selects: bool,
 }
 
 impl Net {
@@ -106,6 +109,7 @@ impl Net {
         n.overhead = spec.block_cycle_overhead() as u64;
         n.registered_reads = spec.registered_reads;
         n.deep_pipeline = spec.deep_pipeline;
+        n.input_selects = spec.input_selects();
         n
     }
 
@@ -146,6 +150,7 @@ impl Net {
             overhead: BLOCK_CYCLE_OVERHEAD as u64,
             registered_reads: false,
             deep_pipeline: false,
+            input_selects: false,
         }
     }
 
@@ -237,7 +242,7 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
     let (fixed, per_s) = junction_bits(net, j);
     let blocks = z.saturating_mul(w).div_ceil(board.ram_block_width) + 3;
     Need {
-        multipliers: z * mult_factor(j),
+        multipliers: z * (mult_factor(j) - (j == 0 && net.input_selects) as u64),
         logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
         ram_bits: fixed + s * per_s,
         ram_blocks: blocks,
@@ -475,6 +480,30 @@ mod tests {
         let m = junction_need(&net, &b, 0, 128, 3).multipliers
             + junction_need(&net, &b, 1, 32, 1).multipliers;
         assert_eq!(m, 384);
+    }
+
+    #[test]
+    fn one_bit_inputs_drop_junction_ones_ff_multipliers() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))
+                .unwrap();
+        let mut spec = Spec::from_toml_str(&text, "digits").unwrap();
+        let b = Board::built_in("icebreaker").unwrap();
+        let z = [2, 1];
+        // FF 2 + UP 2, then FF 1 + BP 2 + UP 1: the UP5K's 8 DSPs
+        assert_eq!(single_board_usage(&Net::from_spec(&spec), &b, &z).dsp, 8);
+        spec.input_bits = Some(1);
+        let net = Net::from_spec(&spec);
+        assert_eq!(junction_need(&net, &b, 0, 2, 3).multipliers, 2);
+        assert_eq!(junction_need(&net, &b, 1, 1, 1).multipliers, 4);
+        assert_eq!(single_board_usage(&net, &b, &z).dsp, 6);
+        // without an integer bit 1.0 saturates and the multipliers stay
+        spec.fixed = edgeflow_core::spec::FixedSpec {
+            width: 16,
+            int_bits: 0,
+            frac_bits: 15,
+        };
+        assert_eq!(single_board_usage(&Net::from_spec(&spec), &b, &z).dsp, 8);
     }
 
     #[test]

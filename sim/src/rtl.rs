@@ -474,6 +474,7 @@ pub fn random_spec(seed: u64) -> Spec {
             seed: r.below(1000) as u64,
             registered_reads: false,
             deep_pipeline: false,
+            input_bits: random_input_bits(seed),
         };
         if spec.validate("random").is_ok() {
             return spec;
@@ -481,12 +482,26 @@ pub fn random_spec(seed: u64) -> Spec {
     }
 }
 
-/// `n` random samples for a spec: inputs in `[0, 1]` at the spec's format, random labels.
+/// The input precision of random spec `seed`, from its own stream so the other draws stay as
+/// they were: absent (`frac_bits + 1`) a quarter of the time, one bit (the FF selects of
+/// junction 1) a quarter, else 1 to 16 bits.
+pub fn random_input_bits(seed: u64) -> Option<u32> {
+    let mut r = edgeflow_core::rng::SplitMix64::derive(seed, "input-bits", 0);
+    match r.below(4) {
+        0 => None,
+        1 => Some(1),
+        _ => Some(1 + r.below(16) as u32),
+    }
+}
+
+/// `n` random samples for a spec: inputs uniform over the `2^(b−1) + 1` values of its input
+/// precision `b` in `[0, 1]`, encoded as the data sets are; random labels.
 pub fn random_data(spec: &Spec, n: usize, seed: u64) -> Encoded {
     let mut r = edgeflow_core::rng::SplitMix64::new(seed);
-    let one = spec.format().one() as usize;
+    let (f, bits) = (spec.format(), spec.input_bits());
+    let steps = 1usize << (bits - 1);
     let inputs = (0..n * spec.layers[0])
-        .map(|_| r.below(one + 1) as i32)
+        .map(|_| f.quantize_input(r.below(steps + 1) as f64 / steps as f64, bits))
         .collect();
     let labels = (0..n)
         .map(|_| r.below(spec.layers[spec.junctions()]))

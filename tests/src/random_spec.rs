@@ -1,6 +1,7 @@
 //! Random valid specs for cross-backend tests: 2–4 junctions, every pattern kind, dither on and
 //! off, sigmoid and ReLU, lanes both below and above the fan-in, both roundings (given or by
-//! default), and assorted fixed-point formats. Deterministic in the seed, so a failing case is reproduced by its seed alone.
+//! default), and assorted fixed-point formats and input precisions. Deterministic in the seed,
+//! so a failing case is reproduced by its seed alone.
 
 use edgeflow_core::rng::SplitMix64;
 use edgeflow_core::Spec;
@@ -86,22 +87,24 @@ learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\n{rounding
             r.next_u64() % 1000,
             r.next_u64() % 1000,
         );
-        if let Ok(s) = Spec::from_toml_str(&text, &format!("random-{seed}")) {
+        if let Ok(mut s) = Spec::from_toml_str(&text, &format!("random-{seed}")) {
+            s.input_bits = edgeflow_sim::rtl::random_input_bits(seed);
             return s;
         }
     }
 }
 
-/// Random inputs in `[0, 1]` at the spec's format and random labels: a stream of `n` samples.
+/// Random inputs, uniform over the values of the spec's input precision in `[0, 1]` and
+/// encoded as the data sets are, and random labels: a stream of `n` samples.
 pub fn random_data(spec: &Spec, n: usize, seed: u64) -> edgeflow_core::Encoded {
-    let f = spec.format();
-    let one = f.one() as usize;
+    let (f, bits) = (spec.format(), spec.input_bits());
+    let steps = 1usize << (bits - 1);
     let mut r = SplitMix64::derive(seed, "random-data", 0);
     let mut inputs = Vec::with_capacity(n * spec.layers[0]);
     let mut labels = Vec::with_capacity(n);
     for _ in 0..n {
         for _ in 0..spec.layers[0] {
-            inputs.push(r.below(one + 1) as i32);
+            inputs.push(f.quantize_input(r.below(steps + 1) as f64 / steps as f64, bits));
         }
         labels.push(r.below(*spec.layers.last().unwrap()));
     }
@@ -179,6 +182,19 @@ mod tests {
         }
         assert!(specs.iter().any(|s| s.rounding.is_none()));
         assert!(specs.iter().any(|s| s.rounding.is_some()));
+        // input precisions: the default, one bit (junction 1's selects), a few bits, and more
+        // than the format holds
+        let bits: Vec<Option<u32>> = specs.iter().map(|s| s.input_bits).collect();
+        assert!(bits.contains(&None) && bits.contains(&Some(1)), "{bits:?}");
+        assert!(bits.iter().any(|b| matches!(b, Some(2..=4))), "{bits:?}");
+        assert!(specs.iter().any(|s| s.input_bits() > s.fixed.frac_bits + 1));
+        // and the data is at that precision: one bit gives exactly 0 and 1.0
+        for s in specs.iter().filter(|s| s.input_bits == Some(1)) {
+            let one = s.format().quantize_input(1.0, 1);
+            let d = random_data(s, 20, 1);
+            assert!(d.inputs.iter().all(|&x| x == 0 || x == one));
+            assert!(d.inputs.contains(&0) && d.inputs.contains(&one));
+        }
         assert_eq!(
             random_spec(5).to_toml(),
             random_spec(5).to_toml(),

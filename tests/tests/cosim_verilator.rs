@@ -126,6 +126,13 @@ fn random_specs(seeds: &[u64]) {
     if !tool_for_test(VERILATOR) {
         return;
     }
+    // one-bit inputs (junction 1's FF lanes as selects) among them
+    assert!(
+        [300u64, 301, 302, 303, 304, 305]
+            .iter()
+            .any(|&s| random_spec(s).input_selects()),
+        "no random spec with one-bit inputs"
+    );
     for &seed in seeds {
         let sp = random_spec(seed);
         cosim(
@@ -225,6 +232,23 @@ fn deep_pipeline_cosim_is_bit_exact() {
             &format!("random-rp-{seed}"),
         );
     }
+}
+
+/// One-bit inputs on digits (junction 1's FF lanes are selects) in Verilog, with the deep
+/// pipeline's registered selects: every bit and clock count as the rust-hdl simulation.
+#[test]
+fn one_bit_inputs_deep_pipeline_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let mut sp = spec("digits.toml");
+    sp.input_bits = Some(1);
+    sp.registered_reads = true;
+    sp.deep_pipeline = true;
+    assert!(sp.input_selects());
+    let ds = Dataset::digits().unwrap();
+    let data = ds.encode(&sp, &(0..16).collect::<Vec<_>>()).unwrap();
+    cosim(&sp, &data, "random-1bit-digits-rp");
 }
 
 /// The clipped rules in Verilog: tiny with a 1.0 range (outputs clip at σ(±1) and ReLU

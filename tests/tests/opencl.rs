@@ -113,11 +113,16 @@ fn random_specs_are_bit_exact() {
     let Some(dev) = device_for_tests() else {
         return;
     };
+    let mut bits = Vec::new();
     for seed in 0..30 {
         let spec = random_spec(seed);
         let data = random_data(&spec, 200, seed);
         compare(&dev, &spec, &data, 2, 37);
+        bits.push(spec.input_bits);
     }
+    // inputs of one bit and of a few, and the default precision
+    assert!(bits.contains(&Some(1)) && bits.contains(&None), "{bits:?}");
+    assert!(bits.iter().any(|b| matches!(b, Some(2..=4))), "{bits:?}");
 }
 
 /// The clipped rules: tiny at a 1.0 range with one class, so the outputs reach the sigmoid

@@ -56,8 +56,10 @@ fn twenty_four_random_specs_bit_exact() {
     let mut kinds = std::collections::BTreeSet::new();
     let (mut lt, mut gt, mut relu, mut sig, mut dither, mut plain) =
         (false, false, false, false, false, false);
+    let mut bits = Vec::new();
     for seed in 100..124u64 {
         let sp = random_spec(seed);
+        bits.push(sp.input_bits);
         for j in 0..sp.junctions() {
             lt |= sp.z[j] < sp.fan_in(j);
             gt |= sp.z[j] > sp.fan_in(j);
@@ -89,6 +91,40 @@ fn twenty_four_random_specs_bit_exact() {
     }
     assert_eq!(kinds.len(), 3);
     assert!(lt && gt && relu && sig && dither && plain);
+    // the default precision, a few bits, and one bit: junction 1's FF lanes are selects
+    // (the generator's formats all hold 1.0)
+    assert!(bits.contains(&None) && bits.contains(&Some(1)), "{bits:?}");
+    assert!(bits.iter().any(|b| matches!(b, Some(2..=4))), "{bits:?}");
+}
+
+/// One-bit inputs (junction 1's FF lanes are selects) on every pipeline: tiny, digits and
+/// random specs, plain, with registered reads and with the deep pipeline; and at
+/// `int_bits = 0`, where 1.0 saturates and the lanes stay multipliers.
+#[test]
+fn one_bit_inputs_are_bit_exact_on_every_pipeline() {
+    let random: Vec<Spec> = (100..124u64)
+        .map(random_spec)
+        .filter(|s| s.input_bits == Some(1))
+        .take(3)
+        .collect();
+    assert_eq!(random.len(), 3);
+    bit_exact_with(random, 9, |sp, i| {
+        sp.input_bits = Some(1);
+        assert!(sp.input_selects());
+        sp.registered_reads = i % 3 == 1;
+        sp.deep_pipeline = i % 3 == 2;
+        sp.registered_reads as usize + 2 * sp.deep_pipeline as usize
+    });
+    let mut sp = spec("tiny.toml");
+    sp.input_bits = Some(1);
+    sp.fixed = edgeflow_core::spec::FixedSpec {
+        width: 8,
+        int_bits: 0,
+        frac_bits: 7,
+    };
+    assert!(!sp.input_selects());
+    let rep = check(&sp, &random_data(&sp, 10, 3), None).unwrap();
+    assert!(rep.bit_exact, "{}", rep.first_difference.unwrap());
 }
 
 #[test]
