@@ -10,9 +10,10 @@ use std::path::Path;
 /// multiply-accumulate path); the published design needed 4.
 pub const BLOCK_CYCLE_OVERHEAD: usize = 2;
 
-/// Most edges one junction may have. Without a bound a fully connected 32768 × 32768 junction
-/// passes validation and then aborts on allocation (4 GiB per copy of its weights); 2^24
-/// 16-bit weights are over 50 times the block RAM of the largest board in boards/.
+/// Most edges one junction, and the whole network, may have. Without a bound a fully connected
+/// 32768 × 32768 junction, or dozens of junctions just under the bound, pass validation and
+/// then abort on allocation (4 GiB per copy of the weights); 2^24 16-bit weights are over 50
+/// times the block RAM of the largest board in boards/.
 pub const MAX_EDGES: usize = 1 << 24;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -302,6 +303,8 @@ impl Spec {
             }
         }
         let bad_sizes = self.layers.iter().any(|&n| n == 0 || n > 32768);
+        // Edges of the junctions that are each within MAX_EDGES, for the bound on their sum.
+        let (mut total, mut counted) = (0usize, 0usize);
         if self.fan_out.len() == l && self.z.len() == l && !bad_sizes {
             for j in 0..l {
                 let (left, right) = (self.layers[j], self.layers[j + 1]);
@@ -343,6 +346,8 @@ impl Spec {
                     );
                     continue;
                 }
+                total = total.saturating_add(left * fo);
+                counted += 1;
                 let fi = left * fo / right;
                 if left % fi != 0 {
                     add(
@@ -372,6 +377,17 @@ impl Spec {
                     );
                 }
             }
+        }
+        // Every junction's weights are held at once (and copied per stale pass), so the bound
+        // of one junction holds for the network too.
+        if counted == l && total > MAX_EDGES {
+            add(
+                "fan_out".into(),
+                format!(
+                    "{l} junctions with {total} edges in all, more than {MAX_EDGES} (2^24): the host models would need gigabytes"
+                ),
+                "lower the fan_out values or use fewer or smaller layers".into(),
+            );
         }
         if p.is_empty() {
             Ok(())
@@ -562,6 +578,35 @@ seed = 5
         assert!(e.contains("junction 1: fan_out[0]"), "{e}");
         assert!(e.contains("33554432 edges, more than 16777216"), "{e}");
         assert!(e.contains("at most 512"), "{e}");
+    }
+
+    /// 39 junctions, each within the bound, must not pass either: `train` would abort on
+    /// allocation.
+    #[test]
+    fn edge_count_is_bounded_over_the_network() {
+        let n = 40;
+        let e = err(&GOOD
+            .replace(
+                "layers = [32, 16, 8]",
+                &format!("layers = {:?}", vec![32768; n]),
+            )
+            .replace(
+                "fan_out = [4, 4]",
+                &format!("fan_out = {:?}", vec![512; n - 1]),
+            )
+            .replace("z = [8, 4]", &format!("z = {:?}", vec![512; n - 1])));
+        assert!(e.contains("fan_out: 39 junctions"), "{e}");
+        assert!(
+            e.contains("654311424 edges in all, more than 16777216"),
+            "{e}"
+        );
+        assert!(!e.contains("junction 1:"), "{e}");
+        // At the bound exactly: one junction of 2^24 edges is as valid as before.
+        let one = GOOD
+            .replace("layers = [32, 16, 8]", "layers = [32768, 32768]")
+            .replace("fan_out = [4, 4]", "fan_out = [512]")
+            .replace("z = [8, 4]", "z = [512]");
+        assert!(Spec::from_toml_str(&one, "x.toml").is_ok());
     }
 
     #[test]
