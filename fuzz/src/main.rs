@@ -1,5 +1,6 @@
-//! `edgeflow-fuzz [EXECS] [--seed N] [--only NAME] [--json FILE]`: the long run of
-//! docs/fuzz/run.sh over the library crates' targets.
+//! `edgeflow-fuzz [EXECS] [--slow N] [--seed N] [--only NAME] [--json FILE]`: the long run
+//! of docs/fuzz/run.sh over the library crates' targets; the slow ones (a simulation per
+//! input) get `--slow` inputs, EXECS/1000 unless given.
 
 use edgeflow_fuzz::run::Guard;
 
@@ -9,6 +10,7 @@ static GUARD: Guard = Guard;
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut execs, mut seed, mut only, mut json) = (1_000_000u64, 1u64, None, None);
+    let mut slow = None;
     while let Some(a) = args.next() {
         let mut val = |flag: &str| {
             args.next()
@@ -20,6 +22,13 @@ fn main() {
                     .parse()
                     .unwrap_or_else(|_| fail("--seed: a number"))
             }
+            "--slow" => {
+                slow = Some(
+                    val("--slow")
+                        .parse()
+                        .unwrap_or_else(|_| fail("--slow: a number")),
+                )
+            }
             "--only" => only = Some(val("--only")),
             "--json" => json = Some(val("--json")),
             n => {
@@ -29,16 +38,23 @@ fn main() {
             }
         }
     }
-    let targets: Vec<_> = edgeflow_fuzz::targets::cheap()
+    let slow = slow.unwrap_or((execs / 1000).max(1));
+    let targets: Vec<_> = (edgeflow_fuzz::targets::cheap()
         .into_iter()
-        .filter(|t| only.as_deref().is_none_or(|o| o == t.name))
-        .collect();
+        .map(|t| (t, execs)))
+    .chain(
+        edgeflow_fuzz::targets::slow()
+            .into_iter()
+            .map(|t| (t, slow)),
+    )
+    .filter(|(t, _)| only.as_deref().is_none_or(|o| o == t.name))
+    .collect();
     if targets.is_empty() {
         fail("--only names no target");
     }
     let mut lines = Vec::new();
-    for t in &targets {
-        let o = edgeflow_fuzz::fuzz(t, execs, seed, edgeflow_fuzz::TIME_LIMIT);
+    for (t, n) in &targets {
+        let o = edgeflow_fuzz::fuzz(t, *n, seed, edgeflow_fuzz::TIME_LIMIT);
         for f in &o.findings {
             eprintln!("{}", edgeflow_fuzz::describe(t.name, f));
         }

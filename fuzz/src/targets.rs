@@ -76,6 +76,14 @@ fn spec(b: &[u8]) {
         let _ = s.activation_table();
         let _ = s.learning_advice();
         let _ = Spec::from_toml_str(&s.to_toml(), "round trip");
+        // What `train` builds first, for networks that build in microseconds: validation
+        // bounds the size of the rest (spec::MAX_EDGES), and building one per input would
+        // set the pace.
+        let edges: usize = (0..s.junctions()).map(|j| s.layers[j] * s.fan_out[j]).sum();
+        if edges <= 1 << 16 {
+            let _ = edgeflow_core::JunctionPattern::all(&s);
+            let _ = edgeflow_core::State::initial(&s);
+        }
     }
 }
 
@@ -168,6 +176,59 @@ fn board_fpga(b: &[u8]) {
         let _ = edgeflow_hdl::boards::constraints(&info);
         let _ = edgeflow_hdl::boards::xdc(&info, info.default_mhz);
     }
+}
+
+/// A word stream into the simulated RTL of specs/tiny.toml, fresh for every input (the words
+/// of hdl/PROTOCOL.md, little-endian; at most 256).
+fn link_rtl(b: &[u8]) {
+    thread_local! {
+        static TINY: Spec = Spec::from_toml_str(
+            &String::from_utf8(files("specs", "tiny.toml").remove(0)).unwrap(),
+            "specs/tiny.toml",
+        )
+        .unwrap();
+    }
+    let words: Vec<u16> = b
+        .chunks_exact(2)
+        .take(256)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    TINY.with(|spec| {
+        let mut sim = edgeflow_sim::rtl::RtlSim::new(spec, None).expect("tiny builds");
+        let _ = sim.raw(&words, 0);
+    });
+}
+
+/// Every command of hdl/PROTOCOL.md as a working host sends it to specs/tiny.toml's network.
+fn link_seeds() -> Vec<Vec<u8>> {
+    let words = |w: &[u16]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    // LOAD_STATE: 8·2 + 8·2 weights, then 8 + 4 biases.
+    let mut load = vec![1u16];
+    load.extend((0..44).map(|i| (i * 5 % 64) as u16));
+    let mut train = vec![2u16, 2];
+    for s in 0..2u16 {
+        train.extend((0..8).map(|i| (i * 9 + s * 3) % 128));
+        train.push(s);
+    }
+    let mut infer = vec![3u16, 1];
+    infer.extend(0..8);
+    vec![
+        words(&load),
+        words(&train),
+        words(&infer),
+        words(&[4]),
+        words(&[7, 4]),
+    ]
+}
+
+/// Targets that cost milliseconds per input.
+pub fn slow() -> Vec<Target> {
+    vec![Target {
+        name: "link-rtl",
+        text: false,
+        seeds: link_seeds(),
+        run: link_rtl,
+    }]
 }
 
 /// The targets that cost microseconds per input.
