@@ -120,8 +120,52 @@ fn serial_seed() -> Vec<u8> {
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// `--kernel-binary FILE` on the first OpenCL device: the container's header (magic,
+/// device, driver, kernels, length, checksum) and, for a consistent one, the driver.
+fn kernel_binary(b: &[u8]) {
+    let path = scratch("kernel-binary").join("fuzz.bin");
+    std::fs::write(&path, b).expect("scratch write");
+    let _ = edgeflow_opencl::Device::open_with_binary(None, &path);
+}
+
+/// A container that matches the device in every field, around a body no driver takes.
+fn kernel_binary_seed(info: &edgeflow_opencl::DeviceInfo) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let body = b"not a driver binary";
+    let mut v = format!(
+        "EDGEFLOW-OPENCL-BINARY 1\ndevice={}\nplatform={}\ndriver={}\nkernels_sha256={}\nbytes={}\nbinary_sha256={}\n\n",
+        info.name,
+        info.platform,
+        info.driver_version,
+        edgeflow_opencl::kernel_source_sha256(),
+        body.len(),
+        edgeflow_core::data::hex(&Sha256::digest(body))
+    )
+    .into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// The kernel-binary target needs an OpenCL device: skipped without one, except under
+/// CI=true, where a missing runtime is a failure.
+fn kernel_binary_target() -> Option<Target> {
+    match edgeflow_opencl::select_device(None) {
+        Ok(info) => Some(Target {
+            name: "kernel-binary",
+            text: false,
+            seeds: vec![kernel_binary_seed(&info)],
+            run: kernel_binary,
+        }),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("{e:#}"),
+        Err(e) => {
+            eprintln!("kernel-binary target skipped: {e:#}");
+            None
+        }
+    }
+}
+
 fn targets() -> Vec<Target> {
-    vec![
+    let mut t = vec![
         Target {
             name: "model",
             text: true,
@@ -134,7 +178,9 @@ fn targets() -> Vec<Target> {
             seeds: vec![serial_seed()],
             run: serial,
         },
-    ]
+    ];
+    t.extend(kernel_binary_target());
+    t
 }
 
 fn check(outcomes: &[edgeflow_fuzz::Outcome], execs: u64) {
