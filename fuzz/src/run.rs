@@ -51,16 +51,26 @@ impl Outcome {
 /// request past this means a size read from the input was trusted.
 pub const ALLOC_LIMIT: usize = 1 << 28;
 
-/// Wraps the system allocator: a request past [`ALLOC_LIMIT`] on a fuzzing thread prints the
-/// input that caused it as hex (without allocating) and fails, which aborts the process.
+/// Wraps the system allocator: a request past [`ALLOC_LIMIT`] while a fuzzing thread runs an
+/// input prints that input as hex (without allocating) and fails, which aborts the process.
 pub struct Guard;
 
 static CURRENT_PTR: AtomicUsize = AtomicUsize::new(0);
 static CURRENT_LEN: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    // Only the thread running an input is guarded: tests beside it allocate as they like.
+    // Const-initialized without a destructor, so reading it never allocates.
+    static ARMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn armed() -> bool {
+    ARMED.try_with(|a| a.get()).unwrap_or(false)
+}
+
 unsafe impl GlobalAlloc for Guard {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if l.size() > ALLOC_LIMIT && CURRENT_PTR.load(Ordering::Relaxed) != 0 {
+        if l.size() > ALLOC_LIMIT && armed() {
             report_oversize(l.size());
             return std::ptr::null_mut();
         }
@@ -70,7 +80,7 @@ unsafe impl GlobalAlloc for Guard {
         System.dealloc(p, l)
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        if new > ALLOC_LIMIT && CURRENT_PTR.load(Ordering::Relaxed) != 0 {
+        if new > ALLOC_LIMIT && armed() {
             report_oversize(new);
             return std::ptr::null_mut();
         }
@@ -175,9 +185,11 @@ pub fn fuzz(target: &Target, execs: u64, seed: u64, limit: Duration) -> Outcome 
                     current.lock().unwrap().clone_from(&input);
                     CURRENT_LEN.store(input.len(), Ordering::Relaxed);
                     CURRENT_PTR.store(input.as_ptr() as usize, Ordering::Relaxed);
+                    ARMED.with(|a| a.set(true));
                     started.store(t0.elapsed().as_micros() as u64 + 1, Ordering::Release);
                     let r = panic::catch_unwind(AssertUnwindSafe(|| run(&input)));
                     started.store(0, Ordering::Release);
+                    ARMED.with(|a| a.set(false));
                     CURRENT_PTR.store(0, Ordering::Relaxed);
                     done.fetch_add(1, Ordering::Relaxed);
                     if r.is_err() {
