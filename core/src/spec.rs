@@ -10,9 +10,10 @@ use std::path::Path;
 /// multiply-accumulate path); the published design needed 4.
 pub const BLOCK_CYCLE_OVERHEAD: usize = 2;
 
-/// Most edges one junction may have. Without a bound a fully connected 32768 × 32768 junction
-/// passes validation and then aborts on allocation (4 GiB per copy of its weights); 2^24
-/// 16-bit weights are over 50 times the block RAM of the largest board in boards/.
+/// Most edges one junction, and the whole network, may have. Without a bound a fully connected
+/// 32768 × 32768 junction, or dozens of junctions just under the bound, pass validation and
+/// then abort on allocation (4 GiB per copy of the weights); 2^24 16-bit weights are over 50
+/// times the block RAM of the largest board in boards/.
 pub const MAX_EDGES: usize = 1 << 24;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -332,6 +333,8 @@ impl Spec {
             }
         }
         let bad_sizes = self.layers.iter().any(|&n| n == 0 || n > 32768);
+        // Edges of the junctions that are each within MAX_EDGES, for the bound on their sum.
+        let (mut total, mut counted) = (0usize, 0usize);
         if self.fan_out.len() == l && self.z.len() == l && !bad_sizes {
             for j in 0..l {
                 let (left, right) = (self.layers[j], self.layers[j + 1]);
@@ -373,6 +376,8 @@ impl Spec {
                     );
                     continue;
                 }
+                total = total.saturating_add(left * fo);
+                counted += 1;
                 let fi = left * fo / right;
                 if left % fi != 0 {
                     add(
@@ -402,6 +407,17 @@ impl Spec {
                     );
                 }
             }
+        }
+        // Every junction's weights are held at once (and copied per stale pass), so the bound
+        // of one junction holds for the network too.
+        if counted == l && total > MAX_EDGES {
+            add(
+                "fan_out".into(),
+                format!(
+                    "{l} junctions with {total} edges in all, more than {MAX_EDGES} (2^24): the host models would need gigabytes"
+                ),
+                "lower the fan_out values or use fewer or smaller layers".into(),
+            );
         }
         if p.is_empty() {
             Ok(())

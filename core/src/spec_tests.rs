@@ -102,6 +102,33 @@ fn edge_count_is_bounded() {
 }
 
 #[test]
+fn edge_count_is_bounded_over_the_network() {
+    let n = 40;
+    let e = err(&GOOD
+        .replace(
+            "layers = [32, 16, 8]",
+            &format!("layers = {:?}", vec![32768; n]),
+        )
+        .replace(
+            "fan_out = [4, 4]",
+            &format!("fan_out = {:?}", vec![512; n - 1]),
+        )
+        .replace("z = [8, 4]", &format!("z = {:?}", vec![512; n - 1])));
+    assert!(e.contains("fan_out: 39 junctions"), "{e}");
+    assert!(
+        e.contains("654311424 edges in all, more than 16777216"),
+        "{e}"
+    );
+    assert!(!e.contains("junction 1:"), "{e}");
+    // At the bound exactly: one junction of 2^24 edges is as valid as before.
+    let one = GOOD
+        .replace("layers = [32, 16, 8]", "layers = [32768, 32768]")
+        .replace("fan_out = [4, 4]", "fan_out = [512]")
+        .replace("z = [8, 4]", "z = [512]");
+    assert!(Spec::from_toml_str(&one, "x.toml").is_ok());
+}
+
+#[test]
 fn entry_counts() {
     let e = err(&GOOD.replace("z = [8, 4]", "z = [8]"));
     assert!(

@@ -149,8 +149,8 @@ fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-/// A board from its board file's `[fpga]` table.
-fn from_file(source: &str, text: &str) -> Result<BoardInfo, String> {
+/// A board from its board file's `[fpga]` table; `source` names the file in errors.
+pub fn from_file(source: &str, text: &str) -> Result<BoardInfo, String> {
     let f: BoardFile =
         toml::from_str(text).map_err(|e| format!("board file {source}: {}", e.message()))?;
     if let Some(extra) = f

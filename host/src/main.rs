@@ -8,6 +8,8 @@ mod cost_cmd;
 mod deploy_cmd;
 mod flow_check;
 mod flow_cmd;
+#[cfg(test)]
+mod fuzz_targets;
 mod model;
 mod multiboard;
 mod multiboard_opencl;
