@@ -18,10 +18,13 @@ fn a_small_grid_reports_both_accuracies_and_the_gap() {
         "2",
         "--epochs",
         "1",
+        "--seeds",
+        "1,2",
         "--json",
         "-o",
         dir.to_str().unwrap(),
     ]);
+    assert_eq!(v["seeds"], serde_json::json!([1, 2]));
     let nets = v["networks"].as_array().unwrap();
     assert_eq!(nets.len(), 2);
     let mut worst = f64::MIN;
@@ -40,7 +43,26 @@ fn a_small_grid_reports_both_accuracies_and_the_gap() {
         assert_eq!(n["float_learns"], true);
         let gap = n["gap_points"].as_f64().unwrap();
         assert!((gap - (f - b) * 100.0).abs() < 1e-9, "{n}");
-        assert_eq!(n["state_sha256"].as_str().unwrap().len(), 64);
+        // one result per seed, and the row's accuracies are their means
+        let per = |k: &str| -> Vec<f64> {
+            n[k].as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        };
+        let (bs, fs) = (
+            per("bit_exact_test_accuracies"),
+            per("float_test_accuracies"),
+        );
+        assert_eq!((bs.len(), fs.len()), (2, 2), "{n}");
+        assert!((b - (bs[0] + bs[1]) / 2.0).abs() < 1e-12, "{n}");
+        assert!((f - (fs[0] + fs[1]) / 2.0).abs() < 1e-12, "{n}");
+        let shas = n["state_sha256s"].as_array().unwrap();
+        assert_eq!(shas.len(), 2);
+        assert!(shas.iter().all(|s| s.as_str().unwrap().len() == 64));
+        assert_ne!(shas[0], shas[1], "the seeds train different networks");
+        assert_eq!(n["rounding"], "stochastic");
         assert!(n["spec"]
             .as_str()
             .unwrap()
