@@ -3,6 +3,7 @@
 
 pub mod dense;
 pub mod float;
+pub mod random;
 pub mod reference;
 pub mod rtl;
 pub mod rtl_stage;
