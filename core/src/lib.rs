@@ -1,9 +1,11 @@
 //! Pure-Rust foundations every edgeflow crate shares, with no hardware dependencies: the
-//! network spec, the fixed-point contract, clash-free patterns, data sets and the state.
+//! network spec, the fixed-point contract, clash-free patterns, data sets, the order training
+//! visits them in, and the state.
 
 pub mod advice;
 pub mod data;
 pub mod fixed;
+pub mod order;
 pub mod pattern;
 pub mod rng;
 pub mod rounding;

@@ -34,7 +34,8 @@ pub enum Rounding {
 }
 
 /// One lane's random stream: xorshift32 with shifts (13, 17, 5), period `2^32 − 1`; three
-/// shifts and XORs in hardware, so each lane carries 32 flip-flops and a few XOR gates.
+/// shifts and XORs in hardware, so each lane carries 32 flip-flops and a few XOR gates. The
+/// sample order's keys come from the same generator ([`crate::order`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaneRng(pub u32);
 

@@ -263,12 +263,9 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             staleness.clone(),
         )
         .map_err(|e| anyhow!(e))?;
-        for e in 0..epochs {
-            r.train(
-                &split
-                    .train
-                    .select(&crate::train::epoch_order(split.train.len(), e)),
-            );
+        let mut order = edgeflow_core::order::SampleOrder::new(split.train.len());
+        for _ in 0..epochs {
+            r.train(&split.train.select(&order.next_epoch()));
         }
         if let Some(d) = r.state.first_difference(&state, Some(&r.patterns)) {
             anyhow::bail!(

@@ -5,17 +5,13 @@ use crate::model::ModelFile;
 use crate::plot::{line_chart, Series};
 use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Context, Result};
-use edgeflow_core::rng::SplitMix64;
+use edgeflow_core::order::{SampleOrder, DATA_SEED};
 use edgeflow_core::{Dataset, Encoded, ScaleKind, Scaling, Spec, State};
 use edgeflow_sim::{accuracy, FloatReference};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// Seed of the train/test split and of the per-epoch shuffles: fixed, so every backend and
-/// every run sees the same samples in the same order.
-pub const DATA_SEED: u64 = 2024;
 
 pub struct Split {
     pub train: Encoded,
@@ -103,13 +99,6 @@ pub fn load_split_checked(
     })
 }
 
-/// The order of training samples in epoch `e`.
-pub fn epoch_order(n: usize, epoch: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    SplitMix64::derive(DATA_SEED, "epoch", epoch as u64).shuffle(&mut order);
-    order
-}
-
 pub enum Trainer {
     Board(Box<dyn Board>),
     // Boxed like the boards, so a Trainer stays the size of a pointer.
@@ -154,7 +143,8 @@ pub struct RunReport {
     pub backend: String,
 }
 
-/// Train for `epochs` epochs, each one pipelined stream over the shuffled training set;
+/// Train for `epochs` epochs, each one pipelined stream over the training set in the epoch's
+/// [sample order](edgeflow_core::order);
 /// accuracies after every epoch. Only training time counts towards samples/s.
 pub fn run(
     mut t: Trainer,
@@ -179,9 +169,10 @@ pub fn run(
     };
     let mut reports = Vec::new();
     let mut train_time = 0.0;
+    let mut order = SampleOrder::new(n);
     for e in 0..epochs {
         pb.set_message(format!("{}/{epochs}", e + 1));
-        let stream = split.train.select(&epoch_order(n, e));
+        let stream = split.train.select(&order.next_epoch());
         let t0 = Instant::now();
         t.train(&stream)?;
         train_time += t0.elapsed().as_secs_f64();

@@ -4,11 +4,10 @@
 mod common;
 
 use common::{edgeflow, fails_with, ok_json, tmpdir};
+use edgeflow_core::order::DATA_SEED;
 use edgeflow_core::Dataset;
 use std::path::Path;
 
-/// Seed of the train/test split `edgeflow train` uses.
-const DATA_SEED: u64 = 2024;
 /// Enough epochs for the 1000x spread to show under global scaling.
 const EPOCHS: &str = "4";
 
