@@ -8,6 +8,7 @@ pub mod fixed;
 pub mod order;
 pub mod pattern;
 pub mod rng;
+pub mod resident;
 pub mod rounding;
 pub mod scaling;
 pub mod spec;

@@ -1,0 +1,148 @@
+//! The resident data memory of a board top: 16-bit words, one port that either writes or
+//! reads each clock, the read data registered (it appears the clock after its address). On
+//! the iCE40 UP5K it is the four SB_SPRAM256KA single-port RAMs (16 K words each), which
+//! yosys does not infer from an array; elsewhere an array that synthesis maps to block RAM.
+
+use rust_hdl::core::prelude::*;
+use std::fmt::Write;
+
+/// Words in one SB_SPRAM256KA.
+pub const SPRAM_WORDS: usize = 16 * 1024;
+
+/// What a data memory is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataMemoryKind {
+    /// iCE40 UP5K single-port RAMs, `words / 16384` of them (at most 4).
+    Spram,
+    /// An inferred array (block RAM on the ECP5 and the 7 series).
+    Array,
+}
+
+#[derive(LogicBlock)]
+pub struct DataMemory {
+    pub clock: Signal<In, Clock>,
+    /// Word address; addresses at or above the depth wrap (only the low bits are decoded).
+    pub addr: Signal<In, Bits<20>>,
+    pub we: Signal<In, Bit>,
+    pub wdata: Signal<In, Bits<16>>,
+    /// The word at the address of the previous clock, if that clock did not write.
+    pub rdata: Signal<Out, Bits<16>>,
+    _kind: DataMemoryKind,
+    _mem: Vec<u16>,
+    _q: u16,
+}
+
+impl DataMemory {
+    pub fn new(kind: DataMemoryKind, words: usize) -> DataMemory {
+        assert!(words.is_power_of_two() && words <= 1 << 20);
+        if kind == DataMemoryKind::Spram {
+            assert!(words % SPRAM_WORDS == 0 && words <= 4 * SPRAM_WORDS);
+        }
+        DataMemory {
+            clock: Default::default(),
+            addr: Default::default(),
+            we: Default::default(),
+            wdata: Default::default(),
+            rdata: Default::default(),
+            _kind: kind,
+            _mem: vec![0; words],
+            _q: 0,
+        }
+    }
+
+    pub fn words(&self) -> usize {
+        self._mem.len()
+    }
+}
+
+impl Logic for DataMemory {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            let a = self.addr.val().to_u64() as usize & (self._mem.len() - 1);
+            if self.we.val() {
+                self._mem[a] = self.wdata.val().to_u64() as u16;
+            } else {
+                self._q = self._mem[a];
+            }
+        }
+        self.rdata.next = (self._q as u64).into();
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let words = self._mem.len();
+        let abits = words.trailing_zeros();
+        let mut v = String::new();
+        match self._kind {
+            DataMemoryKind::Array => {
+                let _ = writeln!(
+                    v,
+                    "reg [15:0] mem [0:{}];\nalways @(posedge clock) begin\n    if (we) mem[addr[{}:0]] <= wdata;\n    else rdata <= mem[addr[{}:0]];\nend",
+                    words - 1,
+                    abits - 1,
+                    abits - 1
+                );
+            }
+            DataMemoryKind::Spram => {
+                let banks = words / SPRAM_WORDS;
+                let _ = writeln!(v, "reg [1:0] bank_q;\ninitial bank_q = 2'd0;");
+                for b in 0..banks {
+                    // the bank that was read is the one whose output the next clock uses
+                    let _ = writeln!(
+                        v,
+                        "wire [15:0] q{b};\nSB_SPRAM256KA spram{b} (.ADDRESS(addr[13:0]), .DATAIN(wdata), .MASKWREN(4'b1111), .WREN(we), .CHIPSELECT({cs}), .CLOCK(clock), .STANDBY(1'b0), .SLEEP(1'b0), .POWEROFF(1'b1), .DATAOUT(q{b}));",
+                        cs = if banks == 1 {
+                            "1'b1".to_string()
+                        } else {
+                            format!("addr[15:14] == 2'd{b}")
+                        }
+                    );
+                }
+                v += "always @(posedge clock) if (!we) bank_q <= addr[15:14];\nalways @(*) begin\n    case (bank_q)\n";
+                for b in 0..banks {
+                    let _ = writeln!(v, "        2'd{b}: rdata = q{b};");
+                }
+                v += "        default: rdata = 16'd0;\n    endcase\nend\n";
+            }
+        }
+        Verilog::Custom(v)
+    }
+}
+
+/// Yosys' own simulation model of SB_SPRAM256KA (from its `ice40/cells_sim.v`), for
+/// simulators of a board top that instantiates it.
+pub fn spram_sim_model() -> Result<String, String> {
+    let dirs = ["/usr/share/yosys", "/usr/local/share/yosys"];
+    let mut tried = vec![];
+    let mut candidates: Vec<std::path::PathBuf> =
+        dirs.iter().map(std::path::PathBuf::from).collect();
+    if let Ok(out) = std::process::Command::new("yosys-config")
+        .arg("--datdir")
+        .output()
+    {
+        let d = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !d.is_empty() {
+            candidates.insert(0, d.into());
+        }
+    }
+    for d in candidates {
+        let p = d.join("ice40/cells_sim.v");
+        tried.push(p.display().to_string());
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            let start = text
+                .find("module SB_SPRAM256KA")
+                .ok_or_else(|| format!("{}: no module SB_SPRAM256KA", p.display()))?;
+            let end = text[start..]
+                .find("endmodule")
+                .ok_or_else(|| format!("{}: SB_SPRAM256KA has no endmodule", p.display()))?;
+            return Ok(text[start..start + end + "endmodule".len()].to_string() + "\n");
+        }
+    }
+    Err(format!(
+        "yosys' iCE40 simulation models not found (tried {}); install yosys",
+        tried.join(", ")
+    ))
+}

@@ -1,0 +1,85 @@
+//! The host's side of the resident commands (hdl/PROTOCOL.md, "Resident data"): the words
+//! of UPLOAD frames, TRAIN_RESIDENT and INFER_RESIDENT, and the answers they expect. Every
+//! transport (rust-hdl simulation, Verilator, a serial port) sends exactly these words.
+
+use crate::resident::{OP_INFER_RESIDENT, OP_TRAIN_RESIDENT, OP_UPLOAD};
+use edgeflow_core::order::{half_bits, order_seed};
+use edgeflow_core::LaneRng;
+
+/// Words of one UPLOAD frame's payload at most: frames are acknowledged one by one, so a
+/// bad frame is found before the next is sent, and a frame stays short next to a run.
+pub const FRAME_WORDS: usize = 4096;
+
+/// The frame checksum: `sum1 += w; sum2 += sum1` (16-bit, wrapping) over the header and the
+/// payload; the frame ends with `sum1, sum2`.
+pub fn checksum(words: &[u16]) -> (u16, u16) {
+    let (mut s1, mut s2) = (0u16, 0u16);
+    for &w in words {
+        s1 = s1.wrapping_add(w);
+        s2 = s2.wrapping_add(s1);
+    }
+    (s1, s2)
+}
+
+/// One UPLOAD frame: `payload` written from word address `addr`.
+pub fn upload_frame(addr: usize, payload: &[u16]) -> Vec<u16> {
+    assert!(addr < 1 << 21 && payload.len() < 1 << 16);
+    let mut f = vec![
+        OP_UPLOAD,
+        addr as u16,
+        (addr >> 16) as u16,
+        payload.len() as u16,
+    ];
+    f.extend_from_slice(payload);
+    let (s1, s2) = checksum(&f[1..]);
+    f.extend([s1, s2]);
+    f
+}
+
+/// The frames that upload `words` from address `addr` on.
+pub fn upload_frames(addr: usize, words: &[u16]) -> Vec<Vec<u16>> {
+    words
+        .chunks(FRAME_WORDS)
+        .enumerate()
+        .map(|(i, c)| upload_frame(addr + i * FRAME_WORDS, c))
+        .collect()
+}
+
+/// The xorshift32 state of the sample order at the start of epoch `epoch` (four keys an
+/// epoch, `edgeflow_core::order`).
+pub fn order_state(epoch: usize) -> u32 {
+    let mut rng = LaneRng(order_seed());
+    for _ in 0..4 * epoch {
+        rng.next_word();
+    }
+    rng.0
+}
+
+/// TRAIN_RESIDENT: `epochs` epochs over the `n` records from address 0, starting at epoch
+/// `first_epoch` of the reference's order.
+pub fn train_resident(n: usize, epochs: usize, first_epoch: usize) -> Vec<u16> {
+    assert!((1..1 << 16).contains(&n) && (1..1 << 16).contains(&epochs));
+    let s = order_state(first_epoch);
+    vec![
+        OP_TRAIN_RESIDENT,
+        n as u16,
+        epochs as u16,
+        s as u16,
+        (s >> 16) as u16,
+        half_bits(n) as u16,
+    ]
+}
+
+/// INFER_RESIDENT: the `n` consecutive records from word address `addr`.
+pub fn infer_resident(addr: usize, n: usize) -> Vec<u16> {
+    assert!(addr < 1 << 21 && (1..1 << 16).contains(&n));
+    vec![OP_INFER_RESIDENT, addr as u16, (addr >> 16) as u16, n as u16]
+}
+
+/// A clock count from its answer words, low first.
+pub fn clocks(words: &[u16]) -> u64 {
+    words
+        .iter()
+        .rev()
+        .fold(0u64, |acc, &w| acc << 16 | w as u64)
+}

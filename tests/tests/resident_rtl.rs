@@ -1,0 +1,121 @@
+//! The resident-data network (hdl/src/resident.rs) in rust-hdl's simulation, driven through
+//! its host link only: upload, epochs on chip, inference over resident records and the read
+//! back, against the reference model trained on the same samples in the reference's order.
+
+use edgeflow_core::order::epoch_order;
+use edgeflow_core::resident::pack;
+use edgeflow_core::{Spec, State};
+use edgeflow_hdl::data_memory::DataMemoryKind;
+use edgeflow_hdl::host_link::{ACK_LOAD, ACK_READ, OP_LOAD, OP_READ};
+use edgeflow_hdl::host_stream::run_words;
+use edgeflow_hdl::resident::*;
+use edgeflow_hdl::resident_protocol as rp;
+use edgeflow_sim::random::{random_data, random_spec};
+use edgeflow_sim::Reference;
+use rust_hdl::prelude::*;
+
+struct Device {
+    uut: Box<ResidentNetwork>,
+    spec: Spec,
+}
+
+impl Device {
+    fn new(spec: &Spec, words: usize) -> Device {
+        let mut uut = Box::new(ResidentNetwork::new(spec, DataMemoryKind::Array, words));
+        uut.connect_all();
+        Device {
+            uut,
+            spec: spec.clone(),
+        }
+    }
+
+    fn run(&mut self, words: &[u16], expect: usize) -> Vec<u16> {
+        run_words(self.uut.as_mut(), words, expect, 3, 5_000_000)
+            .unwrap()
+            .0
+    }
+
+    fn load(&mut self, s: &State) {
+        let mut w = vec![OP_LOAD];
+        w.extend(s.weights.iter().flatten().map(|&v| v as u16));
+        w.extend(s.biases.iter().flatten().map(|&v| v as u16));
+        assert_eq!(self.run(&w, 1), vec![ACK_LOAD]);
+    }
+
+    fn read(&mut self) -> State {
+        let n = self.spec.state_words();
+        let got = self.run(&[OP_READ], n + 1);
+        assert_eq!(got[n], ACK_READ);
+        let mut it = got.iter().map(|&w| w as i16 as i32);
+        let sp = &self.spec;
+        let weights = (0..sp.junctions())
+            .map(|j| it.by_ref().take(sp.layers[j] * sp.fan_out[j]).collect())
+            .collect();
+        let biases = (0..sp.junctions())
+            .map(|j| it.by_ref().take(sp.layers[j + 1]).collect())
+            .collect();
+        State { weights, biases }
+    }
+
+    fn upload(&mut self, addr: usize, words: &[u16]) {
+        for f in rp::upload_frames(addr, words) {
+            assert_eq!(self.run(&f, 3)[0], ACK_UPLOAD);
+        }
+    }
+}
+
+#[test]
+fn resident_training_matches_the_reference_on_random_specs() {
+    for seed in 1..=6u64 {
+        let spec = random_spec(seed);
+        let (n, tests, epochs) = (5 + seed as usize * 3, 4, 2);
+        let data = random_data(&spec, n + tests, seed);
+        let train = data.select(&(0..n).collect::<Vec<_>>());
+        let test = data.select(&(n..n + tests).collect::<Vec<_>>());
+        let r = spec.record_words();
+        let mut dev = Device::new(&spec, 4096);
+        dev.load(&State::initial(&spec));
+        dev.upload(0, &pack(&spec, &train));
+        dev.upload(n * r, &pack(&spec, &test));
+        let got = dev.run(&rp::train_resident(n, epochs, 0), 4);
+        assert_eq!(got[0], ACK_TRAIN_RESIDENT, "spec seed {seed}");
+        let preds = dev.run(&rp::infer_resident(n * r, tests), tests + 4);
+        assert_eq!(preds[tests], ACK_INFER_RESIDENT);
+
+        let mut reference = Reference::new(&spec);
+        for e in 0..epochs {
+            reference.train(&train.select(&epoch_order(n, e)));
+        }
+        assert_eq!(
+            dev.read(),
+            reference.state,
+            "spec seed {seed}: state after {epochs} epochs"
+        );
+        let want: Vec<u16> = reference.infer(&test).iter().map(|&p| p as u16).collect();
+        assert_eq!(&preds[..tests], &want[..], "spec seed {seed}: predictions");
+    }
+}
+
+#[test]
+fn a_corrupt_frame_is_refused_and_nothing_trains_on_it() {
+    let spec = random_spec(3);
+    let data = random_data(&spec, 6, 3);
+    let mut dev = Device::new(&spec, 1024);
+    dev.load(&State::initial(&spec));
+    let mut frame = rp::upload_frame(0, &pack(&spec, &data));
+    frame[5] ^= 0x0100;
+    assert_eq!(dev.run(&frame, 1), vec![ERROR_FRAME]);
+    assert_eq!(dev.run(&rp::train_resident(6, 1, 0), 1), vec![ERROR_REFUSED]);
+    assert_eq!(dev.read(), State::initial(&spec), "nothing was trained");
+    // a frame beyond the memory is refused too; a new set from address 0 clears the mark
+    let r = spec.record_words();
+    assert_eq!(
+        dev.run(&rp::upload_frame(1024 - r, &pack(&spec, &data)), 1),
+        vec![ERROR_FRAME]
+    );
+    dev.upload(0, &pack(&spec, &data));
+    assert_eq!(
+        dev.run(&rp::train_resident(6, 1, 0), 4)[0],
+        ACK_TRAIN_RESIDENT
+    );
+}
