@@ -18,6 +18,18 @@ pub enum DataMemoryKind {
     Array,
 }
 
+/// The resident data memory a board's part offers next to the network: all four SPRAMs
+/// of the UP5K; on parts with block RAM only, what the largest bundled networks leave free.
+pub fn for_board(b: &crate::boards::BoardInfo) -> Result<(DataMemoryKind, usize), String> {
+    Ok(match b.target {
+        "ice40-up5k" => (DataMemoryKind::Spram, 4 * SPRAM_WORDS),
+        "ecp5-85k" | "ecp5-45k" | "xc7a100t" => (DataMemoryKind::Array, 64 * 1024),
+        "ecp5-25k" | "ecp5-12k" => (DataMemoryKind::Array, 16 * 1024),
+        "ice40-hx8k" => (DataMemoryKind::Array, 2 * 1024),
+        t => return Err(format!("board {}: no resident data memory is known for {t}", b.name)),
+    })
+}
+
 #[derive(LogicBlock)]
 pub struct DataMemory {
     pub clock: Signal<In, Clock>,

@@ -7,13 +7,16 @@ use crate::echo_standin::EchoStandIn;
 use crate::echo_top::EchoBoardTop;
 use crate::ice40_pll::ClockSource;
 use crate::network::Network;
-use crate::network_top::NetworkBoardTop;
+use crate::network_top::{NetworkBoardTop, ResidentBoardTop};
+use crate::resident::ResidentNetwork;
 use edgeflow_core::Spec;
 use rust_hdl::prelude::*;
 
 #[derive(Clone, Debug)]
 pub enum Inner {
     Network(Spec),
+    /// The network with its data set resident in the board's memory (resident.rs).
+    Resident(Spec),
     /// The echo stand-in (answers each word plus one).
     Echo,
 }
@@ -22,6 +25,7 @@ impl Inner {
     pub fn name(&self) -> String {
         match self {
             Inner::Network(s) => s.name.clone(),
+            Inner::Resident(s) => format!("{}-resident", s.name),
             Inner::Echo => "echo-standin".into(),
         }
     }
@@ -34,6 +38,11 @@ impl Inner {
                 s.registered_reads |= b.registered_reads;
                 s.deep_pipeline |= b.deep_pipeline;
                 Inner::Network(s)
+            }
+            Inner::Resident(mut s) => {
+                s.registered_reads |= b.registered_reads;
+                s.deep_pipeline |= b.deep_pipeline;
+                Inner::Resident(s)
             }
             Inner::Echo => Inner::Echo,
         }
@@ -49,6 +58,10 @@ pub fn inner_verilog(inner: &Inner) -> Result<String, String> {
             Ok(generate_verilog(&e))
         }
         Inner::Network(spec) => Ok(crate::network::verilog(spec)),
+        Inner::Resident(spec) => Err(format!(
+            "{}: a resident design is built for a board (its data memory is the board's)",
+            spec.name
+        )),
     }
 }
 
@@ -82,6 +95,13 @@ pub fn board_top_verilog(
         Inner::Network(spec) => {
             let mut t =
                 NetworkBoardTop::new(Network::new(spec), source.clone(), cpb, b.led_active_low);
+            t.connect_all();
+            generate_verilog_unchecked(&t)
+        }
+        Inner::Resident(spec) => {
+            let (kind, words) = crate::data_memory::for_board(b)?;
+            let net = ResidentNetwork::new(spec, kind, words);
+            let mut t = ResidentBoardTop::new(net, source.clone(), cpb, b.led_active_low);
             t.connect_all();
             generate_verilog_unchecked(&t)
         }

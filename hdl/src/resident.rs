@@ -664,3 +664,10 @@ impl Logic for ResidentNetwork {
 impl crate::host_stream::HostLinkPorts for ResidentNetwork {
     crate::host_link_ports_impl!();
 }
+
+/// The Verilog of the resident network alone (top module `top`, the host-link ports).
+pub fn verilog(spec: &Spec, kind: DataMemoryKind, words: usize) -> String {
+    let mut r = ResidentNetwork::new(spec, kind, words);
+    r.connect_all();
+    generate_verilog_unchecked(&r)
+}

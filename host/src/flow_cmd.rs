@@ -409,6 +409,8 @@ pub fn synth_cmd(
 
 pub struct BitstreamArgs {
     pub spec: Option<PathBuf>,
+    /// The network with the resident data memory (resident.rs).
+    pub resident: bool,
     pub standin: Option<String>,
     pub board: String,
     pub out: PathBuf,
@@ -426,7 +428,11 @@ fn ice40_device(b: &BoardInfo) -> String {
 pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     let b = board(&a.board).map_err(|e| anyhow!(e))?;
     // with registered reads where the board asks for them (its multipliers are slow)
-    let inner = inner(a.spec.as_deref(), a.standin.as_deref())?.for_board(b);
+    let inner = match inner(a.spec.as_deref(), a.standin.as_deref())? {
+        Inner::Network(s) if a.resident => Inner::Resident(s),
+        i => i,
+    }
+    .for_board(b);
     let ecp5 = b.target.starts_with("ecp5");
     if !b.target.starts_with("ice40") && !ecp5 {
         bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
@@ -507,7 +513,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         write_atomic(&a.out.join(to), &std::fs::read(dir.path().join(f))?)?;
     }
     let (cycle, samples_s) = match &inner {
-        Inner::Network(spec) => {
+        Inner::Network(spec) | Inner::Resident(spec) => {
             // the clocks this hardware spends per block cycle (the RTL's, not the spec's estimate)
             let c = edgeflow_hdl::params::block_cycle_clocks(spec) as f64;
             (Some(c), Some(top.mhz * 1e6 / c))
@@ -516,7 +522,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     };
     let uart_samples_s = match &inner {
         Inner::Network(spec) => Some(a.baud as f64 / (20.0 * (spec.layers[0] + 1) as f64)),
-        Inner::Echo => None,
+        // the samples are on the board: the line carries no sample words
+        Inner::Resident(_) | Inner::Echo => None,
     };
     // the static timing's Fmax, with the multiplies nextpnr leaves out (flow/sta.rs)
     let met = p.timing.fmax_mhz >= top.mhz;

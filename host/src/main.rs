@@ -19,6 +19,7 @@ mod plan_cmd;
 mod plot;
 mod quality;
 mod report_cache;
+mod resident_cmd;
 mod sim_cmd;
 mod sim_verilator;
 mod spec_cmd;
@@ -125,6 +126,21 @@ enum Cmd {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Keep the data set on the board (needs --board; backend serial:PORT or verilator,
+        /// the board top co-simulated): upload it once, run every epoch on chip, infer the
+        /// test set on chip, read the weights back. Same bits as every other backend.
+        #[arg(long, requires = "board", conflicts_with_all = ["plan", "plot"])]
+        resident: bool,
+        /// The board of a resident run: icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or
+        /// ulx3s-12f.
+        #[arg(long, requires = "resident")]
+        board: Option<String>,
+        /// UART rate of a resident run's board top (default 3000000).
+        #[arg(long, requires = "resident")]
+        baud: Option<u32>,
+        /// Design clock in MHz of a resident run (default: the board's).
+        #[arg(long, requires = "resident", value_parser = parse_mhz)]
+        freq: Option<f64>,
     },
     /// Evaluate a saved model on the train/test split of a data set.
     ///
@@ -349,6 +365,10 @@ enum Cmd {
         /// nextpnr placement seed, 0 to 2147483647 (nextpnr reads a signed 32-bit number).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
         seed: u32,
+        /// Build the board top with the resident data memory (`train --resident`); use
+        /// --baud 3000000 for the rate `train --resident` expects by default.
+        #[arg(long, conflicts_with = "standin")]
+        resident: bool,
         #[arg(long, hide = true)]
         standin: Option<String>,
         #[arg(long)]
@@ -539,6 +559,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             out,
             plot,
             json,
+            ..
         }) => {
             let _ = spec;
             plan_cmd::train_plan(plan_cmd::TrainPlanArgs {
@@ -564,8 +585,41 @@ fn dispatch(cli: Cli) -> Result<()> {
             epochs,
             backend,
             out,
+            plot: _,
+            json,
+            resident: true,
+            board,
+            baud,
+            freq,
+        }) => resident_cmd::train_resident_cmd(resident_cmd::ResidentArgs {
+            spec: spec.expect("clap requires --spec without --plan"),
+            board: board.expect("clap requires --board with --resident"),
+            data,
+            label_column,
+            scale,
+            epochs,
+            backend,
+            baud,
+            freq,
+            out,
+            json,
+            flip_byte: std::env::var("EDGEFLOW_TEST_FLIP_BYTE")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+        }),
+        Some(Cmd::Train {
+            spec,
+            plan: None,
+            verify: _,
+            data,
+            label_column,
+            scale,
+            epochs,
+            backend,
+            out,
             plot,
             json,
+            ..
         }) => train::train_cmd(train::TrainArgs {
             spec: spec.expect("clap requires --spec without --plan"),
             data,
@@ -685,10 +739,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             freq,
             baud,
             seed,
+            resident,
             standin,
             json,
         }) => flow_cmd::bitstream_cmd(flow_cmd::BitstreamArgs {
             spec,
+            resident,
             standin,
             board,
             out,

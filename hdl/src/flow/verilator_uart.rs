@@ -51,8 +51,12 @@ static void flush_out(std::vector<uint8_t>& out) {
 
 int main(int argc, char** argv) {
     unsigned long long cpb = 0;
-    for (int i = 1; i + 1 < argc; i += 2)
+    // --flip-byte K: invert bit 0 of the K-th byte sent to the FPGA (from 1), a line error
+    unsigned long long flip = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--cpb")) cpb = strtoull(argv[i + 1], 0, 10);
+        if (!strcmp(argv[i], "--flip-byte")) flip = strtoull(argv[i + 1], 0, 10);
+    }
     if (cpb < 4) { fprintf(stderr, "--cpb N (clocks per UART bit, at least 4) is required\n"); return 1; }
     VerilatedContext* ctx = new VerilatedContext;
     Vtop* top = new Vtop{ctx};
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
         // the line idles through the power-on hold before the first frame
         if (tx_bit < 0 && !in.empty() && clk >= 64) {
             tx_byte = in.front(); in.pop_front(); tx_bit = 0; tx_left = cpb; sent++;
+            if (sent == flip) tx_byte ^= 1;
         }
         int level = 1;
         if (tx_bit == 0) level = 0;
@@ -140,8 +145,19 @@ pub struct UartStream {
 impl UartStream {
     /// Start the harness with `clocks_per_bit` clocks per UART bit.
     pub fn spawn(h: &Harness, clocks_per_bit: u16) -> Result<UartStream> {
+        UartStream::spawn_with_line_error(h, clocks_per_bit, None)
+    }
+
+    /// As [`UartStream::spawn`], with bit 0 of the `flip_byte`-th byte (from 1) towards the
+    /// FPGA inverted on the line.
+    pub fn spawn_with_line_error(
+        h: &Harness,
+        clocks_per_bit: u16,
+        flip_byte: Option<u64>,
+    ) -> Result<UartStream> {
         let mut child = Command::new(&h.exe)
             .args(["--cpb", &clocks_per_bit.to_string()])
+            .args(["--flip-byte", &flip_byte.unwrap_or(0).to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -8,6 +8,7 @@ mod board_top_cosim;
 pub mod hostlink;
 pub mod opencl;
 pub mod reference;
+pub mod resident;
 pub mod rtl;
 pub mod rtl_stage;
 pub mod serial;

@@ -1,0 +1,227 @@
+//! `edgeflow train --resident --board B`: the data set uploaded once into the board's data
+//! memory, every epoch run on chip, the test set inferred on chip, the weights read back.
+//! Over a serial port to a real board, or `verilator`: the board top itself (PLL, UART bit by
+//! bit, SPRAM from yosys' simulation model) in a Verilator co-simulation.
+
+use crate::board::hostlink::WordLink;
+use crate::board::resident::ResidentBoard;
+use crate::board::serial::ByteStreamLink;
+use crate::model::ModelFile;
+use crate::train::{load_split, Scale};
+use crate::util::print_json;
+use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_core::{ScaleKind, Spec, State};
+use edgeflow_hdl::boards::{board, BoardInfo};
+use edgeflow_hdl::design::{board_top_verilog, Inner};
+use edgeflow_hdl::flow::verilator::Harness;
+use edgeflow_hdl::flow::verilator_uart::{build, UartStream};
+use edgeflow_sim::accuracy;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub struct ResidentArgs {
+    pub spec: PathBuf,
+    pub board: String,
+    pub data: String,
+    pub label_column: Option<usize>,
+    pub scale: ScaleKind,
+    pub epochs: usize,
+    pub backend: String,
+    pub baud: Option<u32>,
+    pub freq: Option<f64>,
+    pub out: Option<PathBuf>,
+    pub json: bool,
+    /// Invert one bit of this byte (from 1) on the simulated line (tests of line errors).
+    pub flip_byte: Option<u64>,
+}
+
+/// The UART rate a resident board top is built for when none is asked: the FTDI parts of
+/// the iCEBreaker and the ULX3S carry 3 Mbaud.
+pub const RESIDENT_BAUD: u32 = 3_000_000;
+
+pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
+    let spec = Spec::load(&a.spec)?;
+    if a.epochs == 0 || a.epochs > 65535 {
+        bail!("--epochs: a resident run takes 1 to 65535 epochs, got {}", a.epochs);
+    }
+    let b = board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
+    let (_, words) = edgeflow_hdl::data_memory::for_board(b).map_err(|e| anyhow!(e))?;
+    let (port, port_baud) = match a.backend.as_str() {
+        "verilator" => (None, None),
+        s if s.starts_with("serial:") => {
+            let (p, baud) = crate::board::serial::parse_backend(s)
+                .ok_or_else(|| anyhow!("bad serial backend '{s}'; use serial:/dev/ttyUSB1 or serial:/dev/ttyUSB1@BAUD"))?;
+            (Some(p), s.contains('@').then_some(baud))
+        }
+        other => bail!(
+            "--backend {other}: resident training runs on a board: serial:PORT[@BAUD], or verilator (the board top co-simulated)"
+        ),
+    };
+    let baud = match (a.baud, port_baud) {
+        (Some(x), Some(y)) if x != y => {
+            bail!("--baud {x} and the backend's @{y} differ; give the rate once")
+        }
+        (Some(x), _) | (None, Some(x)) => x,
+        (None, None) => RESIDENT_BAUD,
+    };
+    let split = load_split(&spec, &a.data, a.label_column, Scale::Fit(a.scale))?;
+    let r = spec.record_words();
+    let capacity = words / r;
+    // checked before anything is built or sent
+    if split.train.len() + split.test.len() > capacity {
+        bail!(
+            "data {}: {} samples ({} training, {} test) at {r} words each do not fit the {} data memory of {} words ({capacity} samples); use fewer samples or a smaller input_bits in the spec",
+            split.name,
+            split.train.len() + split.test.len(),
+            split.train.len(),
+            split.test.len(),
+            b.name,
+            words
+        );
+    }
+    if split.train.len() > 65535 || split.test.len() > 65535 {
+        bail!("a resident run takes at most 65535 training and 65535 test samples");
+    }
+    let inner = Inner::Resident(spec.clone()).for_board(b);
+    let Inner::Resident(built) = &inner else {
+        unreachable!()
+    };
+    let want = a.freq.unwrap_or(b.default_mhz);
+    let top = board_top_verilog(&inner, b, want, baud).map_err(|e| anyhow!(e))?;
+    let t0 = Instant::now();
+    let run = match port {
+        None => {
+            let h = cached_board_top(&top.verilog, b)?;
+            let stream = UartStream::spawn_with_line_error(&h, top.clocks_per_bit, a.flip_byte)?;
+            let link = ByteStreamLink {
+                stream,
+                name: format!("verilator:{}", b.name),
+                timeout: Duration::from_secs(600),
+            };
+            run(built, link, top.clocks_per_bit, words, &split, a.epochs)?
+        }
+        Some(p) => {
+            let link = crate::board::serial::open(&p, baud)?;
+            run(built, link, top.clocks_per_bit, words, &split, a.epochs)?
+        }
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    let (state, clocks, test_preds) = run;
+    let test_accuracy = accuracy(&test_preds, &split.test.labels);
+    let seconds = clocks.total() as f64 / (top.mhz * 1e6);
+    let samples = (split.train.len() * a.epochs) as f64;
+    if let Some(out) = &a.out {
+        let mut m = ModelFile::new(&spec, &spec.default_staleness(), &state, &split.scaling);
+        m.features = Some(split.features);
+        m.save(out)?;
+    }
+    let sha = state.sha256();
+    if a.json {
+        print_json(&json!({
+            "spec": spec.name,
+            "board": b.name,
+            "backend": a.backend,
+            "data": split.name,
+            "epochs": a.epochs,
+            "train_samples": split.train.len(),
+            "test_samples": split.test.len(),
+            "test_accuracy": test_accuracy,
+            "state_sha256": sha,
+            "clock_mhz": top.mhz,
+            "baud": baud,
+            "record_words": r,
+            "resident_capacity_samples": capacity,
+            "load_clocks": clocks.load_clocks,
+            "upload_clocks": clocks.upload_clocks,
+            "train_clocks": clocks.train_clocks,
+            "infer_clocks": clocks.infer_clocks,
+            "readback_clocks": clocks.readback_clocks,
+            "end_to_end_seconds": seconds,
+            "end_to_end_samples_per_second": samples / seconds,
+            "simulation_seconds": (a.backend == "verilator").then_some(wall),
+            "model": a.out,
+        }));
+    } else {
+        println!(
+            "{} on {} ({}, resident): test {:.2}% after {} epochs; {:.0} training samples/s end to end at {} MHz, {} baud",
+            spec.name,
+            b.name,
+            a.backend,
+            test_accuracy * 100.0,
+            a.epochs,
+            samples / seconds,
+            top.mhz,
+            baud
+        );
+        println!(
+            "clocks: upload {}, train {}, infer {}, read-back {}; state sha256 {sha}",
+            clocks.upload_clocks, clocks.train_clocks, clocks.infer_clocks, clocks.readback_clocks
+        );
+        if let Some(o) = &a.out {
+            println!("model written to {}", o.display());
+        }
+    }
+    Ok(())
+}
+
+type Run = (State, crate::board::resident::ResidentClocks, Vec<usize>);
+
+fn run<L: WordLink>(
+    spec: &Spec,
+    link: L,
+    clocks_per_bit: u16,
+    words: usize,
+    split: &crate::train::Split,
+    epochs: usize,
+) -> Result<Run> {
+    let mut rb = ResidentBoard::new(spec, link, clocks_per_bit, words);
+    rb.load_state(&State::initial(spec))?;
+    let test_at = rb.upload(&split.train, &split.test)?;
+    rb.train(split.train.len(), epochs)?;
+    let preds = rb.infer(test_at, split.test.len())?;
+    let state = rb.read_state()?;
+    Ok((state, rb.clocks.clone(), preds))
+}
+
+/// The Verilator build of a board top, cached under the temporary directory by the hash of
+/// its Verilog (a digits board top takes minutes to build).
+fn cached_board_top(verilog: &str, b: &BoardInfo) -> Result<Harness> {
+    use sha2::Digest;
+    let models = sim_models(verilog, b)?;
+    let all = format!("{verilog}\n{models}");
+    let hash: String = sha2::Sha256::digest(all.as_bytes())[..8]
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("edgeflow-board-top-{hash}"));
+    let exe = dir.join("obj").join("harness");
+    let same = std::fs::read_to_string(dir.join("top.v")).ok().as_deref() == Some(all.as_str());
+    if exe.is_file() && same {
+        return Ok(Harness {
+            dir,
+            exe,
+            build_seconds: 0.0,
+        });
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(format!("building the Verilator co-simulation of the {} board top", b.name));
+    pb.enable_steady_tick(Duration::from_millis(200));
+    let h = build(&dir, verilog, &models).context("building the board top under Verilator");
+    pb.finish_and_clear();
+    h
+}
+
+/// Simulation models of the primitives a board top instantiates.
+pub fn sim_models(verilog: &str, b: &BoardInfo) -> Result<String> {
+    let mut m = String::new();
+    if b.target.starts_with("ecp5") {
+        m += edgeflow_hdl::ecp5_pll::EHXPLLL_SIM_MODEL;
+    } else {
+        m += edgeflow_hdl::ice40_pll::pll_sim_model();
+    }
+    if verilog.contains("SB_SPRAM256KA") {
+        m += &edgeflow_hdl::data_memory::spram_sim_model().map_err(|e| anyhow!(e))?;
+    }
+    Ok(m)
+}

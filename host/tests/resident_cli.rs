@@ -1,0 +1,83 @@
+//! `edgeflow train --resident`: the iCEBreaker board top (PLL model, UART bit by bit at
+//! 3 Mbaud, SPRAM from yosys' own simulation model) under Verilator trains digits with the
+//! data resident on the board, and ends in exactly the reference's state.
+
+mod common;
+use common::*;
+use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
+
+#[test]
+fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let args = [
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+        "--resident",
+        "--epochs",
+        "2",
+        "--backend",
+        "verilator",
+        "--json",
+    ];
+    let resident = ok_json(&args);
+    let reference = ok_json(&["train", "--spec", "specs/digits.toml", "--epochs", "2", "--json"]);
+    assert_eq!(resident["state_sha256"], reference["state_sha256"]);
+    assert_eq!(resident["test_accuracy"], reference["test_accuracy"]);
+    assert_eq!(resident["baud"], 3_000_000);
+    assert_eq!(resident["clock_mhz"], 30.0);
+    // 64 inputs of 8 bits: 32 words and the label; all 1797 digits fit the 65,536 words
+    assert_eq!(resident["record_words"], 33);
+    assert_eq!(resident["resident_capacity_samples"], 65536 / 33);
+    for k in [
+        "upload_clocks",
+        "train_clocks",
+        "readback_clocks",
+        "end_to_end_seconds",
+        "end_to_end_samples_per_second",
+    ] {
+        assert!(resident[k].as_f64().unwrap() > 0.0, "{k}: {}", resident[k]);
+    }
+    // the datapath's own rate bounds the run: 2 epochs of 1438 samples at 642 clocks or more
+    let train = resident["train_clocks"].as_u64().unwrap();
+    assert!(train >= 2 * 1438 * 642, "train_clocks {train}");
+
+    // one bit flipped on the line during the upload: the frame is refused, nothing trains
+    let o = edgeflow_env(&args, &[("EDGEFLOW_TEST_FLIP_BYTE", "4001")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("arrived corrupted") && err.contains("UPLOAD frame 1 "), "{err}");
+}
+
+#[test]
+fn a_set_larger_than_the_board_memory_is_refused_before_any_build() {
+    let dir = std::env::temp_dir().join(format!("edgeflow-resident-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 13-bit inputs: 52 words a sample and a label, 1797 samples need 95,241 words
+    let text = std::fs::read_to_string(root().join("specs/digits.toml"))
+        .unwrap()
+        .replace("input_bits = 8", "input_bits = 13");
+    let spec = dir.join("digits13.toml");
+    std::fs::write(&spec, text).unwrap();
+    fails_with(
+        &[
+            "train",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--board",
+            "icebreaker",
+            "--resident",
+            "--backend",
+            "verilator",
+        ],
+        &["1797 samples", "65536 words", "1236 samples", "input_bits"],
+    );
+    fails_with(
+        &["train", "--spec", "specs/digits.toml", "--resident", "--backend", "verilator"],
+        &["--board"],
+    );
+}
