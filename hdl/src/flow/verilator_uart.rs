@@ -6,7 +6,11 @@
 //! network all in the emitted Verilog.
 
 use super::verilator::{build_with, Harness};
-use anyhow::{Context, Result};
+use crate::boards::BoardInfo;
+use crate::design::{board_top_verilog, BoardTopVerilog, Inner};
+use crate::ice40_pll::ClockSource;
+use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_core::Spec;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -127,6 +131,65 @@ pub fn build(dir: &Path, verilog: &str, sim_models: &str) -> Result<Harness> {
     )
 }
 
+/// [`build`] once per design: in a temporary directory named by a hash of the sources,
+/// reused while the sources written there are the same (a later run starts at once).
+pub fn build_cached(verilog: &str, sim_models: &str) -> Result<Harness> {
+    use std::hash::{Hash, Hasher};
+    let all = format!("{verilog}\n{sim_models}");
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (&all, UART_HARNESS_CPP).hash(&mut hasher);
+    let dir =
+        std::env::temp_dir().join(format!("edgeflow-verilator-uart-{:016x}", hasher.finish()));
+    let exe = dir.join("obj").join("harness");
+    let same =
+        |f: &str, text: &str| std::fs::read_to_string(dir.join(f)).ok().as_deref() == Some(text);
+    if exe.is_file() && same("top.v", &all) && same("harness.cpp", UART_HARNESS_CPP) {
+        return Ok(Harness {
+            dir,
+            exe,
+            build_seconds: 0.0,
+        });
+    }
+    build(&dir, verilog, sim_models)
+}
+
+/// The simulation models of the clock primitives a board top instantiates.
+pub fn sim_models(source: &ClockSource) -> Result<&'static str> {
+    Ok(match source {
+        ClockSource::Direct => "",
+        ClockSource::PllPad(_) | ClockSource::PllCore(_) | ClockSource::Divided(..) => {
+            crate::ice40_pll::pll_sim_model()
+        }
+        ClockSource::Ecp5Pll(_) => crate::ecp5_pll::EHXPLLL_SIM_MODEL,
+        ClockSource::Mmcm(..) => bail!("the Xilinx MMCM has no simulation model here"),
+    })
+}
+
+/// The network of `spec` in board `b`'s top, as the board builds it (its pipeline options, its
+/// default clock, `baud`), built for co-simulation (cached).
+pub fn board_top_harness(
+    spec: &Spec,
+    b: &BoardInfo,
+    baud: u32,
+) -> Result<(Harness, BoardTopVerilog)> {
+    let inner = Inner::Network(spec.clone()).for_board(b);
+    let top = board_top_verilog(&inner, b, b.default_mhz, baud)
+        .map_err(|e| anyhow!("board {}: {e}", b.name))?;
+    let h = build_cached(&top.verilog, sim_models(&top.source)?)?;
+    Ok((h, top))
+}
+
+/// Start the harness with `clocks_per_bit` clocks per UART bit, stdin and stdout piped.
+pub fn spawn_harness(h: &Harness, clocks_per_bit: u16) -> Result<Child> {
+    Command::new(&h.exe)
+        .args(["--cpb", &clocks_per_bit.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {}", h.exe.display()))
+}
+
 /// A running board-top simulation as a byte stream. Reads wait at most `read_wait` for
 /// bytes and then return 0, as a tty with a read timeout does.
 pub struct UartStream {
@@ -140,13 +203,7 @@ pub struct UartStream {
 impl UartStream {
     /// Start the harness with `clocks_per_bit` clocks per UART bit.
     pub fn spawn(h: &Harness, clocks_per_bit: u16) -> Result<UartStream> {
-        let mut child = Command::new(&h.exe)
-            .args(["--cpb", &clocks_per_bit.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("cannot start {}", h.exe.display()))?;
+        let mut child = spawn_harness(h, clocks_per_bit)?;
         let stdin = child.stdin.take();
         let mut stdout = child.stdout.take().context("harness stdout")?;
         let (tx, bytes) = std::sync::mpsc::channel();
