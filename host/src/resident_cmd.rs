@@ -11,10 +11,9 @@ use crate::train::{load_split, Scale};
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::{ScaleKind, Spec, State};
-use edgeflow_hdl::boards::{board, BoardInfo};
+use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::{board_top_verilog, Inner};
-use edgeflow_hdl::flow::verilator::Harness;
-use edgeflow_hdl::flow::verilator_uart::{build, UartStream};
+use edgeflow_hdl::flow::verilator_uart::{build_cached, sim_models, UartStream};
 use edgeflow_sim::accuracy;
 use serde_json::json;
 use std::path::PathBuf;
@@ -92,7 +91,15 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     let t0 = Instant::now();
     let run = match port {
         None => {
-            let h = cached_board_top(&top.verilog, b)?;
+            let models = sim_models(&top.source, &top.verilog)?;
+            let pb = crate::flow_cmd::spinner(&format!(
+                "building the Verilator co-simulation of the {} board top",
+                b.name
+            ));
+            let h = build_cached(&top.verilog, &models)
+                .context("building the board top under Verilator");
+            pb.finish_and_clear();
+            let h = h?;
             let stream = UartStream::spawn_with_line_error(&h, top.clocks_per_bit, a.flip_byte)?;
             let link = ByteStreamLink {
                 stream,
@@ -182,46 +189,4 @@ fn run<L: WordLink>(
     let preds = rb.infer(test_at, split.test.len())?;
     let state = rb.read_state()?;
     Ok((state, rb.clocks.clone(), preds))
-}
-
-/// The Verilator build of a board top, cached under the temporary directory by the hash of
-/// its Verilog (a digits board top takes minutes to build).
-fn cached_board_top(verilog: &str, b: &BoardInfo) -> Result<Harness> {
-    use sha2::Digest;
-    let models = sim_models(verilog, b)?;
-    let all = format!("{verilog}\n{models}");
-    let hash: String = sha2::Sha256::digest(all.as_bytes())[..8]
-        .iter()
-        .map(|x| format!("{x:02x}"))
-        .collect();
-    let dir = std::env::temp_dir().join(format!("edgeflow-board-top-{hash}"));
-    let exe = dir.join("obj").join("harness");
-    let same = std::fs::read_to_string(dir.join("top.v")).ok().as_deref() == Some(all.as_str());
-    if exe.is_file() && same {
-        return Ok(Harness {
-            dir,
-            exe,
-            build_seconds: 0.0,
-        });
-    }
-    let pb = indicatif::ProgressBar::new_spinner();
-    pb.set_message(format!("building the Verilator co-simulation of the {} board top", b.name));
-    pb.enable_steady_tick(Duration::from_millis(200));
-    let h = build(&dir, verilog, &models).context("building the board top under Verilator");
-    pb.finish_and_clear();
-    h
-}
-
-/// Simulation models of the primitives a board top instantiates.
-pub fn sim_models(verilog: &str, b: &BoardInfo) -> Result<String> {
-    let mut m = String::new();
-    if b.target.starts_with("ecp5") {
-        m += edgeflow_hdl::ecp5_pll::EHXPLLL_SIM_MODEL;
-    } else {
-        m += edgeflow_hdl::ice40_pll::pll_sim_model();
-    }
-    if verilog.contains("SB_SPRAM256KA") {
-        m += &edgeflow_hdl::data_memory::spram_sim_model().map_err(|e| anyhow!(e))?;
-    }
-    Ok(m)
 }

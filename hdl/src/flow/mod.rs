@@ -4,6 +4,7 @@
 
 pub mod nextpnr;
 pub mod nextpnr_ecp5;
+pub mod pty_bridge;
 pub mod sta;
 pub mod targets;
 pub mod tools;

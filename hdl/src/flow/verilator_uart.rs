@@ -6,7 +6,11 @@
 //! network all in the emitted Verilog.
 
 use super::verilator::{build_with, Harness};
-use anyhow::{Context, Result};
+use crate::boards::BoardInfo;
+use crate::design::{board_top_verilog, BoardTopVerilog, Inner};
+use crate::ice40_pll::ClockSource;
+use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_core::Spec;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -107,8 +111,10 @@ int main(int argc, char** argv) {
         idle = busy ? 0 : idle + 1;
         if (out.size() >= 4096 || (!out.empty() && idle > 0)) flush_out(out);
         if ((clk & 1023) == 0 && open) open = pump(in, 0);
-        // a long silence with nothing queued: wait for the host instead of spinning
-        if (idle > 100000 && open && in.empty()) open = pump(in, 5);
+        // A silent line does not mean an idle design (epochs run on chip for many millions
+        // of clocks without a byte): keep clocking, and only yield the processor for a
+        // millisecond now and then while nothing is queued.
+        if (idle > 100000 && open && in.empty() && (idle & ((1u << 20) - 1)) == 0) open = pump(in, 1);
         if (!open && idle > 100000) break;
     }
     flush_out(out);
@@ -130,6 +136,73 @@ pub fn build(dir: &Path, verilog: &str, sim_models: &str) -> Result<Harness> {
         UART_HARNESS_CPP,
         "OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1",
     )
+}
+
+/// [`build`] once per design: in a temporary directory named by a hash of the sources,
+/// reused while the sources written there are the same (a later run starts at once).
+pub fn build_cached(verilog: &str, sim_models: &str) -> Result<Harness> {
+    use std::hash::{Hash, Hasher};
+    let all = format!("{verilog}\n{sim_models}");
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (&all, UART_HARNESS_CPP).hash(&mut hasher);
+    let dir =
+        std::env::temp_dir().join(format!("edgeflow-verilator-uart-{:016x}", hasher.finish()));
+    let exe = dir.join("obj").join("harness");
+    let same =
+        |f: &str, text: &str| std::fs::read_to_string(dir.join(f)).ok().as_deref() == Some(text);
+    if exe.is_file() && same("top.v", &all) && same("harness.cpp", UART_HARNESS_CPP) {
+        return Ok(Harness {
+            dir,
+            exe,
+            build_seconds: 0.0,
+        });
+    }
+    build(&dir, verilog, sim_models)
+}
+
+/// The simulation models of the primitives a board top instantiates: its clock source's,
+/// and yosys' SB_SPRAM256KA model where the top (`verilog`) uses the iCE40 SPRAM.
+pub fn sim_models(source: &ClockSource, verilog: &str) -> Result<String> {
+    let mut m = match source {
+        ClockSource::Direct => "",
+        ClockSource::PllPad(_) | ClockSource::PllCore(_) | ClockSource::Divided(..) => {
+            crate::ice40_pll::pll_sim_model()
+        }
+        ClockSource::Ecp5Pll(_) => crate::ecp5_pll::EHXPLLL_SIM_MODEL,
+        ClockSource::Mmcm(..) => bail!("the Xilinx MMCM has no simulation model here"),
+    }
+    .to_string();
+    if verilog.contains("SB_SPRAM256KA") {
+        m += &crate::data_memory::spram_sim_model().map_err(|e| anyhow!(e))?;
+    }
+    Ok(m)
+}
+
+/// The network of `spec` in board `b`'s top, as the board builds it (its pipeline options, its
+/// default clock, `baud`), built for co-simulation (cached).
+pub fn board_top_harness(
+    spec: &Spec,
+    b: &BoardInfo,
+    baud: u32,
+) -> Result<(Harness, BoardTopVerilog)> {
+    let inner = Inner::Network(spec.clone()).for_board(b);
+    let top = board_top_verilog(&inner, b, b.default_mhz, baud)
+        .map_err(|e| anyhow!("board {}: {e}", b.name))?;
+    let h = build_cached(&top.verilog, &sim_models(&top.source, &top.verilog)?)?;
+    Ok((h, top))
+}
+
+/// Start the harness with `clocks_per_bit` clocks per UART bit, stdin and stdout piped, and
+/// bit 0 of the `flip_byte`-th byte towards the FPGA (from 1) inverted, if asked.
+pub fn spawn_harness(h: &Harness, clocks_per_bit: u16, flip_byte: Option<u64>) -> Result<Child> {
+    Command::new(&h.exe)
+        .args(["--cpb", &clocks_per_bit.to_string()])
+        .args(["--flip-byte", &flip_byte.unwrap_or(0).to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {}", h.exe.display()))
 }
 
 /// A running board-top simulation as a byte stream. Reads wait at most `read_wait` for
@@ -155,14 +228,7 @@ impl UartStream {
         clocks_per_bit: u16,
         flip_byte: Option<u64>,
     ) -> Result<UartStream> {
-        let mut child = Command::new(&h.exe)
-            .args(["--cpb", &clocks_per_bit.to_string()])
-            .args(["--flip-byte", &flip_byte.unwrap_or(0).to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("cannot start {}", h.exe.display()))?;
+        let mut child = spawn_harness(h, clocks_per_bit, flip_byte)?;
         let stdin = child.stdin.take();
         let mut stdout = child.stdout.take().context("harness stdout")?;
         let (tx, bytes) = std::sync::mpsc::channel();

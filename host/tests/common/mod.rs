@@ -11,27 +11,57 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Run `edgeflow ARGS` with extra environment variables.
-pub fn edgeflow_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     // an empty report cache of our own: the user's kept synthesis reports must not change
     // what the bench projects in a test, and tests must not add to them
     let reports =
         std::env::temp_dir().join(format!("edgeflow-test-reports-{}", std::process::id()));
-    Command::new(env!("CARGO_BIN_EXE_edgeflow"))
-        .args(args)
+    let mut c = Command::new(env!("CARGO_BIN_EXE_edgeflow"));
+    c.args(args)
         .env("EDGEFLOW_REPORTS", &reports)
         .envs(env.iter().copied())
-        .current_dir(root())
-        .output()
-        .expect("edgeflow runs")
+        .current_dir(root());
+    c
+}
+
+/// Run `edgeflow ARGS` with extra environment variables.
+pub fn edgeflow_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(args, env).output().expect("edgeflow runs")
 }
 
 pub fn edgeflow(args: &[&str]) -> Output {
     edgeflow_env(args, &[])
 }
 
+/// Run `edgeflow ARGS`, killed after `limit` (None then): for a command that waits on a
+/// device, so one that never answers fails its test instead of hanging it.
+pub fn edgeflow_within(args: &[&str], limit: std::time::Duration) -> Option<Output> {
+    let child = command(args, &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("edgeflow runs");
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit) {
+        Ok(o) => Some(o.expect("edgeflow runs")),
+        Err(_) => {
+            // SAFETY: the child is not reaped before the waiting thread sees it end, so the
+            // pid is still its own.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = rx.recv();
+            None
+        }
+    }
+}
+
 pub fn ok_json(args: &[&str]) -> Value {
-    let o = edgeflow(args);
+    json_of(args, edgeflow(args))
+}
+
+/// The JSON a successful `edgeflow ARGS` printed (its output `o`).
+pub fn json_of(args: &[&str], o: Output) -> Value {
     assert!(
         o.status.success(),
         "{args:?} failed: {}",
