@@ -137,7 +137,11 @@ mod bitwise {
         while (1u64 << m) < n as u64 {
             m += 1;
         }
-        let h = ((m + 1) / 2).max(1);
+        // the least h ≥ 1 with 2h ≥ m
+        let mut h = 1;
+        while 2 * h < m {
+            h += 1;
+        }
         let seed = edgeflow_core_seed();
         let mut x = if seed.iter().any(|&b| b) {
             seed
