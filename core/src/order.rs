@@ -8,8 +8,8 @@
 //!   `M = 2^h − 1`.
 //! - One random stream: xorshift32 with shifts (13, 17, 5) ([`LaneRng::next_word`], the
 //!   stochastic rounding's generator), started at [`order_seed`] and running across epochs.
-//!   Epoch `e` (from 0) takes the stream's outputs number `4e … 4e+3` as its keys,
-//!   `k_r = output & M` for `r = 0 … 3`.
+//!   Epoch `e` (from 0) takes the stream's outputs number `4e … 4e+3` as its keys (output 0
+//!   is the word after the first step), `k_r = output & M` for `r = 0 … 3`.
 //! - The round function on `h`-bit values: `t = (x + k) & M`,
 //!   `F(x, k) = t ^ ((t << 1) & M) ^ ((t >> 1) & (t >> 2))`.
 //! - A counter `c` in the domain is permuted by a four-round Feistel network
@@ -17,7 +17,8 @@
 //!   the result is `v = (L << h) | R`.
 //! - Epoch `e` visits, for `c = 0, 1, …, 4^h − 1` in increasing order, every `v < n`. A
 //!   Feistel network is a bijection of the domain whatever `F` is, so this is a permutation
-//!   of `0 … n − 1`: exactly `n` samples, each once.
+//!   of `0 … n − 1`: exactly `n` samples, each once. The domain holds at most `4n` values,
+//!   so an epoch takes at most `4n` counter steps.
 
 use crate::rng::SplitMix64;
 use crate::rounding::LaneRng;

@@ -137,7 +137,11 @@ mod bitwise {
         while (1u64 << m) < n as u64 {
             m += 1;
         }
-        let h = ((m + 1) / 2).max(1);
+        // the least h ≥ 1 with 2h ≥ m
+        let mut h = 1;
+        while 2 * h < m {
+            h += 1;
+        }
         let seed = edgeflow_core_seed();
         let mut x = if seed.iter().any(|&b| b) {
             seed
@@ -202,4 +206,21 @@ fn the_stream_is_xorshift32_from_the_order_seed() {
             assert_eq!(k as u64, bitwise::value(&x[..10]));
         }
     }
+}
+
+/// Values from a separate implementation of the whole definition in another language
+/// (SplitMix64 included), which design.md quotes as check values for the hardware.
+#[test]
+fn matches_check_values_from_another_implementation() {
+    assert_eq!(order_seed(), 0x55f3_ea54);
+    let mut order = SampleOrder::new(1438);
+    assert_eq!(order.clone().next_keys(), [8, 19, 33, 48]);
+    assert_eq!(order.next_epoch()[..6], [800, 623, 86, 1417, 910, 465]);
+    assert_eq!(order.clone().next_keys(), [28, 24, 17, 7]);
+    assert_eq!(order.next_epoch()[..4], [474, 6, 1258, 278]);
+    assert_eq!(epoch_order(4, 0), [1, 2, 0, 3]);
+    assert_eq!(
+        epoch_order(17, 3),
+        [9, 10, 15, 14, 11, 7, 6, 8, 2, 16, 1, 0, 5, 4, 3, 13, 12]
+    );
 }

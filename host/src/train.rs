@@ -144,8 +144,8 @@ pub struct RunReport {
 }
 
 /// Train for `epochs` epochs, each one pipelined stream over the training set in the epoch's
-/// [sample order](edgeflow_core::order);
-/// accuracies after every epoch. Only training time counts towards samples/s.
+/// [sample order](edgeflow_core::order); accuracies after every epoch. Only training time
+/// counts towards samples/s.
 pub fn run(
     mut t: Trainer,
     split: &Split,
