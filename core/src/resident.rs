@@ -133,7 +133,11 @@ mod tests {
                 let enc = d.encode(&s, &(0..rows).collect::<Vec<_>>()).unwrap();
                 let words = pack(&s, &enc);
                 assert_eq!(words.len(), rows * s.record_words());
-                assert_eq!(unpack(&s, &words), enc, "width {width} int {int_bits} bits {input_bits}");
+                assert_eq!(
+                    unpack(&s, &words),
+                    enc,
+                    "width {width} int {int_bits} bits {input_bits}"
+                );
             }
         }
     }

@@ -26,7 +26,12 @@ pub fn for_board(b: &crate::boards::BoardInfo) -> Result<(DataMemoryKind, usize)
         "ecp5-85k" | "ecp5-45k" | "xc7a100t" => (DataMemoryKind::Array, 64 * 1024),
         "ecp5-25k" | "ecp5-12k" => (DataMemoryKind::Array, 16 * 1024),
         "ice40-hx8k" => (DataMemoryKind::Array, 2 * 1024),
-        t => return Err(format!("board {}: no resident data memory is known for {t}", b.name)),
+        t => {
+            return Err(format!(
+                "board {}: no resident data memory is known for {t}",
+                b.name
+            ))
+        }
     })
 }
 

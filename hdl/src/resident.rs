@@ -304,7 +304,8 @@ impl Logic for ResidentNetwork {
             self.net.in_valid.next = self.feed_valid.val();
         }
         if (self.mode.q.val() == Mode::SampleInputs) & self.feed_take.val() {
-            self.emitted_count.next = self.bit_count.q.val() - bit_cast::<6, 6>(self.code_bits.val());
+            self.emitted_count.next =
+                self.bit_count.q.val() - bit_cast::<6, 6>(self.code_bits.val());
             self.emitted_buf.next = self.bit_buf.q.val() >> self.code_bits.val();
         }
         self.next_count.next = self.emitted_count.val();
@@ -356,9 +357,8 @@ impl Logic for ResidentNetwork {
                 // an opcode moves only when the network could take it too
                 self.in_ready.next = !self.msg_pending.val() & self.net.in_ready.val();
                 self.take.next = self.in_valid.val() & self.in_ready.val();
-                self.net.in_valid.next = self.take.val()
-                    & (self.in_data.val() >= 1)
-                    & (self.in_data.val() <= 4);
+                self.net.in_valid.next =
+                    self.take.val() & (self.in_data.val() >= 1) & (self.in_data.val() <= 4);
                 if self.take.val() {
                     self.cycles.d.next = 1.into();
                     self.head.d.next = 0.into();
@@ -537,8 +537,8 @@ impl Logic for ResidentNetwork {
                         self.next_base.d.next = bit_cast::<20, 16>(self.in_data.val());
                     }
                     if self.head.q.val() == 1 {
-                        self.next_base.d.next = (bit_cast::<20, 16>(self.in_data.val()) << 16)
-                            | self.next_base.q.val();
+                        self.next_base.d.next =
+                            (bit_cast::<20, 16>(self.in_data.val()) << 16) | self.next_base.q.val();
                     }
                     if self.head.q.val() == 2 {
                         self.run_samples.d.next = self.in_data.val();

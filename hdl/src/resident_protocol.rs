@@ -73,7 +73,12 @@ pub fn train_resident(n: usize, epochs: usize, first_epoch: usize) -> Vec<u16> {
 /// INFER_RESIDENT: the `n` consecutive records from word address `addr`.
 pub fn infer_resident(addr: usize, n: usize) -> Vec<u16> {
     assert!(addr < 1 << 21 && (1..1 << 16).contains(&n));
-    vec![OP_INFER_RESIDENT, addr as u16, (addr >> 16) as u16, n as u16]
+    vec![
+        OP_INFER_RESIDENT,
+        addr as u16,
+        (addr >> 16) as u16,
+        n as u16,
+    ]
 }
 
 /// A clock count from its answer words, low first.

@@ -42,7 +42,10 @@ pub const RESIDENT_BAUD: u32 = 3_000_000;
 pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     let spec = Spec::load(&a.spec)?;
     if a.epochs == 0 || a.epochs > 65535 {
-        bail!("--epochs: a resident run takes 1 to 65535 epochs, got {}", a.epochs);
+        bail!(
+            "--epochs: a resident run takes 1 to 65535 epochs, got {}",
+            a.epochs
+        );
     }
     let b = board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
     let (_, words) = edgeflow_hdl::data_memory::for_board(b).map_err(|e| anyhow!(e))?;

@@ -25,7 +25,14 @@ fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
         "--json",
     ];
     let resident = ok_json(&args);
-    let reference = ok_json(&["train", "--spec", "specs/digits.toml", "--epochs", "2", "--json"]);
+    let reference = ok_json(&[
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--epochs",
+        "2",
+        "--json",
+    ]);
     assert_eq!(resident["state_sha256"], reference["state_sha256"]);
     assert_eq!(resident["test_accuracy"], reference["test_accuracy"]);
     assert_eq!(resident["baud"], 3_000_000);
@@ -50,7 +57,10 @@ fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
     let o = edgeflow_env(&args, &[("EDGEFLOW_TEST_FLIP_BYTE", "4001")]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("arrived corrupted") && err.contains("UPLOAD frame 1 "), "{err}");
+    assert!(
+        err.contains("arrived corrupted") && err.contains("UPLOAD frame 1 "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -77,7 +87,14 @@ fn a_set_larger_than_the_board_memory_is_refused_before_any_build() {
         &["1797 samples", "65536 words", "1236 samples", "input_bits"],
     );
     fails_with(
-        &["train", "--spec", "specs/digits.toml", "--resident", "--backend", "verilator"],
+        &[
+            "train",
+            "--spec",
+            "specs/digits.toml",
+            "--resident",
+            "--backend",
+            "verilator",
+        ],
         &["--board"],
     );
 }

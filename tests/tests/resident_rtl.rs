@@ -105,7 +105,10 @@ fn a_corrupt_frame_is_refused_and_nothing_trains_on_it() {
     let mut frame = rp::upload_frame(0, &pack(&spec, &data));
     frame[5] ^= 0x0100;
     assert_eq!(dev.run(&frame, 1), vec![ERROR_FRAME]);
-    assert_eq!(dev.run(&rp::train_resident(6, 1, 0), 1), vec![ERROR_REFUSED]);
+    assert_eq!(
+        dev.run(&rp::train_resident(6, 1, 0), 1),
+        vec![ERROR_REFUSED]
+    );
     assert_eq!(dev.read(), State::initial(&spec), "nothing was trained");
     // a frame beyond the memory is refused too; a new set from address 0 clears the mark
     let r = spec.record_words();

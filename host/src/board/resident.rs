@@ -62,9 +62,7 @@ impl<L: WordLink> ResidentBoard<L> {
     }
 
     pub fn load_state(&mut self, s: &State) -> Result<()> {
-        eprintln!("DBG load");
         self.board.load_state(s)?;
-        eprintln!("DBG loaded");
         self.clocks.load_clocks += self.line(1 + self.spec.state_words() + 1);
         Ok(())
     }
@@ -87,7 +85,6 @@ impl<L: WordLink> ResidentBoard<L> {
         words.extend(pack(&self.spec, test));
         for (k, f) in rp::upload_frames(0, &words).iter().enumerate() {
             self.board.link.send(f)?;
-            eprintln!("DBG frame {k} sent");
             let a = self
                 .board
                 .link
@@ -106,7 +103,6 @@ impl<L: WordLink> ResidentBoard<L> {
                 bail!("UPLOAD frame {}: expected {ACK_UPLOAD:#06x}, the board answered {:#06x}; is the resident bitstream loaded?", k + 1, a[0]);
             }
             let c = self.board.link.recv(2)?;
-            eprintln!("DBG frame {k} acked {c:x?}");
             self.clocks.upload_clocks += self.line(1) + rp::clocks(&c) + self.line(3);
         }
         Ok(test_at)
@@ -165,33 +161,5 @@ impl<L: WordLink> ResidentBoard<L> {
         let s = self.board.read_state()?;
         self.clocks.readback_clocks += self.line(1 + self.spec.state_words() + 1);
         Ok(s)
-    }
-}
-
-#[cfg(test)]
-mod dbg_tests {
-    use super::*;
-
-    #[test]
-    fn dbg_word_level() {
-        let mut spec = Spec::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))).unwrap();
-        let ib: u32 = std::env::var("DBG_IB").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
-        spec.input_bits = Some(ib);
-        spec.registered_reads = true;
-        spec.deep_pipeline = true;
-        let v = edgeflow_hdl::resident::verilog(&spec, edgeflow_hdl::data_memory::DataMemoryKind::Array, 131072);
-        let link = crate::board::verilator::open_verilog(&v).unwrap();
-        let mut rb = ResidentBoard::new(&spec, link, 0, 131072);
-        rb.load_state(&State::initial(&spec)).unwrap();
-        let d = edgeflow_core::Dataset::digits().unwrap();
-        let (tr, te) = d.split(2024);
-        let train = d.encode(&spec, &tr).unwrap();
-        let test = d.encode(&spec, &te).unwrap();
-        let at = rb.upload(&train, &test).unwrap();
-        eprintln!("uploaded");
-        rb.train(train.len(), 1).unwrap();
-        eprintln!("trained {:?}", rb.clocks);
-        let p = rb.infer(at, test.len()).unwrap();
-        eprintln!("inferred {}", p.len());
     }
 }
