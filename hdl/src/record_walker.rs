@@ -22,7 +22,8 @@ pub struct RecordWalker {
     /// Load the xorshift32 state (`seed`, never 0) at this clock.
     pub seed_load: Signal<In, Bit>,
     pub seed: Signal<In, Bits<32>>,
-    /// Begin an epoch over `n` samples with half-width `h` (both held through the epoch).
+    /// Begin an epoch over `n` samples with half-width `h` (both held through the epoch;
+    /// `n < 2^16`, so `h ≤ 8` and the counter fits 16 bits).
     pub start: Signal<In, Bit>,
     pub n: Signal<In, Bits<16>>,
     pub h: Signal<In, Bits<4>>,
@@ -31,36 +32,36 @@ pub struct RecordWalker {
     pub valid: Signal<Out, Bit>,
     pub take: Signal<In, Bit>,
     record_words: Constant<Bits<20>>,
-    one: Constant<Bits<16>>,
+    one: Constant<Bits<8>>,
     state: DFF<WalkState>,
     /// The xorshift32 stream of round keys, continued across epochs.
     rng: DFF<Bits<32>>,
     key_step: DFF<Bits<2>>,
-    key0: DFF<Bits<16>>,
-    key1: DFF<Bits<16>>,
-    key2: DFF<Bits<16>>,
-    key3: DFF<Bits<16>>,
+    key0: DFF<Bits<8>>,
+    key1: DFF<Bits<8>>,
+    key2: DFF<Bits<8>>,
+    key3: DFF<Bits<8>>,
     /// The Feistel network's input: 0, 1, … up to `4^h − 1`.
-    counter: DFF<Bits<17>>,
+    counter: DFF<Bits<16>>,
     /// Shift-and-add product: `product += multiplicand` for each set bit of `multiplier`.
     product: DFF<Bits<20>>,
     multiplicand: DFF<Bits<20>>,
     multiplier: DFF<Bits<16>>,
-    mask: Signal<Local, Bits<16>>,
+    mask: Signal<Local, Bits<8>>,
     rng1: Signal<Local, Bits<32>>,
     rng2: Signal<Local, Bits<32>>,
     rng3: Signal<Local, Bits<32>>,
     // the Feistel rounds: (L, R) → (R, L ^ F(R, key)); `right_r` is R after round r
-    left0: Signal<Local, Bits<16>>,
-    right0: Signal<Local, Bits<16>>,
-    mix0: Signal<Local, Bits<16>>,
-    right1: Signal<Local, Bits<16>>,
-    mix1: Signal<Local, Bits<16>>,
-    right2: Signal<Local, Bits<16>>,
-    mix2: Signal<Local, Bits<16>>,
-    right3: Signal<Local, Bits<16>>,
-    mix3: Signal<Local, Bits<16>>,
-    right4: Signal<Local, Bits<16>>,
+    left0: Signal<Local, Bits<8>>,
+    right0: Signal<Local, Bits<8>>,
+    mix0: Signal<Local, Bits<8>>,
+    right1: Signal<Local, Bits<8>>,
+    mix1: Signal<Local, Bits<8>>,
+    right2: Signal<Local, Bits<8>>,
+    mix2: Signal<Local, Bits<8>>,
+    right3: Signal<Local, Bits<8>>,
+    mix3: Signal<Local, Bits<8>>,
+    right4: Signal<Local, Bits<8>>,
     index: Signal<Local, Bits<16>>,
 }
 
@@ -132,8 +133,8 @@ impl Logic for RecordWalker {
         self.rng2.next = self.rng1.val() ^ (self.rng1.val() >> 17);
         self.rng3.next = self.rng2.val() ^ (self.rng2.val() << 5);
         // round r: t = (R + key_r) & M; F = t ^ ((t << 1) & M) ^ ((t >> 1) & (t >> 2))
-        self.left0.next = bit_cast::<16, 17>(self.counter.q.val() >> self.h.val());
-        self.right0.next = bit_cast::<16, 17>(self.counter.q.val()) & self.mask.val();
+        self.left0.next = bit_cast::<8, 16>(self.counter.q.val() >> self.h.val());
+        self.right0.next = bit_cast::<8, 16>(self.counter.q.val()) & self.mask.val();
         self.mix0.next = (self.right0.val() + self.key0.q.val()) & self.mask.val();
         self.right1.next = self.left0.val()
             ^ self.mix0.val()
@@ -154,7 +155,8 @@ impl Logic for RecordWalker {
             ^ self.mix3.val()
             ^ ((self.mix3.val() << 1) & self.mask.val())
             ^ ((self.mix3.val() >> 1) & (self.mix3.val() >> 2));
-        self.index.next = (self.right3.val() << self.h.val()) | self.right4.val();
+        self.index.next = (bit_cast::<16, 8>(self.right3.val()) << self.h.val())
+            | bit_cast::<16, 8>(self.right4.val());
         self.base.next = self.product.q.val();
         self.valid.next = self.state.q.val() == WalkState::Ready;
         if self.seed_load.val() {
@@ -166,16 +168,16 @@ impl Logic for RecordWalker {
                 self.rng.d.next = self.rng3.val();
                 self.key_step.d.next = self.key_step.q.val() + 1;
                 if self.key_step.q.val() == 0 {
-                    self.key0.d.next = bit_cast::<16, 32>(self.rng3.val()) & self.mask.val();
+                    self.key0.d.next = bit_cast::<8, 32>(self.rng3.val()) & self.mask.val();
                 }
                 if self.key_step.q.val() == 1 {
-                    self.key1.d.next = bit_cast::<16, 32>(self.rng3.val()) & self.mask.val();
+                    self.key1.d.next = bit_cast::<8, 32>(self.rng3.val()) & self.mask.val();
                 }
                 if self.key_step.q.val() == 2 {
-                    self.key2.d.next = bit_cast::<16, 32>(self.rng3.val()) & self.mask.val();
+                    self.key2.d.next = bit_cast::<8, 32>(self.rng3.val()) & self.mask.val();
                 }
                 if self.key_step.q.val() == 3 {
-                    self.key3.d.next = bit_cast::<16, 32>(self.rng3.val()) & self.mask.val();
+                    self.key3.d.next = bit_cast::<8, 32>(self.rng3.val()) & self.mask.val();
                     self.state.d.next = WalkState::Search;
                 }
             }
