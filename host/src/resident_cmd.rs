@@ -35,9 +35,17 @@ pub struct ResidentArgs {
     pub flip_byte: Option<u64>,
 }
 
-/// The UART rate a resident board top is built for when none is asked: the FTDI parts of
-/// the iCEBreaker and the ULX3S carry 3 Mbaud.
-pub const RESIDENT_BAUD: u32 = 3_000_000;
+/// The UART rates a resident board top is built for when none is asked, fastest first: the
+/// FTDI parts of the iCEBreaker and the ULX3S carry 3 Mbaud; the first one the clock
+/// divides to within 2 % is taken.
+pub const RESIDENT_BAUDS: [u32; 4] = [3_000_000, 2_000_000, 1_000_000, 115_200];
+
+fn default_baud(mhz: f64) -> u32 {
+    RESIDENT_BAUDS
+        .into_iter()
+        .find(|&b| edgeflow_hdl::board_top::clocks_per_bit(mhz, b).is_ok())
+        .unwrap_or(115_200)
+}
 
 pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     let spec = Spec::load(&a.spec)?;
@@ -65,7 +73,12 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             bail!("--baud {x} and the backend's @{y} differ; give the rate once")
         }
         (Some(x), _) | (None, Some(x)) => x,
-        (None, None) => RESIDENT_BAUD,
+        (None, None) => {
+            let mhz = edgeflow_hdl::board_top::clock_source(b, a.freq.unwrap_or(b.default_mhz))
+                .map_err(|e| anyhow!("--freq: {e}"))?
+                .1;
+            default_baud(mhz)
+        }
     };
     let split = load_split(&spec, &a.data, a.label_column, Scale::Fit(a.scale))?;
     let r = spec.record_words();
