@@ -163,3 +163,29 @@ pub fn spram_sim_model() -> Result<String, String> {
         tried.join(", ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spram_model_is_yosys_own() {
+        if !crate::flow::tools::tool_for_test(crate::flow::tools::YOSYS) {
+            return;
+        }
+        let m = spram_sim_model().unwrap();
+        assert!(m.starts_with("module SB_SPRAM256KA") && m.trim_end().ends_with("endmodule"));
+        assert!(m.contains("DATAOUT <= mem[ADDRESS]"));
+    }
+
+    #[test]
+    fn spram_banks_follow_the_depth() {
+        let mut m = DataMemory::new(DataMemoryKind::Spram, 2 * SPRAM_WORDS);
+        m.connect_all();
+        let Verilog::Custom(v) = m.hdl() else {
+            panic!("custom Verilog expected")
+        };
+        assert_eq!(v.matches("SB_SPRAM256KA spram").count(), 2);
+        assert!(v.contains(".CHIPSELECT(addr[15:14] == 2'd1)"));
+    }
+}

@@ -43,6 +43,15 @@ pub struct RecordWalker {
     key3: DFF<Bits<8>>,
     /// The Feistel network's input: 0, 1, … up to `4^h − 1`.
     counter: DFF<Bits<16>>,
+    // the search is pipelined: rounds 0–1, then rounds 2–3 and the index, then the compare
+    // with `n`; an accepted index restarts the counter just after it
+    half_left: DFF<Bits<8>>,
+    half_right: DFF<Bits<8>>,
+    count_a: DFF<Bits<16>>,
+    valid_a: DFF<Bit>,
+    index_q: DFF<Bits<16>>,
+    count_b: DFF<Bits<16>>,
+    valid_b: DFF<Bit>,
     /// Shift-and-add product: `product += multiplicand` for each set bit of `multiplier`.
     product: DFF<Bits<20>>,
     multiplicand: DFF<Bits<20>>,
@@ -88,6 +97,13 @@ impl RecordWalker {
             key2: Default::default(),
             key3: Default::default(),
             counter: Default::default(),
+            half_left: Default::default(),
+            half_right: Default::default(),
+            count_a: Default::default(),
+            valid_a: Default::default(),
+            index_q: Default::default(),
+            count_b: Default::default(),
+            valid_b: Default::default(),
             product: Default::default(),
             multiplicand: Default::default(),
             multiplier: Default::default(),
@@ -124,6 +140,13 @@ impl Logic for RecordWalker {
             key2,
             key3,
             counter,
+            half_left,
+            half_right,
+            count_a,
+            valid_a,
+            index_q,
+            count_b,
+            valid_b,
             product,
             multiplicand,
             multiplier
@@ -145,13 +168,13 @@ impl Logic for RecordWalker {
             ^ self.mix1.val()
             ^ ((self.mix1.val() << 1) & self.mask.val())
             ^ ((self.mix1.val() >> 1) & (self.mix1.val() >> 2));
-        self.mix2.next = (self.right2.val() + self.key2.q.val()) & self.mask.val();
-        self.right3.next = self.right1.val()
+        self.mix2.next = (self.half_right.q.val() + self.key2.q.val()) & self.mask.val();
+        self.right3.next = self.half_left.q.val()
             ^ self.mix2.val()
             ^ ((self.mix2.val() << 1) & self.mask.val())
             ^ ((self.mix2.val() >> 1) & (self.mix2.val() >> 2));
         self.mix3.next = (self.right3.val() + self.key3.q.val()) & self.mask.val();
-        self.right4.next = self.right2.val()
+        self.right4.next = self.half_right.q.val()
             ^ self.mix3.val()
             ^ ((self.mix3.val() << 1) & self.mask.val())
             ^ ((self.mix3.val() >> 1) & (self.mix3.val() >> 2));
@@ -159,6 +182,13 @@ impl Logic for RecordWalker {
             | bit_cast::<16, 8>(self.right4.val());
         self.base.next = self.product.q.val();
         self.valid.next = self.state.q.val() == WalkState::Ready;
+        self.half_left.d.next = self.right1.val();
+        self.half_right.d.next = self.right2.val();
+        self.count_a.d.next = self.counter.q.val();
+        self.valid_a.d.next = false;
+        self.index_q.d.next = self.index.val();
+        self.count_b.d.next = self.count_a.q.val();
+        self.valid_b.d.next = false;
         if self.seed_load.val() {
             self.rng.d.next = self.seed.val();
         }
@@ -183,10 +213,15 @@ impl Logic for RecordWalker {
             }
             WalkState::Search => {
                 self.counter.d.next = self.counter.q.val() + 1;
-                if self.index.val() < self.n.val() {
+                self.valid_a.d.next = true;
+                self.valid_b.d.next = self.valid_a.q.val();
+                if self.valid_b.q.val() & (self.index_q.q.val() < self.n.val()) {
                     self.product.d.next = 0.into();
                     self.multiplicand.d.next = self.record_words.val();
-                    self.multiplier.d.next = self.index.val();
+                    self.multiplier.d.next = self.index_q.q.val();
+                    self.counter.d.next = self.count_b.q.val() + 1;
+                    self.valid_a.d.next = false;
+                    self.valid_b.d.next = false;
                     self.state.d.next = WalkState::Multiply;
                 }
             }

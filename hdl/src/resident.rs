@@ -121,7 +121,6 @@ pub struct ResidentNetwork {
     emitted_buf: Signal<Local, Bits<32>>,
     next_count: Signal<Local, Bits<6>>,
     resident_run: Signal<Local, Bit>,
-    net_out_take: Signal<Local, Bit>,
     sum1_next: Signal<Local, Bits<16>>,
 }
 
@@ -191,7 +190,6 @@ impl ResidentNetwork {
             emitted_buf: Default::default(),
             next_count: Default::default(),
             resident_run: Default::default(),
-            net_out_take: Default::default(),
             sum1_next: Default::default(),
         }
     }
@@ -254,6 +252,7 @@ impl Logic for ResidentNetwork {
             | (self.mode.q.val() == Mode::RunDrain);
         // defaults: nothing moves
         self.in_ready.next = false;
+        self.take.next = false;
         self.net.in_data.next = self.in_data.val();
         self.net.in_valid.next = false;
         self.mem.addr.next = bit_cast::<20, 21>(self.write_addr.q.val());
@@ -318,7 +317,6 @@ impl Logic for ResidentNetwork {
         self.out_valid.next = false;
         self.out_data.next = self.net.out_data.val();
         self.net.out_ready.next = false;
-        self.net_out_take.next = false;
         if self.msg_pending.val() {
             self.out_valid.next = true;
             self.out_data.next = self.msg0.q.val();
@@ -670,4 +668,18 @@ pub fn verilog(spec: &Spec, kind: DataMemoryKind, words: usize) -> String {
     let mut r = ResidentNetwork::new(spec, kind, words);
     r.connect_all();
     generate_verilog_unchecked(&r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resident_verilog_is_clean() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml");
+        let spec = Spec::load(&path).unwrap();
+        let mut r = ResidentNetwork::new(&spec, DataMemoryKind::Array, 4096);
+        r.connect_all();
+        crate::testing::yosys_check(&r, "resident_tiny");
+    }
 }
