@@ -98,3 +98,47 @@ fn a_set_larger_than_the_board_memory_is_refused_before_any_build() {
         &["--board"],
     );
 }
+
+#[test]
+fn resident_training_over_a_serial_port_equals_the_reference() {
+    use edgeflow_hdl::boards::board;
+    use edgeflow_hdl::design::Inner;
+    use edgeflow_hdl::flow::pty_bridge::PtyBridge;
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    // the user's path: the serial backend opens a pseudo-terminal (raw mode, baud, timeouts)
+    // whose other side is the co-simulated board top
+    let spec = edgeflow_core::Spec::load(&root().join("specs/digits.toml")).unwrap();
+    let bridge = PtyBridge::start(
+        &Inner::Resident(spec),
+        board("icebreaker").unwrap(),
+        3_000_000,
+    )
+    .unwrap();
+    let port = format!("serial:{}@3000000", bridge.slave_path().display());
+    let resident = ok_json(&[
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+        "--resident",
+        "--epochs",
+        "1",
+        "--backend",
+        &port,
+        "--json",
+    ]);
+    let reference = ok_json(&[
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--epochs",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(resident["state_sha256"], reference["state_sha256"]);
+    assert_eq!(resident["test_accuracy"], reference["test_accuracy"]);
+    bridge.stop().unwrap();
+}

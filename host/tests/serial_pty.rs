@@ -9,6 +9,7 @@ mod common;
 use common::{edgeflow_within, json_of, root, tmpdir};
 use edgeflow_core::{Spec, State};
 use edgeflow_hdl::boards::board;
+use edgeflow_hdl::design::Inner;
 use edgeflow_hdl::flow::pty_bridge::PtyBridge;
 use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
 use serde_json::Value;
@@ -61,7 +62,8 @@ fn training_over_a_pty_on_the_verilated_icebreaker_top_matches_the_reference() {
         return;
     }
     let spec = Spec::load(&root().join("specs/tiny.toml")).unwrap();
-    let bridge = PtyBridge::start(&spec, board("icebreaker").unwrap(), BAUD).unwrap();
+    let inner = Inner::Network(spec.clone());
+    let bridge = PtyBridge::start(&inner, board("icebreaker").unwrap(), BAUD).unwrap();
     let d = tmpdir("serial-pty");
     let data = d.join("tiny.csv");
     write_data(&data, 200);

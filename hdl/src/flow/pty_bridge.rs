@@ -10,8 +10,8 @@
 use super::verilator::Harness;
 use super::verilator_uart::{board_top_harness, spawn_harness};
 use crate::boards::BoardInfo;
+use crate::design::Inner;
 use anyhow::{bail, Context, Result};
-use edgeflow_core::Spec;
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
@@ -37,10 +37,10 @@ pub struct PtyBridge {
 }
 
 impl PtyBridge {
-    /// Build (cached) and start the co-simulation of `spec` in board `b`'s top at `baud`,
+    /// Build (cached) and start the co-simulation of `inner` in board `b`'s top at `baud`,
     /// behind a new pseudo-terminal.
-    pub fn start(spec: &Spec, b: &BoardInfo, baud: u32) -> Result<PtyBridge> {
-        let (h, top) = board_top_harness(spec, b, baud)?;
+    pub fn start(inner: &Inner, b: &BoardInfo, baud: u32) -> Result<PtyBridge> {
+        let (h, top) = board_top_harness(inner, b, baud)?;
         PtyBridge::spawn(&h, top.clocks_per_bit)
     }
 

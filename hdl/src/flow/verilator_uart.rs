@@ -10,7 +10,6 @@ use crate::boards::BoardInfo;
 use crate::design::{board_top_verilog, BoardTopVerilog, Inner};
 use crate::ice40_pll::ClockSource;
 use anyhow::{anyhow, bail, Context, Result};
-use edgeflow_core::Spec;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -157,7 +156,23 @@ pub fn build_cached(verilog: &str, sim_models: &str) -> Result<Harness> {
             build_seconds: 0.0,
         });
     }
-    build(&dir, verilog, sim_models)
+    // Built in a directory of its own and renamed into place: two processes (or tests)
+    // building the same design at once must not write into one another's build.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let work = dir.with_extension(format!("build-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let h = build(&work, verilog, sim_models)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if std::fs::rename(&work, &dir).is_err() {
+        // another build won the race and its directory is in place: use our own copy
+        return Ok(h);
+    }
+    Ok(Harness {
+        exe: dir.join("obj").join("harness"),
+        dir,
+        build_seconds: h.build_seconds,
+    })
 }
 
 /// The simulation models of the primitives a board top instantiates: its clock source's,
@@ -178,14 +193,15 @@ pub fn sim_models(source: &ClockSource, verilog: &str) -> Result<String> {
     Ok(m)
 }
 
-/// The network of `spec` in board `b`'s top, as the board builds it (its pipeline options, its
-/// default clock, `baud`), built for co-simulation (cached).
+/// A design (the network of a spec, or the resident network) in board `b`'s top, as the
+/// board builds it (its pipeline options, its default clock, `baud`), built for
+/// co-simulation (cached).
 pub fn board_top_harness(
-    spec: &Spec,
+    inner: &Inner,
     b: &BoardInfo,
     baud: u32,
 ) -> Result<(Harness, BoardTopVerilog)> {
-    let inner = Inner::Network(spec.clone()).for_board(b);
+    let inner = inner.clone().for_board(b);
     let top = board_top_verilog(&inner, b, b.default_mhz, baud)
         .map_err(|e| anyhow!("board {}: {e}", b.name))?;
     let h = build_cached(&top.verilog, &sim_models(&top.source, &top.verilog)?)?;
