@@ -34,22 +34,37 @@ fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     for needle in [
-        "the design does not fit icebreaker (iCE40UP5K-SG48)",
-        "logic cells (one LUT4 and one flip-flop each)",
-        "the part has 5280",
-        "Suggestion: junction",
-        "is kept with the tools' logs",
+        "the design does not fit icebreaker (iCE40UP5K-SG48): place and route needs ",
+        " logic cells (ICESTORM_LC) of the part's 5280 (",
+        "To fit: fewer lanes: z = 1 for junction 2",
+        "a board with more logic.",
+        "nextpnr's log is kept: ",
     ] {
         assert!(err.contains(needle), "lacks {needle:?}: {err}");
     }
+    // in the project's words: not nextpnr's last lines
+    assert!(!err.contains("no BELs remaining"), "{err}");
     assert!(!out.join("tiny-icebreaker.bin").exists());
-    if let Some(dir) = err
-        .split("the work directory ")
+    // the count and percentage are nextpnr's own table's, in the kept log
+    let used: u64 = err
+        .split("place and route needs ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a cell count");
+    let pct = format!("of the part's 5280 ({:.0}%)", 100.0 * used as f64 / 5280.0);
+    assert!(used > 5280 && err.contains(&pct), "{pct}: {err}");
+    let log = err
+        .split("nextpnr's log is kept: ")
         .nth(1)
         .and_then(|t| t.split_whitespace().next())
-    {
-        std::fs::remove_dir_all(dir).ok();
-    }
+        .expect("the log's path");
+    let text = std::fs::read_to_string(log).expect("the kept log");
+    assert!(
+        text.contains(&format!("ICESTORM_LC: {used:>5}/ 5280")),
+        "{log} lacks {used}"
+    );
+    std::fs::remove_dir_all(std::path::Path::new(log).parent().unwrap()).ok();
     std::fs::remove_dir_all(&d).ok();
 }
 
