@@ -195,6 +195,11 @@ enum Cmd {
     /// network at the spec's own z, and with --synth how close it is to an `edgeflow synth
     /// --json` report of the same spec (docs/calibration/reproduce.sh).
     ///
+    /// The last line is the verdict: "fits BOARD", or "DOES NOT FIT BOARD" with every resource
+    /// the model puts over the board (predicted against available; logic is allowed 90% of
+    /// the part, the room place and route needs). `--json` has `fits` and `overflows`. The exit
+    /// status is 0 either way: this is a report; `edgeflow bitstream` is what refuses.
+    ///
     /// With --fit DIR it refits the board's logic and flip-flop constants to the calibration
     /// runs in DIR instead, and prints them as the board file's `[fit]` table.
     ///

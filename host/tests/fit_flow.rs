@@ -142,3 +142,84 @@ fn the_fit_check_keeps_a_margin_below_the_full_part() {
     assert_eq!(v["fits"], true, "{v}");
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// dey-mnist on the iCEBreaker: far over its logic cells and block RAMs. `cost` names both,
+/// predicted against the board file's 5280 cells and 34 block RAMs, says DOES NOT FIT, and
+/// exits 0 (a report); digits fits and says so.
+#[test]
+fn cost_names_every_resource_over_the_board() {
+    let args = [
+        "cost",
+        "--spec",
+        "specs/dey-mnist.toml",
+        "--board",
+        "icebreaker",
+    ];
+    let v = ok_json(&[&args[..], &["--json"]].concat());
+    assert_eq!(v["fits"], false, "{v}");
+    let over = v["overflows"].as_array().unwrap();
+    let find = |r: &str| over.iter().find(|o| o["resource"] == r).cloned();
+    let logic = find("logic cells").expect("logic cells over");
+    let ram = find("block RAMs").expect("block RAMs over");
+    assert_eq!(logic["available"], 5280, "{logic}");
+    assert_eq!(logic["allowed"], 4752, "90% of 5280: {logic}");
+    assert_eq!(ram["available"], 34, "{ram}");
+    for o in over {
+        let (p, a) = (
+            o["predicted"].as_f64().unwrap(),
+            o["available"].as_f64().unwrap(),
+        );
+        assert!(p > o["allowed"].as_f64().unwrap(), "{o}");
+        assert!(
+            (o["percent"].as_f64().unwrap() - 100.0 * p / a).abs() < 1e-9,
+            "{o}"
+        );
+    }
+    // the text says it, each resource with its numbers, and the run is still a success
+    let o = common::edgeflow(&args);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let verdict = text.lines().last().unwrap();
+    assert!(
+        verdict.starts_with("DOES NOT FIT icebreaker: "),
+        "{verdict}"
+    );
+    for o in over {
+        let part = format!(
+            "{}: {} predicted, the part has {} ({:.0}%",
+            o["resource"].as_str().unwrap(),
+            o["predicted"],
+            o["available"],
+            o["percent"].as_f64().unwrap()
+        );
+        assert!(verdict.contains(&part), "lacks {part:?}: {verdict}");
+    }
+    let v = ok_json(&[
+        "cost",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(
+        (&v["fits"], &v["overflows"]),
+        (&serde_json::json!(true), &serde_json::json!([])),
+        "{v}"
+    );
+    let o = common::edgeflow(&[
+        "cost",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("fits icebreaker: "),
+        "{text}"
+    );
+}
