@@ -2,6 +2,7 @@
 
 mod backends;
 mod bench;
+mod bench_data;
 mod board;
 mod chart;
 mod cost_cmd;
@@ -462,9 +463,11 @@ struct BenchCli {
     /// Seconds of training per backend before it gets fewer samples (slow simulations).
     #[arg(long, default_value_t = 30.0)]
     budget: f64,
-    /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
-    #[arg(long, default_value = "digits")]
-    data: String,
+    /// Data set: `digits` (bundled), a CSV file, MNIST IDX images, or `random` (1000 random
+    /// samples made for the spec: any spec). Default: digits; a spec digits does not fit
+    /// (fewer than 64 inputs or 10 outputs) gets random samples, with a note on stderr.
+    #[arg(long)]
+    data: Option<String>,
     /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
     #[arg(long, default_value = "feature")]
     scale: edgeflow_core::ScaleKind,

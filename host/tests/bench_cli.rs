@@ -183,6 +183,80 @@ fn bad_input_is_named() {
     );
 }
 
+/// tiny (8 inputs, 4 outputs) does not take the bundled digits (64 features, 10 classes):
+/// without --data bench trains on random samples made for it and says so; `--data random`
+/// asks for them; `--data digits` is refused naming `--data random`. digits itself keeps the
+/// bundled data.
+#[test]
+fn any_spec_is_benchmarked_on_random_samples() {
+    let run = |data: &[&str]| {
+        let args = [
+            &[
+                "bench",
+                "--spec",
+                "specs/tiny.toml",
+                "--backends",
+                "reference",
+            ][..],
+            data,
+            &[
+                "--samples",
+                "50",
+                "--repeat",
+                "1",
+                "--board",
+                "icebreaker",
+                "--json",
+            ],
+        ]
+        .concat();
+        let o = edgeflow(&args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        (common::json_of(&args, o), err)
+    };
+    for data in [&[][..], &["--data", "random"]] {
+        let (v, err) = run(data);
+        assert_eq!(v["data"], "random", "{data:?}: {v}");
+        assert_eq!(v["layers"], serde_json::json!([8, 8, 4]), "{v}");
+        let r = &v["backends"][0];
+        assert_eq!(
+            (
+                &r["backend"],
+                &r["available"],
+                &r["bit_exact"],
+                &r["samples"]
+            ),
+            (&"reference".into(), &true.into(), &true.into(), &50.into()),
+            "{r}"
+        );
+        // the note only when the user did not choose the data
+        assert_eq!(
+            err.contains("does not fit spec 'tiny' (8 inputs, 4 outputs): benchmarking on 1000 random samples"),
+            data.is_empty(),
+            "{data:?}: {err}"
+        );
+    }
+    fails_with(
+        &["bench", "--spec", "specs/tiny.toml", "--data", "digits"],
+        &["64 features", "only 8 inputs", "--data random"],
+    );
+    let v = ok_json(&[
+        "bench",
+        "--spec",
+        "specs/digits.toml",
+        "--backends",
+        "reference",
+        "--samples",
+        "20",
+        "--repeat",
+        "1",
+        "--board",
+        "icebreaker",
+        "--json",
+    ]);
+    assert_eq!(v["data"], "digits", "{v}");
+}
+
 /// `edgeflow bench` on digits with the reference backend only and a few samples, plus `extra`
 /// arguments and environment: the board projections it wrote.
 fn projections(extra: &[&str], env: &[(&str, &str)]) -> Vec<serde_json::Value> {
