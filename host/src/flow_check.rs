@@ -138,7 +138,9 @@ pub fn suggestion(inner: &Inner, b: Option<&BoardInfo>, room: Room) -> String {
         ways.push(format!("{} = false in the spec", extra.join(" and ")));
     }
     if resident {
-        ways.push("a build without --resident (the data memory and its walker take room)".into());
+        ways.push(
+            "a build without --resident (its data memory and record walker take room)".into(),
+        );
     }
     if shrinkable.is_some() {
         ways.push("a smaller network".into());
