@@ -15,7 +15,6 @@ use crate::backends::open_board;
 use crate::board::Board;
 use crate::chart::{self, Axes, BarChart, LineChart};
 use crate::plot::Series;
-use crate::train::{load_split, Scale};
 use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::order::epoch_order;
@@ -69,7 +68,8 @@ pub struct BenchArgs {
     pub samples: usize,
     pub repeat: usize,
     pub budget: f64,
-    pub data: String,
+    /// `None`: digits, or random samples when digits does not fit (bench_data.rs).
+    pub data: Option<String>,
     pub scale: edgeflow_core::ScaleKind,
     pub json: Option<PathBuf>,
     pub plot: Vec<PathBuf>,
@@ -833,11 +833,11 @@ fn fmt_x(x: Option<f64>) -> String {
 }
 
 fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: bool) -> Result<()> {
-    let split = load_split(spec, &a.data, None, Scale::Fit(a.scale))?;
+    let (train, data_name) = crate::bench_data::train_samples(spec, a.data.as_deref(), a.scale)?;
     let pb = progress(json_stdout);
     let mut ctx = Ctx {
         spec,
-        train: &split.train,
+        train: &train,
         samples: a.samples,
         repeat: a.repeat,
         budget: a.budget,
@@ -865,7 +865,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         "layers": spec.layers,
         "edges": d.total_edges,
         "block_cycle_clocks": d.block_cycle_clocks,
-        "data": split.name,
+        "data": data_name,
         "samples_requested": a.samples,
         "repeat": a.repeat,
         "machine": mach,
@@ -933,7 +933,7 @@ fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks], json_stdout: b
         sparse_edge_ops(spec),
         d.block_cycle_clocks,
         a.samples,
-        split.name,
+        data_name,
         a.repeat
     );
     println!(
@@ -1106,7 +1106,7 @@ fn sweep_cmd(
     if specs.len() < 2 {
         bail!("sweep {sweep:?} of {}: fewer than 2 valid specs; start from a spec with room to grow (e.g. specs/dey-mnist.toml)", base.name);
     }
-    let split = load_split(base, &a.data, None, Scale::Fit(a.scale))?;
+    let (train, data_name) = crate::bench_data::train_samples(base, a.data.as_deref(), a.scale)?;
     let pb = progress(json_stdout);
     let load_before = load_average();
     let mut points = Vec::new();
@@ -1114,7 +1114,7 @@ fn sweep_cmd(
         pb.set_prefix(format!("{}/{}", i + 1, specs.len()));
         let mut ctx = Ctx {
             spec: s,
-            train: &split.train,
+            train: &train,
             samples: a.samples,
             repeat: a.repeat,
             budget: a.budget,
@@ -1218,7 +1218,7 @@ fn sweep_cmd(
         &json!({
             "sweep": format!("{sweep:?}").to_lowercase(),
             "base_spec": base.name,
-            "data": split.name,
+            "data": data_name,
             "samples_requested": a.samples,
             "repeat": a.repeat,
             "machine": mach,

@@ -6,7 +6,7 @@ use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::Spec;
 use edgeflow_planner::calibrate::{fit, Case, Terms};
-use edgeflow_planner::cost::{single_board_usage, Net};
+use edgeflow_planner::cost::{single_board_usage, Net, Usage};
 use edgeflow_planner::Board;
 use serde_json::json;
 use std::path::Path;
@@ -84,6 +84,9 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
         print_json(&json!({
             "spec": spec.name, "board": board.name, "z": z,
             "fits": u.fits(), "verdict": verdict(&u, &board.name),
+            "overflows": overflows(&u).iter().map(|o| json!({
+                "resource": o.resource, "predicted": o.predicted, "available": o.available,
+                "allowed": o.allowed, "percent": o.percent()})).collect::<Vec<_>>(),
             "target": report.as_ref().and_then(|v| v["table"]["target"].as_str().map(String::from)),
             "usage": u, "flip_flops": ffs, "rows": out,
             "terms": Terms::new(&net, &board, &z),
@@ -114,29 +117,88 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
     Ok(())
 }
 
-/// Whether the model calls the design fitting, with the placement margin stated.
-fn verdict(u: &edgeflow_planner::cost::Usage, board: &str) -> String {
-    let pct = 100.0 * u.logic as f64 / u.logic_available.max(1) as f64;
-    let margin = edgeflow_planner::cost::LOGIC_MARGIN * 100.0;
-    match u.shortfalls().first() {
-        None => format!(
-            "fits {board}: logic {pct:.0}% of the part, within the {margin:.0}% the model allows"
-        ),
-        Some((what, need, have)) if u.logic <= u.logic_available && what.starts_with("logic") => {
-            format!(
-                "uncertain fit on {board}: logic {need} cells ({pct:.0}% of the part) is above the {margin:.0}% margin ({have} cells): the real flow may fail to place it; run `edgeflow bitstream` to know, or lower z"
-            )
-        }
-        Some((what, ..)) if what.starts_with("logic") => format!(
-            "does not fit {board}: logic {} cells needed, the part has {} (the model allows {margin:.0}%: {}); lower z or use a larger board",
-            u.logic,
-            u.logic_available,
-            u.logic_usable()
-        ),
-        Some((what, need, have)) => format!(
-            "does not fit {board}: {what}: {need} needed, {have} available; lower z or use a larger board"
-        ),
+/// A resource the model puts over the board: what the part has, and what the model allows
+/// of it (less for logic: the placement margin).
+struct Over {
+    resource: &'static str,
+    predicted: u64,
+    available: u64,
+    allowed: u64,
+}
+
+impl Over {
+    fn percent(&self) -> f64 {
+        100.0 * self.predicted as f64 / self.available.max(1) as f64
     }
+}
+
+/// Every resource over what the model allows on the board; none when the design fits
+/// (`Usage::fits`).
+fn overflows(u: &Usage) -> Vec<Over> {
+    [
+        ("logic cells", u.logic, u.logic_available, u.logic_usable()),
+        (
+            "block RAMs",
+            u.ram_blocks,
+            u.ram_blocks_available,
+            u.ram_blocks_available,
+        ),
+        (
+            "block RAM bits",
+            u.ram_bits,
+            u.ram_bits_available,
+            u.ram_bits_available,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, need, _, allowed)| need > allowed)
+    .map(|(resource, predicted, available, allowed)| Over {
+        resource,
+        predicted,
+        available,
+        allowed,
+    })
+    .collect()
+}
+
+/// Whether the model calls the design fitting; when not, every resource over the board,
+/// predicted against available, and what to change.
+fn verdict(u: &Usage, board: &str) -> String {
+    let margin = edgeflow_planner::cost::LOGIC_MARGIN * 100.0;
+    let over = overflows(u);
+    if over.is_empty() {
+        let pct = 100.0 * u.logic as f64 / u.logic_available.max(1) as f64;
+        return format!(
+            "fits {board}: logic {pct:.0}% of the part, within the {margin:.0}% the model allows"
+        );
+    }
+    let each: Vec<String> = over
+        .iter()
+        .map(|o| {
+            let beyond = if o.allowed < o.available {
+                format!(", above the {margin:.0}% margin of {}", o.allowed)
+            } else {
+                String::new()
+            };
+            format!(
+                "{}: {} predicted, the part has {} ({:.0}%{beyond})",
+                o.resource,
+                o.predicted,
+                o.available,
+                o.percent()
+            )
+        })
+        .collect();
+    if over.iter().all(|o| o.predicted <= o.available) {
+        return format!(
+            "DOES NOT FIT {board} (uncertain fit): {}; the real flow may fail to place it: lower z, or run `edgeflow bitstream` to know",
+            each.join("; ")
+        );
+    }
+    format!(
+        "DOES NOT FIT {board}: {}. Lower z, use a smaller network or a larger board",
+        each.join("; ")
+    )
 }
 
 /// `edgeflow cost --fit DIR --board B`: refit the board's constants from the calibration runs

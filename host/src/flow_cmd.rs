@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use edgeflow_core::Spec;
 use edgeflow_hdl::boards::{board, boards, constraints, xdc, BoardInfo};
 use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
-use edgeflow_hdl::flow::targets::{target, ResourceTable};
+use edgeflow_hdl::flow::targets::target;
 use edgeflow_hdl::flow::{nextpnr, nextpnr_ecp5, verilator, yosys};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -231,60 +231,6 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     Ok(())
 }
 
-/// The advice when a design does not fit: which junction to shrink.
-fn suggestion(inner: &Inner, resource: &str) -> String {
-    let Inner::Network(spec) = inner else {
-        return "use a larger target".into();
-    };
-    let d = spec.derived();
-    let mults = |j: &edgeflow_core::spec::JunctionInfo| {
-        j.multipliers_ff + j.multipliers_bp + j.multipliers_up
-    };
-    let most_edges = d.junctions.iter().max_by_key(|j| j.edges).unwrap();
-    let memory = format!(
-        "junction {} holds the most weights ({} edges): reduce its fan-out ({}) or the layer sizes",
-        most_edges.index, most_edges.edges, most_edges.fan_out
-    );
-    if matches!(resource, "BRAM") {
-        return memory;
-    }
-    // The junction with the most multipliers that still has lanes to give up: the next
-    // smaller z that divides its edge count.
-    let shrinkable = d
-        .junctions
-        .iter()
-        .filter_map(|j| (1..j.z).rev().find(|&z| j.edges % z == 0).map(|z| (j, z)))
-        .max_by_key(|(j, _)| mults(j));
-    match shrinkable {
-        Some((j, z)) => format!(
-            "junction {} uses the most multipliers ({} of {} with z = {}); try z = {z} for it ({} clocks per pass instead of {}); or {memory}",
-            j.index,
-            mults(j),
-            d.multipliers,
-            j.z,
-            j.edges / z,
-            j.clocks
-        ),
-        None => format!("every junction already has z = 1; {memory}"),
-    }
-}
-
-fn check_fit(inner: &Inner, t: &ResourceTable) -> Result<()> {
-    if let Some(r) = t.overflows().first() {
-        bail!(
-            "the design does not fit {}: {} {} used {} of {} ({:.0}%). Suggestion: {}",
-            t.part,
-            r.resource,
-            r.kind,
-            r.used,
-            r.available,
-            r.percent,
-            suggestion(inner, &r.resource)
-        );
-    }
-    Ok(())
-}
-
 /// How a synthesis-only Fmax is to be read (no open place and route for Xilinx).
 pub const LOGIC_FMAX_KIND: &str =
     "pre-route estimate: yosys sta, 7-series cell delays, no routing (Vivado's post-route Fmax is lower)";
@@ -404,7 +350,7 @@ pub fn synth_cmd(
             );
         }
     }
-    check_fit(&inner, &r.table)
+    crate::flow_check::check_fit(&inner, None, &r.table)
 }
 
 pub struct BitstreamArgs {
@@ -463,7 +409,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         Ok(s) => s,
         Err(e) => return Err(keep_logs(e, dir)),
     };
-    check_fit(&inner, &s.table)?;
+    crate::flow_check::check_fit(&inner, Some(b), &s.table)?;
     let pb = spinner(&format!(
         "{} at {:.2} MHz, {}, static timing",
         if ecp5 {
@@ -484,16 +430,15 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         Ok(p) => p,
         Err(e) => {
             let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
-            let e = match crate::flow_check::placement_overflow(&log) {
-                Some(what) => anyhow!(
-                    "the design does not fit {} ({}): {what}. Suggestion: {}\n{e:#}",
-                    b.name,
-                    t.part,
-                    suggestion(&inner, "LUT")
-                ),
-                None => e,
+            let Some(m) = crate::flow_check::pnr_overflow(&log, &inner, b, t.part) else {
+                return Err(keep_logs(e, dir));
             };
-            return Err(keep_logs(e, dir));
+            let dir = dir.keep();
+            bail!(
+                "{m}\nnextpnr's log is kept: {} (remove {} when done)",
+                dir.join("nextpnr.log").display(),
+                dir.display()
+            );
         }
     };
     let bin = a.out.join(format!("{name}.{bit_ext}"));

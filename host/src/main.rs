@@ -2,6 +2,7 @@
 
 mod backends;
 mod bench;
+mod bench_data;
 mod board;
 mod chart;
 mod cost_cmd;
@@ -194,6 +195,11 @@ enum Cmd {
     /// The cost model's prediction (LUT, FF, DSP, block RAMs) for one board holding the whole
     /// network at the spec's own z, and with --synth how close it is to an `edgeflow synth
     /// --json` report of the same spec (docs/calibration/reproduce.sh).
+    ///
+    /// The last line is the verdict: "fits BOARD", or "DOES NOT FIT BOARD" with every resource
+    /// the model puts over the board (predicted against available; logic is allowed 90% of
+    /// the part, the room place and route needs). `--json` has `fits` and `overflows`. The exit
+    /// status is 0 either way: this is a report; `edgeflow bitstream` is what refuses.
     ///
     /// With --fit DIR it refits the board's logic and flip-flop constants to the calibration
     /// runs in DIR instead, and prints them as the board file's `[fit]` table.
@@ -457,9 +463,11 @@ struct BenchCli {
     /// Seconds of training per backend before it gets fewer samples (slow simulations).
     #[arg(long, default_value_t = 30.0)]
     budget: f64,
-    /// Data set: `digits` (bundled), a CSV file, or MNIST IDX images.
-    #[arg(long, default_value = "digits")]
-    data: String,
+    /// Data set: `digits` (bundled), a CSV file, MNIST IDX images, or `random` (1000 random
+    /// samples made for the spec: any spec). Default: digits; a spec digits does not fit
+    /// (fewer than 64 inputs or 10 outputs) gets random samples, with a note on stderr.
+    #[arg(long)]
+    data: Option<String>,
     /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
     #[arg(long, default_value = "feature")]
     scale: edgeflow_core::ScaleKind,

@@ -249,7 +249,7 @@ pub fn of_command(cmd: &Cmd, kernel_binary: Option<&Path>) -> Paths {
             let mut p = p
                 .input("--spec", Some(&b.spec))
                 .input("--synth-report", b.synth_report.as_deref())
-                .data("--data", Some(&b.data))
+                .data("--data", b.data.as_deref())
                 .output("--json", json);
             for f in &b.plot {
                 p = p.output("--plot", Some(f));

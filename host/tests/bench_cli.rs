@@ -23,6 +23,8 @@ fn dey_mnist_reports_backends_baselines_and_the_published_clock() {
         "--plot",
         png.to_str().unwrap(),
     ]);
+    // the default data fits dey-mnist's 784 inputs
+    assert_eq!(v["data"], "digits", "{v}");
     let b = v["backends"].as_array().unwrap();
     let names: Vec<&str> = b.iter().map(|m| m["backend"].as_str().unwrap()).collect();
     assert_eq!(
@@ -180,6 +182,65 @@ fn bad_input_is_named() {
     fails_with(
         &["bench", "--spec", "specs/digits.toml", "--samples", "0"],
         &["--samples"],
+    );
+}
+
+/// tiny (8 inputs, 4 outputs) does not take the bundled digits (64 features, 10 classes):
+/// without --data bench trains on random samples made for it and says so; `--data random`
+/// asks for them; `--data digits` is refused naming `--data random` (a spec the digits fit
+/// keeps them: the dey-mnist test).
+#[test]
+fn any_spec_is_benchmarked_on_random_samples() {
+    let run = |data: &[&str]| {
+        let args = [
+            &[
+                "bench",
+                "--spec",
+                "specs/tiny.toml",
+                "--backends",
+                "reference",
+            ][..],
+            data,
+            &[
+                "--samples",
+                "50",
+                "--repeat",
+                "1",
+                "--board",
+                "icebreaker",
+                "--json",
+            ],
+        ]
+        .concat();
+        let o = edgeflow(&args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        (common::json_of(&args, o), err)
+    };
+    for data in [&[][..], &["--data", "random"]] {
+        let (v, err) = run(data);
+        assert_eq!(v["data"], "random", "{data:?}: {v}");
+        assert_eq!(v["layers"], serde_json::json!([8, 8, 4]), "{v}");
+        let r = &v["backends"][0];
+        assert_eq!(
+            (
+                &r["backend"],
+                &r["available"],
+                &r["bit_exact"],
+                &r["samples"]
+            ),
+            (&"reference".into(), &true.into(), &true.into(), &50.into()),
+            "{r}"
+        );
+        // the note only when the user did not choose the data
+        assert_eq!(
+            err.contains("does not fit spec 'tiny' (8 inputs, 4 outputs): benchmarking on 1000 random samples"),
+            data.is_empty(),
+            "{data:?}: {err}"
+        );
+    }
+    fails_with(
+        &["bench", "--spec", "specs/tiny.toml", "--data", "digits"],
+        &["64 features", "only 8 inputs", "--data random"],
     );
 }
 

@@ -34,22 +34,37 @@ fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     for needle in [
-        "the design does not fit icebreaker (iCE40UP5K-SG48)",
-        "logic cells (one LUT4 and one flip-flop each)",
-        "the part has 5280",
-        "Suggestion: junction",
-        "is kept with the tools' logs",
+        "the design does not fit icebreaker (iCE40UP5K-SG48): place and route needs ",
+        " logic cells (ICESTORM_LC) of the part's 5280 (",
+        "To fit: fewer lanes: z = 1 for junction 2",
+        "a board with more logic.",
+        "nextpnr's log is kept: ",
     ] {
         assert!(err.contains(needle), "lacks {needle:?}: {err}");
     }
+    // in the project's words: not nextpnr's last lines
+    assert!(!err.contains("no BELs remaining"), "{err}");
     assert!(!out.join("tiny-icebreaker.bin").exists());
-    if let Some(dir) = err
-        .split("the work directory ")
+    // the count and percentage are nextpnr's own table's, in the kept log
+    let used: u64 = err
+        .split("place and route needs ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a cell count");
+    let pct = format!("of the part's 5280 ({:.0}%)", 100.0 * used as f64 / 5280.0);
+    assert!(used > 5280 && err.contains(&pct), "{pct}: {err}");
+    let log = err
+        .split("nextpnr's log is kept: ")
         .nth(1)
         .and_then(|t| t.split_whitespace().next())
-    {
-        std::fs::remove_dir_all(dir).ok();
-    }
+        .expect("the log's path");
+    let text = std::fs::read_to_string(log).expect("the kept log");
+    assert!(
+        text.contains(&format!("ICESTORM_LC: {used:>5}/ 5280")),
+        "{log} lacks {used}"
+    );
+    std::fs::remove_dir_all(std::path::Path::new(log).parent().unwrap()).ok();
     std::fs::remove_dir_all(&d).ok();
 }
 
@@ -125,5 +140,74 @@ fn the_fit_check_keeps_a_margin_below_the_full_part() {
         "--json",
     ]);
     assert_eq!(v["fits"], true, "{v}");
+    assert_eq!(v["overflows"], serde_json::json!([]), "{v}");
     std::fs::remove_dir_all(&d).ok();
+}
+
+/// dey-mnist on the iCEBreaker: far over its logic cells and block RAMs. `cost` names both,
+/// predicted against the board file's 5280 cells and 34 block RAMs, says DOES NOT FIT, and
+/// exits 0 (a report); digits fits and says so.
+#[test]
+fn cost_names_every_resource_over_the_board() {
+    let args = [
+        "cost",
+        "--spec",
+        "specs/dey-mnist.toml",
+        "--board",
+        "icebreaker",
+    ];
+    let v = ok_json(&[&args[..], &["--json"]].concat());
+    assert_eq!(v["fits"], false, "{v}");
+    let over = v["overflows"].as_array().unwrap();
+    let find = |r: &str| over.iter().find(|o| o["resource"] == r).cloned();
+    let logic = find("logic cells").expect("logic cells over");
+    let ram = find("block RAMs").expect("block RAMs over");
+    assert_eq!(logic["available"], 5280, "{logic}");
+    assert_eq!(logic["allowed"], 4752, "90% of 5280: {logic}");
+    assert_eq!(ram["available"], 34, "{ram}");
+    for o in over {
+        let (p, a) = (
+            o["predicted"].as_f64().unwrap(),
+            o["available"].as_f64().unwrap(),
+        );
+        assert!(p > o["allowed"].as_f64().unwrap(), "{o}");
+        assert!(
+            (o["percent"].as_f64().unwrap() - 100.0 * p / a).abs() < 1e-9,
+            "{o}"
+        );
+    }
+    // the text says it, each resource with its numbers, and the run is still a success
+    let o = common::edgeflow(&args);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let verdict = text.lines().last().unwrap();
+    assert!(
+        verdict.starts_with("DOES NOT FIT icebreaker: "),
+        "{verdict}"
+    );
+    for o in over {
+        let part = format!(
+            "{}: {} predicted, the part has {} ({:.0}%",
+            o["resource"].as_str().unwrap(),
+            o["predicted"],
+            o["available"],
+            o["percent"].as_f64().unwrap()
+        );
+        assert!(verdict.contains(&part), "lacks {part:?}: {verdict}");
+    }
+    let o = common::edgeflow(&[
+        "cost",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "icebreaker",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("fits icebreaker: "),
+        "{text}"
+    );
 }

@@ -220,6 +220,46 @@ fn short_name(name: &str) -> String {
     out
 }
 
+/// The utilisation table nextpnr prints after packing ("Device utilisation:"), as (cell
+/// type, used, available); the same lines in nextpnr-ice40's and nextpnr-ecp5's logs. It is
+/// there when placement fails, where no report.json is written.
+pub fn log_utilisation(log: &str) -> Vec<(String, u64, u64)> {
+    let Some(start) = log.rfind("Device utilisation:") else {
+        return vec![];
+    };
+    log[start..]
+        .lines()
+        .skip(1)
+        .map(|l| l.trim_start_matches("Info:").trim())
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| {
+            let (kind, rest) = l.split_once(':')?;
+            let (used, rest) = rest.split_once('/')?;
+            let avail = rest.split_whitespace().next()?;
+            Some((
+                kind.trim().to_string(),
+                used.trim().parse().ok()?,
+                avail.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The cell types nextpnr could not fit: those its utilisation table puts over the part,
+/// and the one named by "no BELs remaining to implement cell type '...'" (packing can leave
+/// cells unusable below 100%), as (cell type, used, available).
+pub fn overflows(log: &str) -> Vec<(String, u64, u64)> {
+    let unplaced = log
+        .lines()
+        .filter_map(|l| l.split("implement cell type '").nth(1))
+        .filter_map(|t| t.split('\'').next())
+        .last();
+    log_utilisation(log)
+        .into_iter()
+        .filter(|(kind, used, avail)| used > avail || Some(kind.as_str()) == unplaced)
+        .collect()
+}
+
 pub fn parse_report(json: &str) -> Result<Report> {
     let v: serde_json::Value = serde_json::from_str(json).context("nextpnr report is not JSON")?;
     let Some(fmax) = v.get("fmax").and_then(|f| f.as_object()) else {
@@ -266,6 +306,57 @@ mod tests {
         assert_eq!((r.fmax_mhz, r.constraint_mhz), (48.5, 30.0));
         assert_eq!(r.utilisation, vec![("ICESTORM_LC".to_string(), 321, 5280)]);
         assert!(parse_report(r#"{"fmax":{}}"#).is_err());
+    }
+
+    /// The shape of nextpnr-ice40's log when the logic cells run out (an UP5K build).
+    const ICE40_LOG: &str = "Info: Checksum: 0x829be43f\n\n\
+        Info: Device utilisation:\n\
+        Info: \t         ICESTORM_LC:  6625/ 5280   125%\n\
+        Info: \t        ICESTORM_RAM:    11/   30    36%\n\
+        Info: \t               SB_GB:     8/    8   100%\n\
+        Info: \t        ICESTORM_DSP:     8/    8   100%\n\
+        Info: \t      ICESTORM_SPRAM:     0/    4     0%\n\
+        \n\
+        Info: Placed 9 cells based on constraints.\n\
+        ERROR: Unable to place cell 'x_SB_LUT4_O_LC', no BELs remaining to implement cell type 'ICESTORM_LC'\n\
+        0 warnings, 1 error\n";
+
+    /// nextpnr-ecp5's table (a 12F build's lines, the counts raised past the part).
+    const ECP5_LOG: &str = "Info: Device utilisation:\n\
+        Info: \t          TRELLIS_IO:       4/    197     2%\n\
+        Info: \t              DP16KD:      60/     56   107%\n\
+        Info: \t          MULT18X18D:      12/     28    42%\n\
+        Info: \t          TRELLIS_FF:     174/  24288     0%\n\
+        Info: \t        TRELLIS_COMB:   30120/  24288   124%\n\
+        Info: \t        TRELLIS_RAMW:       8/   3036     0%\n\
+        \n\
+        Info: Placed 5 cells based on constraints.\n";
+
+    #[test]
+    fn the_log_table_gives_what_ran_out() {
+        let u = log_utilisation(ICE40_LOG);
+        assert_eq!(u.len(), 5, "{u:?}");
+        assert_eq!(u[0], ("ICESTORM_LC".to_string(), 6625, 5280));
+        assert_eq!(u[4], ("ICESTORM_SPRAM".to_string(), 0, 4));
+        // full (SB_GB, ICESTORM_DSP at 100%) is not over
+        assert_eq!(
+            overflows(ICE40_LOG),
+            vec![("ICESTORM_LC".to_string(), 6625, 5280)]
+        );
+        assert_eq!(
+            overflows(ECP5_LOG),
+            vec![
+                ("DP16KD".to_string(), 60, 56),
+                ("TRELLIS_COMB".to_string(), 30120, 24288)
+            ]
+        );
+        // the cell type nextpnr could not place counts even below 100%
+        let packed = ICE40_LOG.replace("6625/ 5280   125%", "5270/ 5280    99%");
+        assert_eq!(
+            overflows(&packed),
+            vec![("ICESTORM_LC".to_string(), 5270, 5280)]
+        );
+        assert!(overflows("Info: Program finished normally.\n").is_empty());
     }
 
     /// r2 → r1 through wires only; r1 → r2 through a combinational multiplier m. Periods by
