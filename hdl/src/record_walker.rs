@@ -43,8 +43,8 @@ pub struct RecordWalker {
     key3: DFF<Bits<8>>,
     /// The Feistel network's input: 0, 1, … up to `4^h − 1`.
     counter: DFF<Bits<16>>,
-    // the search is pipelined: rounds 0–1, then rounds 2–3 and the index, then the compare
-    // with `n`; an accepted index restarts the counter just after it
+    // the search is pipelined: the first two Feistel rounds, then the last two and the index,
+    // then the compare with `n`; an accepted index restarts the counter just after it
     half_left: DFF<Bits<8>>,
     half_right: DFF<Bits<8>>,
     count_a: DFF<Bits<16>>,
