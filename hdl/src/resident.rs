@@ -193,11 +193,6 @@ impl ResidentNetwork {
             sum1_next: Default::default(),
         }
     }
-
-    /// Samples the data memory holds.
-    pub fn capacity_samples(spec: &Spec, words: usize) -> usize {
-        words / spec.record_words()
-    }
 }
 
 impl Logic for ResidentNetwork {

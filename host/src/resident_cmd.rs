@@ -4,7 +4,7 @@
 //! bit, SPRAM from yosys' simulation model) in a Verilator co-simulation.
 
 use crate::board::hostlink::WordLink;
-use crate::board::resident::ResidentBoard;
+use crate::board::resident::{check_fits, ResidentBoard};
 use crate::board::serial::ByteStreamLink;
 use crate::model::ModelFile;
 use crate::train::{load_split, Scale};
@@ -81,23 +81,10 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
         }
     };
     let split = load_split(&spec, &a.data, a.label_column, Scale::Fit(a.scale))?;
-    let r = spec.record_words();
-    let capacity = words / r;
+    let (r, capacity) = (spec.record_words(), words / spec.record_words());
     // checked before anything is built or sent
-    if split.train.len() + split.test.len() > capacity {
-        bail!(
-            "data {}: {} samples ({} training, {} test) at {r} words each do not fit the {} data memory of {} words ({capacity} samples); use fewer samples or a smaller input_bits in the spec",
-            split.name,
-            split.train.len() + split.test.len(),
-            split.train.len(),
-            split.test.len(),
-            b.name,
-            words
-        );
-    }
-    if split.train.len() > 65535 || split.test.len() > 65535 {
-        bail!("a resident run takes at most 65535 training and 65535 test samples");
-    }
+    check_fits(&spec, words, split.train.len(), split.test.len())
+        .with_context(|| format!("data {} on board {}", split.name, b.name))?;
     let inner = Inner::Resident(spec.clone()).for_board(b);
     let Inner::Resident(built) = &inner else {
         unreachable!()

@@ -31,6 +31,23 @@ impl ResidentClocks {
     }
 }
 
+/// Whether `train` and `test` samples fit a data memory of `words` words, as records of
+/// `spec` and within one command's 65,535 samples each; the error names the capacity.
+pub fn check_fits(spec: &Spec, words: usize, train: usize, test: usize) -> Result<()> {
+    let r = spec.record_words();
+    let capacity = words / r;
+    if train + test > capacity {
+        bail!(
+            "{} samples ({train} training, {test} test) at {r} words each do not fit the board's data memory of {words} words ({capacity} samples); use fewer samples or a smaller input_bits in the spec",
+            train + test
+        );
+    }
+    if train > 65535 || test > 65535 {
+        bail!("a resident run takes at most 65535 training and 65535 test samples");
+    }
+    Ok(())
+}
+
 pub struct ResidentBoard<L: WordLink> {
     pub board: HostLinkBoard<L>,
     spec: Spec,
@@ -56,11 +73,6 @@ impl<L: WordLink> ResidentBoard<L> {
         words as u64 * 20 * self.clocks_per_bit
     }
 
-    /// Samples that fit the data memory.
-    pub fn capacity_samples(&self) -> usize {
-        self.capacity_words / self.spec.record_words()
-    }
-
     pub fn load_state(&mut self, s: &State) -> Result<()> {
         self.board.load_state(s)?;
         self.clocks.load_clocks += self.line(1 + self.spec.state_words() + 1);
@@ -70,16 +82,7 @@ impl<L: WordLink> ResidentBoard<L> {
     /// Upload `train` then `test` as one resident set (train from address 0, test after it).
     /// Returns the word address of the test records.
     pub fn upload(&mut self, train: &Encoded, test: &Encoded) -> Result<usize> {
-        let (r, cap) = (self.spec.record_words(), self.capacity_samples());
-        if train.len() + test.len() > cap {
-            bail!(
-                "the data set has {} samples ({} training, {} test) of {r} words each; the board's data memory holds {} words, {cap} samples. Use fewer samples or a smaller input_bits in the spec",
-                train.len() + test.len(),
-                train.len(),
-                test.len(),
-                self.capacity_words
-            );
-        }
+        check_fits(&self.spec, self.capacity_words, train.len(), test.len())?;
         let mut words = pack(&self.spec, train);
         let test_at = words.len();
         words.extend(pack(&self.spec, test));
