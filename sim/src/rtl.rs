@@ -181,17 +181,14 @@ impl RtlSim {
     }
 
     pub fn read_state(&mut self) -> Result<State, String> {
-        let nw: usize = (0..self.spec.junctions())
-            .map(|j| self.spec.layers[j] * self.spec.fan_out[j])
-            .sum();
-        let nb: usize = self.spec.layers[1..].iter().sum();
+        let n = self.spec.state_words();
         let mut beats = vec![];
         push_word(&mut beats, self.lanes, OP_READ);
-        let got = self.exchange(&beats, nw + nb + 1)?;
-        if got.len() != nw + nb + 1 || got[nw + nb] != ACK_READ {
+        let got = self.exchange(&beats, n + 1)?;
+        if got.len() != n + 1 || got[n] != ACK_READ {
             return Err(format!(
                 "READ_STATE: expected {} words and {ACK_READ:#06x}, got {} words",
-                nw + nb + 1,
+                n + 1,
                 got.len()
             ));
         }

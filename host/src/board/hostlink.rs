@@ -103,9 +103,7 @@ impl Codec {
     }
 
     pub fn state_words(&self) -> usize {
-        (0..self.spec.junctions())
-            .map(|j| self.spec.layers[j] * self.spec.fan_out[j] + self.spec.layers[j + 1])
-            .sum()
+        self.spec.state_words()
     }
 
     /// A state from READ_STATE's answer (without its trailing acknowledgement).
