@@ -3,7 +3,6 @@
 //! another output of the same command (compared after resolving links). A long run then
 //! never ends in an unwritable path, and an output never replaces what the run read.
 
-use crate::{Cmd, KernelsCmd};
 use anyhow::{bail, Result};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
@@ -209,99 +208,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         return ma.dev() == mb.dev() && ma.ino() == mb.ino();
     }
     resolved(a) == resolved(b)
-}
-
-/// Every file a command reads or writes, by the flag that names it, for `Paths::check`.
-pub fn of_command(cmd: &Cmd, kernel_binary: Option<&Path>) -> Paths {
-    let p = Paths::new().input("--kernel-binary", kernel_binary);
-    match cmd {
-        Cmd::Train {
-            spec,
-            plan,
-            data,
-            out,
-            plot,
-            ..
-        } => p
-            .input("--spec", spec.as_deref())
-            .input("--plan", plan.as_deref())
-            .data("--data", Some(data))
-            .output("--out", out.as_deref())
-            .output("--plot", plot.as_deref()),
-        Cmd::Eval { model, data, .. } => p.input("--model", Some(model)).data("--data", Some(data)),
-        Cmd::Infer {
-            model, data, out, ..
-        } => p
-            .input("--model", Some(model))
-            .data("--data", Some(data))
-            .output("--out", out.as_deref()),
-        Cmd::Plan { spec, out, .. } => p
-            .input("--spec", Some(spec))
-            .output("--out", out.as_deref()),
-        Cmd::Sim {
-            spec, data, vcd, ..
-        } => p
-            .input("--spec", Some(spec))
-            .data("--data", data.as_deref())
-            .output("--vcd", vcd.as_deref()),
-        Cmd::Bench(b) => {
-            let json = b.json.as_deref().filter(|j| *j != Path::new("-"));
-            let mut p = p
-                .input("--spec", Some(&b.spec))
-                .input("--synth-report", b.synth_report.as_deref())
-                .data("--data", b.data.as_deref())
-                .output("--json", json);
-            for f in &b.plot {
-                p = p.output("--plot", Some(f));
-            }
-            p
-        }
-        Cmd::Kernels {
-            cmd: KernelsCmd::Build { out, .. },
-        } => p.output("--out", Some(out)),
-        Cmd::Synth { spec, plot, .. } => {
-            let mut p = p.input("--spec", spec.as_deref());
-            for f in plot {
-                p = p.output("--plot", Some(f));
-            }
-            p
-        }
-        // the directory commands name their files once the design is known (flow_cmd)
-        Cmd::Verilog {
-            spec, plan, out, ..
-        } => p
-            .input("--spec", spec.as_deref())
-            .input("--plan", plan.as_deref())
-            .out_dir("--out", out, &[]),
-        Cmd::Bitstream { spec, out, .. } | Cmd::Vivado { spec, out, .. } => p
-            .input("--spec", spec.as_deref())
-            .out_dir("--out", out, &[]),
-        Cmd::Cost { spec, synth, .. } => p
-            .input("--spec", spec.as_deref())
-            .input("--synth", synth.as_deref()),
-        Cmd::Quality(q) => match &q.out {
-            Some(dir) => {
-                let files = ["quality.json", "quality.md", "quality.svg", "quality.png"];
-                p.out_dir("--out", dir, &files.map(String::from))
-            }
-            None => p,
-        },
-        Cmd::Spec { .. } | Cmd::Pattern { .. } | Cmd::Devices { .. } | Cmd::Deploy { .. } => p,
-    }
-}
-
-/// Whether the command opens an OpenCL device, the only use of `--kernel-binary`.
-pub fn uses_opencl(cmd: &Cmd) -> bool {
-    let opencl = |b: &str| b == "opencl" || b.starts_with("opencl:");
-    match cmd {
-        Cmd::Train { backend, .. } | Cmd::Eval { backend, .. } => opencl(backend),
-        Cmd::Bench(b) => b.backends.as_ref().is_none_or(|v| {
-            v.iter()
-                .flat_map(|s| s.split(','))
-                .any(|s| opencl(s.trim()))
-        }),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

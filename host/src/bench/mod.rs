@@ -1,0 +1,253 @@
+//! `edgeflow bench`: every backend against the CPU references, on the same data, in one run.
+//!
+//! Measured: training and inference samples/s of each backend (best of `--repeat` runs, each
+//! from the spec's initial state on the same stream), plus whether its final state is the
+//! reference model's bit for bit. The CPU baselines are always measured: the float reference
+//! on the same sparse network and the dense `f32` network of the same layer sizes (both
+//! ordinary SGD, batch 1, one core). Projected: a board trains one sample per block cycle,
+//! so samples/s = clock / clocks per sample, for every clock known for the board (the board
+//! file, the published design, `--fmax`, a synthesis report).
+//!
+//! `--sweep width|density|z` repeats the CPU measurements and projections over a family of
+//! specs grown from the given one, for the cost-per-sample-versus-edges plot.
+
+mod boards;
+mod harness;
+mod single;
+mod sweep;
+#[cfg(test)]
+mod tests;
+
+use crate::util::{print_json, write_atomic};
+use anyhow::{bail, Result};
+use edgeflow_core::Spec;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+
+use boards::*;
+pub use boards::{board_clocks, fmax_from_report, machine, rate, BoardClocks, Projection};
+use harness::*;
+pub use harness::{sparse_edge_ops, Measured};
+use single::single_cmd;
+use sweep::sweep_cmd;
+pub use sweep::sweep_specs;
+
+/// The backends `edgeflow bench` tries when `--backends` is not given.
+/// The CPU baselines every run measures: the float reference (f64) and a fast `f32` version
+/// of the same sparse network, and the dense network of the same layer sizes.
+pub const FLOAT_BASELINES: [&str; 3] = ["float", "sparse-f32", "dense"];
+pub const DEFAULT_BACKENDS: &str = "reference,float,dense,opencl,rtl,verilator";
+/// A sweep builds many networks, some large: the simulations would take hours.
+pub const SWEEP_BACKENDS: &str = "reference,float,dense,opencl";
+
+/// The published design's clock: Dey, Chugg, Beerel ran `specs/dey-mnist.toml`'s network at
+/// 15 MHz on a Nexys4 DDR.
+const PUBLISHED: &[(&str, f64, &str)] = &[(
+    "nexys4-ddr",
+    15.0,
+    "published design (Dey, Chugg, Beerel), 15 MHz",
+)];
+
+/// Boards known without a board file (docs/hardware.md): name, part, board oscillator MHz.
+const BUILTIN_BOARDS: &[(&str, &str, f64)] = &[
+    ("nexys4-ddr", "XC7A100T-1CSG324", 100.0),
+    ("icebreaker", "iCE40UP5K-SG48", 12.0),
+    ("alchitry-cu", "iCE40HX8K-CB132", 100.0),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sweep {
+    /// Hidden layers ×1/2 … ×16 at constant density (fan-out scales with the layer).
+    Width,
+    /// Fan-out of every junction ×1/4 … ×8, capped at fully connected.
+    Density,
+    /// Edges per clock of every junction ×1/8 … ×8: same network, more or fewer multipliers.
+    Z,
+}
+
+pub struct BenchArgs {
+    pub spec: PathBuf,
+    pub backends: Option<Vec<String>>,
+    pub boards: Vec<String>,
+    pub fmax: Vec<f64>,
+    pub synth_report: Option<PathBuf>,
+    pub samples: usize,
+    pub repeat: usize,
+    pub budget: f64,
+    /// `None`: digits, or random samples when digits does not fit (bench_data.rs).
+    pub data: Option<String>,
+    pub scale: edgeflow_core::ScaleKind,
+    pub json: Option<PathBuf>,
+    pub plot: Vec<PathBuf>,
+    pub sweep: Option<Sweep>,
+}
+
+fn progress(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} bench [{elapsed}] {msg}").unwrap());
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
+/// `--backends` in order, with the float baselines always present (the speed-ups need them).
+fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
+    let default = vec![if sweep {
+        SWEEP_BACKENDS
+    } else {
+        DEFAULT_BACKENDS
+    }
+    .to_string()];
+    let requested = requested.as_ref().unwrap_or(&default);
+    let mut v: Vec<String> = Vec::new();
+    for b in requested
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
+        if !v.iter().any(|x| x == b) {
+            v.push(b.to_string());
+        }
+    }
+    for base in FLOAT_BASELINES {
+        if !v.iter().any(|x| x == base) {
+            v.push(base.into());
+        }
+    }
+    // the CPU references first, then the accelerators in the order asked for
+    let order = |b: &String| {
+        ["reference", "float", "sparse-f32", "dense"]
+            .iter()
+            .position(|x| x == b)
+            .unwrap_or(4)
+    };
+    v.sort_by_key(order);
+    v
+}
+
+fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
+    let mut names: Vec<String> = a
+        .boards
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        names = board_files();
+        if !names.iter().any(|n| n == "nexys4-ddr") {
+            names.insert(0, "nexys4-ddr".into());
+        }
+    }
+    // The report named by --synth-report, else every report `edgeflow synth` kept for exactly
+    // this design (report_cache: keyed by the Verilog it synthesized).
+    let paths: Vec<PathBuf> = match &a.synth_report {
+        Some(p) => vec![p.clone()],
+        None => crate::report_cache::lookup(&spec.name, || {
+            let net = edgeflow_hdl::design::Inner::Network(spec.clone());
+            edgeflow_hdl::design::inner_verilog(&net).ok()
+        }),
+    };
+    let mut reports = Vec::new();
+    for p in paths {
+        let (f, rb) = fmax_from_report(&p)?;
+        if let Some(b) = &rb {
+            if !names.contains(b) {
+                names.push(b.clone());
+            }
+        }
+        reports.push((f, rb, p));
+    }
+    for &f in &a.fmax {
+        if !(f > 0.0 && f.is_finite()) {
+            bail!("--fmax {f}: must be a positive clock in MHz");
+        }
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let mut b = board_clocks(&n)?;
+        for &f in &a.fmax {
+            b.clocks.push((f, "--fmax".into()));
+        }
+        let mut placed = !a.fmax.is_empty();
+        for (f, rb, p) in &reports {
+            let same_part = || report_part(p).is_none_or(|rp| rp.eq_ignore_ascii_case(&b.part));
+            if rb.as_deref().map_or_else(same_part, |rb| rb == n) {
+                let kind = report_fmax_kind(p).unwrap_or_else(|| "place-and-route Fmax".into());
+                b.clocks.push((*f, format!("{kind}, {}", p.display())));
+                placed = true;
+            }
+        }
+        if !placed {
+            let part = b.part.to_ascii_lowercase();
+            b.fmax_note = Some(if part.starts_with("ice40") || part.starts_with("lfe5u") {
+                format!("no Fmax given: `edgeflow bitstream --spec SPEC --board {n} -o DIR --json > r.json` reports the post-route Fmax; pass it with --synth-report r.json")
+            } else {
+                format!("no Fmax given: the open flow has no timing for {} (yosys synthesizes, Vivado places and routes: `edgeflow vivado --board {n}` exports the project); pass Vivado's Fmax with --fmax MHZ", b.part)
+            });
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+pub fn bench_cmd(a: BenchArgs) -> Result<()> {
+    crate::backends::check_bench_names(a.backends.iter().flatten())?;
+    if a.samples == 0 || a.repeat == 0 {
+        bail!("--samples and --repeat must be at least 1");
+    }
+    if !(a.budget > 0.0) {
+        bail!("--budget must be a positive number of seconds");
+    }
+    for p in &a.plot {
+        if !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
+            bail!("--plot {}: the file must end in .svg or .png", p.display());
+        }
+    }
+    let spec = Spec::load(&a.spec)?;
+    let boards = board_list(&a, &spec)?;
+    let json_stdout = a.json.as_deref() == Some(Path::new("-"));
+    match a.sweep {
+        Some(s) => sweep_cmd(&a, &spec, s, &boards, json_stdout),
+        None => single_cmd(&a, &spec, &boards, json_stdout),
+    }
+}
+
+fn emit_json(a: &BenchArgs, v: &serde_json::Value) -> Result<()> {
+    match a.json.as_deref() {
+        Some(p) if p == Path::new("-") => print_json(v),
+        Some(p) => {
+            let mut text = serde_json::to_string_pretty(v)?;
+            text.push('\n');
+            write_atomic(p, text.as_bytes())?;
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+fn fmt_rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2} M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1} k", r / 1e3)
+    } else {
+        format!("{r:.1} ")
+    }
+}
+
+fn fmt_x(x: Option<f64>) -> String {
+    x.map(|v| {
+        if v >= 100.0 {
+            format!("{v:.0}x")
+        } else if v >= 0.01 {
+            format!("{v:.2}x")
+        } else {
+            format!("{v:.1e}x")
+        }
+    })
+    .unwrap_or_else(|| "-".into())
+}

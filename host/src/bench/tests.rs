@@ -1,0 +1,142 @@
+use super::*;
+use edgeflow_core::Encoded;
+
+fn spec(name: &str) -> Spec {
+    Spec::load(
+        &PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs"))
+            .join(format!("{name}.toml")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn sweeps_grow_the_network_and_stay_valid() {
+    let base = spec("dey-mnist");
+    let w = sweep_specs(&base, Sweep::Width);
+    assert!(w.len() >= 5, "{}", w.len());
+    let edges: Vec<usize> = w.iter().map(|(_, s)| s.derived().total_edges).collect();
+    assert!(
+        edges.windows(2).all(|e| e[0] < e[1]),
+        "width sweep grows the edges: {edges:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|(_, s)| (&s.layers, &s.fan_out, &s.z) == (&base.layers, &base.fan_out, &base.z)),
+        "the base spec is one point"
+    );
+    for (_, s) in &w {
+        s.validate("t").unwrap();
+        assert_eq!(
+            (s.layers[0], s.layers[2]),
+            (1024, 32),
+            "inputs and outputs stay"
+        );
+        // constant density in the first junction
+        assert_eq!(s.fan_out[0] * 64, 4 * s.layers[1]);
+    }
+    let d = sweep_specs(&base, Sweep::Density);
+    let edges: Vec<usize> = d.iter().map(|(_, s)| s.derived().total_edges).collect();
+    assert!(
+        d.len() >= 4 && edges.windows(2).all(|e| e[0] < e[1]),
+        "{edges:?}"
+    );
+    let z = sweep_specs(&base, Sweep::Z);
+    assert!(z.len() >= 4);
+    assert!(z
+        .iter()
+        .all(|(_, s)| s.derived().total_edges == base.derived().total_edges));
+    let clocks: Vec<usize> = z
+        .iter()
+        .map(|(_, s)| s.derived().max_junction_clocks)
+        .collect();
+    assert!(
+        clocks.windows(2).all(|c| c[0] >= c[1]) && clocks[0] > clocks[clocks.len() - 1],
+        "more lanes, fewer clocks: {clocks:?}"
+    );
+}
+
+#[test]
+fn a_synth_report_fmax_is_projected_with_its_kind() {
+    let dir = std::env::temp_dir().join(format!("edgeflow-bench-fmax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("synth.json");
+    std::fs::write(
+        &p,
+        r#"{"design":"dey-mnist","fits":true,"fmax_kind":"pre-route estimate","fmax_mhz":42.5,"timing":{"full_cycle_mhz":85.0}}"#,
+    )
+    .unwrap();
+    assert_eq!(fmax_from_report(&p).unwrap(), (42.5, None));
+    assert_eq!(report_fmax_kind(&p).as_deref(), Some("pre-route estimate"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn nexys4_projection_includes_the_published_clock() {
+    let b = board_clocks("nexys4-ddr").unwrap();
+    assert!(b
+        .clocks
+        .iter()
+        .any(|(mhz, src)| *mhz == 15.0 && src.contains("published")));
+    let s = spec("dey-mnist");
+    let p = projections(&s, &[b], &[]);
+    let published = p.iter().find(|p| p.clock_mhz == 15.0).unwrap();
+    // 15 MHz over C + overhead clocks per sample, straight from the spec
+    let c = (s.derived().max_junction_clocks + s.block_cycle_overhead()) as f64;
+    assert_eq!(published.clocks_per_sample, c);
+    assert!((published.samples_per_second - 15e6 / c).abs() < 1e-6);
+    assert!(board_clocks("no-such-board")
+        .unwrap_err()
+        .to_string()
+        .contains("unknown board 'no-such-board'"));
+}
+
+#[test]
+fn fmax_is_read_from_a_report() {
+    let dir = std::env::temp_dir().join(format!("edgeflow-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("r.json");
+    std::fs::write(&p, r#"{"target":"xc7a100t","timing":{"fmax_mhz":87.5}}"#).unwrap();
+    assert_eq!(fmax_from_report(&p).unwrap(), (87.5, None));
+    std::fs::write(&p, r#"{"board":"icebreaker","fmax_mhz":31.2}"#).unwrap();
+    assert_eq!(
+        fmax_from_report(&p).unwrap(),
+        (31.2, Some("icebreaker".into()))
+    );
+    std::fs::write(&p, r#"{"luts":3}"#).unwrap();
+    assert!(fmax_from_report(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("fmax"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_backend_is_reported_and_the_reference_is_bit_exact_with_itself() {
+    let s = spec("tiny");
+    let data = Encoded {
+        inputs_per_sample: 8,
+        inputs: (0..8 * 40).map(|i| (i * 37 % 129) as i32).collect(),
+        labels: (0..40).map(|i| i % 4).collect(),
+    };
+    let mut ctx = Ctx {
+        spec: &s,
+        train: &data,
+        samples: 40,
+        repeat: 2,
+        budget: 5.0,
+        ref_sha: Default::default(),
+    };
+    let pb = ProgressBar::hidden();
+    let r = measure(&mut ctx, "reference", &pb);
+    assert!(r.available && r.samples == 40 && r.train_samples_per_second > 0.0);
+    assert_eq!(r.bit_exact, Some(true));
+    assert_eq!(r.edge_ops_per_sample, sparse_edge_ops(&s));
+    let d = measure(&mut ctx, "dense", &pb);
+    assert!(d.available && d.bit_exact.is_none() && d.infer_samples_per_second > 0.0);
+    let n = measure(&mut ctx, "no-such-backend", &pb);
+    assert!(!n.available && n.unavailable_reason.unwrap().contains("no-such-backend"));
+    assert_eq!(
+        backend_list(&Some(vec!["reference,opencl".into()]), false),
+        vec!["reference", "float", "sparse-f32", "dense", "opencl"]
+    );
+}

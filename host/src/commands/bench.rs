@@ -1,0 +1,97 @@
+//! `edgeflow bench`.
+
+use crate::bench::{BenchArgs, Sweep};
+use crate::paths::Paths;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Spec file (TOML).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Backends to measure, comma-separated; ones that cannot run here are reported as
+    /// unavailable with the reason. The CPU baselines float (same sparse network) and dense
+    /// (same layer sizes, fully connected) are always measured. Default: reference, float,
+    /// dense, opencl, rtl, verilator (a sweep: reference, float, dense, opencl).
+    #[arg(long, value_delimiter = ',')]
+    backends: Option<Vec<String>>,
+    /// Boards to project (board files in boards/, comma-separated or repeated); default: every
+    /// FPGA board file, and nexys4-ddr.
+    #[arg(long = "board", value_delimiter = ',')]
+    boards: Vec<String>,
+    /// Also project at this clock (MHz), e.g. the Fmax a place-and-route reported.
+    #[arg(long)]
+    fmax: Vec<f64>,
+    /// Also project at the Fmax in this JSON report (`edgeflow synth --json` output).
+    #[arg(long)]
+    synth_report: Option<PathBuf>,
+    /// Training samples per run (slow backends use fewer, see --budget).
+    #[arg(long, default_value_t = 2000)]
+    samples: usize,
+    /// Runs per backend; the best is reported (and the median in JSON).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Seconds of training per backend before it gets fewer samples (slow simulations).
+    #[arg(long, default_value_t = 30.0)]
+    budget: f64,
+    /// Data set: `digits` (bundled), a CSV file, MNIST IDX images, or `random` (1000 random
+    /// samples made for the spec: any spec). Default: digits; a spec digits does not fit
+    /// (fewer than 64 inputs or 10 outputs) gets random samples, with a note on stderr.
+    #[arg(long)]
+    data: Option<String>,
+    /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+    #[arg(long, default_value = "feature")]
+    scale: edgeflow_core::ScaleKind,
+    /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
+    #[arg(long, num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// Chart of the results, SVG or PNG by extension; repeat for both.
+    #[arg(long)]
+    plot: Vec<PathBuf>,
+    /// Instead of one spec, a family grown from it: cost per sample against the edge count.
+    #[arg(long, value_enum)]
+    sweep: Option<Sweep>,
+}
+
+impl Args {
+    pub fn paths(&self) -> Paths {
+        let json = self.json.as_deref().filter(|j| *j != Path::new("-"));
+        let mut p = Paths::new()
+            .input("--spec", Some(&self.spec))
+            .input("--synth-report", self.synth_report.as_deref())
+            .data("--data", self.data.as_deref())
+            .output("--json", json);
+        for f in &self.plot {
+            p = p.output("--plot", Some(f));
+        }
+        p
+    }
+
+    /// Whether an OpenCL backend is among those measured (the default list has one).
+    pub fn uses_opencl(&self) -> bool {
+        self.backends.as_ref().is_none_or(|v| {
+            v.iter()
+                .flat_map(|s| s.split(','))
+                .any(|s| super::opencl(s.trim()))
+        })
+    }
+
+    pub fn exec(self) -> Result<()> {
+        crate::bench::bench_cmd(BenchArgs {
+            spec: self.spec,
+            backends: self.backends,
+            boards: self.boards,
+            fmax: self.fmax,
+            synth_report: self.synth_report,
+            samples: self.samples,
+            repeat: self.repeat,
+            budget: self.budget,
+            data: self.data,
+            scale: self.scale,
+            json: self.json,
+            plot: self.plot,
+            sweep: self.sweep,
+        })
+    }
+}

@@ -1,0 +1,218 @@
+//! The command line: one module per subcommand, each with its clap arguments, the files it
+//! reads and writes, and an `exec` that hands the work to the library modules.
+
+use crate::paths::Paths;
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+pub mod bench;
+pub mod bitstream;
+pub mod cost;
+pub mod deploy;
+pub mod devices;
+pub mod eval;
+pub mod infer;
+pub mod kernels;
+pub mod pattern;
+pub mod plan;
+pub mod quality;
+pub mod sim;
+pub mod spec;
+pub mod synth;
+pub mod train;
+pub mod verilog;
+pub mod vivado;
+
+#[derive(Parser)]
+#[command(
+    name = "edgeflow",
+    version,
+    about = "Train and run pre-defined sparse neural networks on FPGAs: one spec, a bit-exact reference model, and hardware that computes exactly the same bits.",
+    long_about = "edgeflow turns a network spec (TOML: layer sizes, fan-out and edges-per-clock z per junction, \
+fixed-point format) into a junction-pipelined training accelerator, and drives it.\n\n\
+Start with:\n  edgeflow spec check specs/digits.toml      what the spec implies (fan-in, clocks, staleness)\n  \
+edgeflow train --spec specs/digits.toml    train on the bundled digits with the reference model\n\n\
+With no subcommand, runs the demo: the default spec trained by the reference model and the float reference."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+    /// Load the OpenCL program from this device binary (written by `edgeflow kernels build`)
+    /// instead of building the kernels from source: the path a precompiled board takes.
+    #[arg(long, global = true)]
+    pub kernel_binary: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Inspect a network spec.
+    Spec(spec::Args),
+    /// Dump a junction's connection pattern: every edge's left neuron, lane, bank and row.
+    ///
+    /// Example: edgeflow pattern specs/tiny.toml --junction 2 --json
+    Pattern(pattern::Args),
+    /// Train a network: one pipelined stream per epoch, accuracy after each epoch.
+    ///
+    /// Example: edgeflow train --spec specs/digits.toml --epochs 30 --out digits.model --plot curve.svg
+    Train(train::Args),
+    /// Evaluate a saved model on the train/test split of a data set.
+    ///
+    /// Example: edgeflow eval --model digits.model --backend opencl:0 --json
+    Eval(eval::Args),
+    /// Split a network across boards in a chain: the groups of junctions, which board hosts
+    /// each, every z, the predicted samples/s, a lower bound, and the usual baselines.
+    ///
+    /// Example: edgeflow plan --spec specs/mnist-large.toml --boards nexys4-ddrx4 -o plan.json
+    Plan(plan::Args),
+    /// The cost model's prediction (LUT, FF, DSP, block RAMs) for one board holding the whole
+    /// network at the spec's own z, and with --synth how close it is to an `edgeflow synth
+    /// --json` report of the same spec (docs/calibration/reproduce.sh).
+    ///
+    /// The last line is the verdict: "fits BOARD", or "DOES NOT FIT BOARD" with every resource
+    /// the model puts over the board (predicted against available; logic is allowed 90% of
+    /// the part, the room place and route needs). `--json` has `fits` and `overflows`. The exit
+    /// status is 0 either way: this is a report; `edgeflow bitstream` is what refuses.
+    ///
+    /// With --fit DIR it refits the board's logic and flip-flop constants to the calibration
+    /// runs in DIR instead, and prints them as the board file's `[fit]` table.
+    ///
+    /// Example: edgeflow cost --spec specs/digits.toml --board icebreaker --synth synth.json
+    ///
+    /// Example: edgeflow cost --fit docs/calibration/runs --board icebreaker
+    Cost(cost::Args),
+    /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
+    ///
+    /// Runs the reference model; the accuracy goes to standard error.
+    ///
+    /// Example: edgeflow infer --model digits.model -o predictions.csv
+    Infer(infer::Args),
+    /// Simulate the RTL network (rust-hdl) against the reference model: load the spec's
+    /// initial weights, train N samples, infer them, read everything back and compare.
+    ///
+    /// Example: edgeflow sim --spec specs/tiny.toml --samples 32 --vcd tiny.vcd --json
+    Sim(sim::Args),
+    /// Benchmark every backend against the CPU references, with board projections.
+    ///
+    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
+    /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
+    Bench(bench::Args),
+    /// Learning quality: a grid of networks on the bundled digits (activation x width x
+    /// depth) trained with the bit-exact reference model and with float; the test accuracy of
+    /// both and the gap per network, as a table, JSON and a chart. The worst gap is the
+    /// headline.
+    ///
+    /// Example: edgeflow quality --epochs 30 -o docs/quality --set learning_rate_shift=3
+    Quality(quality::Args),
+    /// List OpenCL platforms and devices: compute units, memory, driver version.
+    ///
+    /// The index shown is what `--backend opencl:N` and `kernels build --device N` take.
+    Devices(devices::Args),
+    /// OpenCL kernels: export the device binary of the program.
+    Kernels(kernels::Args),
+    /// Write the network's Verilog (and a board top with its pin constraints when --board is
+    /// given), linted with `verilator --lint-only -Wall` (documented waivers only).
+    Verilog(verilog::Args),
+    /// Synthesize with yosys for a target and print LUT/FF/DSP/BRAM used, available and %.
+    ///
+    /// Example: edgeflow synth --spec specs/dey-mnist.toml --target xc7a100t
+    Synth(synth::Args),
+    /// Build a bitstream for an iCE40 or ECP5 board: yosys, nextpnr-ice40 and icepack, or
+    /// nextpnr-ecp5 and ecppack; post-route static timing.
+    ///
+    /// Example: edgeflow bitstream --spec specs/digits.toml --board icebreaker -o build/
+    Bitstream(bitstream::Args),
+    /// Load a bitstream onto a board with openFPGALoader.
+    Deploy(deploy::Args),
+    /// Export a Vivado project script (TCL + XDC + Verilog) for a Xilinx board.
+    Vivado(vivado::Args),
+}
+
+impl Cmd {
+    /// Every file the command reads or writes, by the flag that names it, for `Paths::check`.
+    fn paths(&self) -> Paths {
+        match self {
+            Cmd::Spec(_) | Cmd::Pattern(_) | Cmd::Devices(_) | Cmd::Deploy(_) => Paths::new(),
+            Cmd::Train(a) => a.paths(),
+            Cmd::Eval(a) => a.paths(),
+            Cmd::Plan(a) => a.paths(),
+            Cmd::Cost(a) => a.paths(),
+            Cmd::Infer(a) => a.paths(),
+            Cmd::Sim(a) => a.paths(),
+            Cmd::Bench(a) => a.paths(),
+            Cmd::Quality(a) => a.paths(),
+            Cmd::Kernels(a) => a.paths(),
+            Cmd::Verilog(a) => a.paths(),
+            Cmd::Synth(a) => a.paths(),
+            Cmd::Bitstream(a) => a.paths(),
+            Cmd::Vivado(a) => a.paths(),
+        }
+    }
+
+    /// Whether the command opens an OpenCL device, the only use of `--kernel-binary`.
+    fn uses_opencl(&self) -> bool {
+        match self {
+            Cmd::Train(a) => opencl(&a.backend),
+            Cmd::Eval(a) => opencl(&a.backend),
+            Cmd::Bench(a) => a.uses_opencl(),
+            _ => false,
+        }
+    }
+
+    fn exec(self) -> Result<()> {
+        match self {
+            Cmd::Spec(a) => a.exec(),
+            Cmd::Pattern(a) => a.exec(),
+            Cmd::Train(a) => a.exec(),
+            Cmd::Eval(a) => a.exec(),
+            Cmd::Plan(a) => a.exec(),
+            Cmd::Cost(a) => a.exec(),
+            Cmd::Infer(a) => a.exec(),
+            Cmd::Sim(a) => a.exec(),
+            Cmd::Bench(a) => a.exec(),
+            Cmd::Quality(a) => a.exec(),
+            Cmd::Devices(a) => a.exec(),
+            Cmd::Kernels(a) => a.exec(),
+            Cmd::Verilog(a) => a.exec(),
+            Cmd::Synth(a) => a.exec(),
+            Cmd::Bitstream(a) => a.exec(),
+            Cmd::Deploy(a) => a.exec(),
+            Cmd::Vivado(a) => a.exec(),
+        }
+    }
+}
+
+/// An OpenCL backend name: `opencl` or `opencl:DEVICE`.
+pub fn opencl(backend: &str) -> bool {
+    backend == "opencl" || backend.starts_with("opencl:")
+}
+
+/// A clock in MHz: a finite positive number (what the board can make is checked with the board).
+pub fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "`{s}` is not a clock: give a positive number of MHz, e.g. 24"
+        )),
+    }
+}
+
+/// Runs the parsed command line: paths checked first, then the command's work.
+pub fn exec(cli: Cli) -> Result<()> {
+    if let Some(cmd) = &cli.cmd {
+        if let Some(k) = cli.kernel_binary.as_deref().filter(|_| !cmd.uses_opencl()) {
+            anyhow::bail!(
+                "--kernel-binary {}: only an OpenCL backend loads kernels (train/eval --backend opencl[:DEVICE], bench with opencl among --backends); this command would ignore it: drop --kernel-binary or choose an OpenCL backend",
+                k.display()
+            );
+        }
+        cmd.paths()
+            .input("--kernel-binary", cli.kernel_binary.as_deref())
+            .check()?;
+    }
+    crate::board::opencl::set_kernel_binary(cli.kernel_binary.clone());
+    match cli.cmd {
+        None => crate::train::demo(),
+        Some(cmd) => cmd.exec(),
+    }
+}

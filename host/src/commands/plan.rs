@@ -1,0 +1,44 @@
+//! `edgeflow plan`.
+
+use crate::paths::Paths;
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Spec file (TOML); its z values are replaced by the planned ones.
+    #[arg(long)]
+    spec: PathBuf,
+    /// Boards in chain order, comma-separated: built-in names (icebreaker, alchitry-cu,
+    /// nexys4-ddr, opencl-device), NAME.toml files in ./boards (e.g. ulx3s-85f) or $EDGEFLOW_BOARDS, or
+    /// paths; NAMExK repeats a board K times.
+    #[arg(long)]
+    boards: String,
+    /// Let the planner choose the order of the boards too.
+    #[arg(long)]
+    permute: bool,
+    /// Print the plan as one JSON object (the plan file's content plus the planning time).
+    #[arg(long)]
+    json: bool,
+    /// Write the plan (JSON) here, for `edgeflow train --plan`.
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+}
+
+impl Args {
+    pub fn paths(&self) -> Paths {
+        Paths::new()
+            .input("--spec", Some(&self.spec))
+            .output("--out", self.out.as_deref())
+    }
+
+    pub fn exec(self) -> Result<()> {
+        crate::plan_cmd::plan_cmd(
+            &self.spec,
+            &self.boards,
+            self.permute,
+            self.json,
+            self.out.as_deref(),
+        )
+    }
+}

@@ -1,0 +1,68 @@
+//! `edgeflow sim`: the RTL against the reference model, in rust-hdl or Verilator.
+
+use crate::paths::Paths;
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Spec file (TOML).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Training samples (one TRAIN stream), then inferred.
+    #[arg(long, default_value_t = 16)]
+    samples: usize,
+    /// `digits`, a CSV file, an MNIST file, or `random` (default: digits when the spec
+    /// takes 64 inputs, random samples otherwise).
+    #[arg(long)]
+    data: Option<String>,
+    /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
+    #[arg(long, default_value = "feature")]
+    scale: edgeflow_core::ScaleKind,
+    /// Write every signal's waveform to this VCD file.
+    #[arg(long)]
+    vcd: Option<PathBuf>,
+    /// `rust-hdl` (the blocks' simulation models) or `verilator` (the emitted Verilog,
+    /// compiled with a generated harness; far faster).
+    #[arg(long, default_value = "rust-hdl")]
+    engine: String,
+    /// Sample words the host link takes per clock (1 to z_1), or `auto`: the fewest with
+    /// which a sample's words fit in a block cycle (hdl/PROTOCOL.md, input lanes).
+    #[arg(long, default_value = "auto")]
+    input_lanes: String,
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn paths(&self) -> Paths {
+        Paths::new()
+            .input("--spec", Some(&self.spec))
+            .data("--data", self.data.as_deref())
+            .output("--vcd", self.vcd.as_deref())
+    }
+
+    pub fn exec(self) -> Result<()> {
+        match self.engine.as_str() {
+            "verilator" => crate::sim_verilator::sim_cmd(
+                &self.spec,
+                self.samples,
+                self.data.as_deref(),
+                self.scale,
+                self.vcd.is_some(),
+                &self.input_lanes,
+                self.json,
+            ),
+            "rust-hdl" => crate::sim_cmd::sim_cmd(
+                &self.spec,
+                self.samples,
+                self.data.as_deref(),
+                self.scale,
+                self.vcd.as_deref(),
+                &self.input_lanes,
+                self.json,
+            ),
+            other => anyhow::bail!("unknown --engine '{other}'; use rust-hdl or verilator"),
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! `edgeflow synth`.
+
+use crate::paths::Paths;
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, required_unless_present = "standin")]
+    spec: Option<PathBuf>,
+    /// ice40-up5k, ice40-hx8k, xc7a100t, ecp5-85k, ecp5-45k, ecp5-25k or ecp5-12k.
+    #[arg(long)]
+    target: String,
+    #[arg(long, hide = true)]
+    standin: Option<String>,
+    #[arg(long)]
+    json: bool,
+    /// Resource-utilisation chart (% of the part per resource), SVG or PNG by extension.
+    #[arg(long)]
+    plot: Vec<PathBuf>,
+}
+
+impl Args {
+    pub fn paths(&self) -> Paths {
+        let mut p = Paths::new().input("--spec", self.spec.as_deref());
+        for f in &self.plot {
+            p = p.output("--plot", Some(f));
+        }
+        p
+    }
+
+    pub fn exec(self) -> Result<()> {
+        crate::flow::synth::synth_cmd(
+            self.spec.as_deref(),
+            self.standin.as_deref(),
+            &self.target,
+            self.json,
+            &self.plot,
+        )
+    }
+}

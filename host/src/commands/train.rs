@@ -1,0 +1,126 @@
+//! `edgeflow train`: one board, a plan across boards, or a resident run.
+
+use super::parse_mhz;
+use crate::paths::Paths;
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Spec file (TOML).
+    #[arg(long, required_unless_present = "plan")]
+    spec: Option<PathBuf>,
+    /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
+    /// spec comes from the plan. Backends: reference (one thread per board), opencl
+    /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
+    #[arg(long, conflicts_with = "spec")]
+    plan: Option<PathBuf>,
+    /// With --plan: also train the reference model with the plan's staleness on the same
+    /// samples and fail unless every weight and bias is identical.
+    #[arg(long, requires = "plan")]
+    verify: bool,
+    /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file.
+    #[arg(long, default_value = "digits")]
+    data: String,
+    /// Column of the class label in a CSV file (default: the last).
+    #[arg(long)]
+    label_column: Option<usize>,
+    /// How a CSV's values are brought into [0, 1]: feature (each feature min-max scaled,
+    /// fitted on the training split, clipped), global (every value divided by the file's
+    /// largest) or none (values already in [0, 1]). Kept in the model file. The bundled
+    /// digits and MNIST keep their fixed pixel scaling under every choice.
+    #[arg(long, default_value = "feature")]
+    scale: edgeflow_core::ScaleKind,
+    /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
+    #[arg(long, default_value_t = 30)]
+    epochs: usize,
+    /// Where training runs: reference (the bit-exact model), float (f64 SGD on the same
+    /// sparse network, for accuracy comparison), opencl[:DEVICE] (see `edgeflow devices`),
+    /// rtl (rust-hdl simulation), verilator (the emitted Verilog) or
+    /// serial:/dev/ttyUSBn[@BAUD] (a board). All but float give the reference's bits.
+    #[arg(long, default_value = "reference")]
+    pub backend: String,
+    /// Save the trained model (spec, format, complete state) to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the training curve (accuracy per epoch): SVG, or PNG when the name ends in .png.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Keep the data set on the board (needs --board; backend serial:PORT or verilator,
+    /// the board top co-simulated): upload it once, run every epoch on chip, infer the
+    /// test set on chip, read the weights back. Same bits as every other backend.
+    #[arg(long, requires = "board", conflicts_with_all = ["plan", "plot"])]
+    resident: bool,
+    /// The board of a resident run: icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or
+    /// ulx3s-12f.
+    #[arg(long, requires = "resident")]
+    board: Option<String>,
+    /// UART rate of a resident run's board top (default: 3000000, or the fastest of
+    /// 2000000, 1000000 and 115200 the clock divides to within 2 %).
+    #[arg(long, requires = "resident")]
+    baud: Option<u32>,
+    /// Design clock in MHz of a resident run (default: the board's).
+    #[arg(long, requires = "resident", value_parser = parse_mhz)]
+    freq: Option<f64>,
+}
+
+impl Args {
+    pub fn paths(&self) -> Paths {
+        Paths::new()
+            .input("--spec", self.spec.as_deref())
+            .input("--plan", self.plan.as_deref())
+            .data("--data", Some(&self.data))
+            .output("--out", self.out.as_deref())
+            .output("--plot", self.plot.as_deref())
+    }
+
+    pub fn exec(self) -> Result<()> {
+        if let Some(plan) = &self.plan {
+            return crate::plan_cmd::train_plan(crate::plan_cmd::TrainPlanArgs {
+                plan,
+                data: &self.data,
+                label_column: self.label_column,
+                scale: self.scale,
+                epochs: self.epochs,
+                backend: &self.backend,
+                out: self.out.as_deref(),
+                plot: self.plot.as_deref(),
+                json: self.json,
+                verify: self.verify,
+            });
+        }
+        let spec = self.spec.expect("clap requires --spec without --plan");
+        if self.resident {
+            return crate::resident_cmd::train_resident_cmd(crate::resident_cmd::ResidentArgs {
+                spec,
+                board: self.board.expect("clap requires --board with --resident"),
+                data: self.data,
+                label_column: self.label_column,
+                scale: self.scale,
+                epochs: self.epochs,
+                backend: self.backend,
+                baud: self.baud,
+                freq: self.freq,
+                out: self.out,
+                json: self.json,
+                flip_byte: std::env::var("EDGEFLOW_TEST_FLIP_BYTE")
+                    .ok()
+                    .and_then(|v| v.parse().ok()),
+            });
+        }
+        crate::train::train_cmd(crate::train::TrainArgs {
+            spec,
+            data: self.data,
+            label_column: self.label_column,
+            scale: self.scale,
+            epochs: self.epochs,
+            backend: self.backend,
+            out: self.out,
+            plot: self.plot,
+            json: self.json,
+        })
+    }
+}

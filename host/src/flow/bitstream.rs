@@ -1,0 +1,210 @@
+//! `edgeflow bitstream`: synthesis, place and route, packing and post-route timing for an
+//! iCE40 or ECP5 board.
+
+use super::synth::{fmax_note, ECP5_FMAX_KIND, PNR_FMAX_KIND};
+use super::*;
+use crate::util::{print_json, write_atomic};
+use anyhow::{anyhow, bail, Result};
+use edgeflow_hdl::boards::{board, constraints, BoardInfo};
+use edgeflow_hdl::design::{board_top_verilog, Inner};
+use edgeflow_hdl::flow::targets::target;
+use edgeflow_hdl::flow::{nextpnr, nextpnr_ecp5, yosys};
+use serde_json::json;
+use std::path::PathBuf;
+
+pub struct BitstreamArgs {
+    pub spec: Option<PathBuf>,
+    /// The network with the resident data memory (resident.rs).
+    pub resident: bool,
+    pub standin: Option<String>,
+    pub board: String,
+    pub out: PathBuf,
+    pub freq: Option<f64>,
+    pub baud: u32,
+    pub seed: u32,
+    pub json: bool,
+}
+
+/// nextpnr-ice40's device flag of the board's part.
+pub(super) fn ice40_device(b: &BoardInfo) -> String {
+    format!("--{}", b.target.trim_start_matches("ice40-"))
+}
+
+pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
+    let b = board(&a.board).map_err(|e| anyhow!(e))?;
+    // with registered reads where the board asks for them (its multipliers are slow)
+    let inner = match inner(a.spec.as_deref(), a.standin.as_deref())? {
+        Inner::Network(s) if a.resident => Inner::Resident(s),
+        i => i,
+    }
+    .for_board(b);
+    let ecp5 = b.target.starts_with("ecp5");
+    if !b.target.starts_with("ice40") && !ecp5 {
+        bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
+    }
+    let t = target(b.target).map_err(|e| anyhow!(e))?;
+    let name = format!("{}-{}", inner.name(), b.name);
+    let (cons, cons_ext) = constraints(b);
+    let bit_ext = if ecp5 { "bit" } else { "bin" };
+    let mut names = vec![
+        format!("{name}.{bit_ext}"),
+        format!("{name}_top.v"),
+        format!("{name}.{cons_ext}"),
+        format!("{name}-nextpnr-report.json"),
+    ];
+    if ecp5 {
+        names.push(format!("{name}.svf"));
+    }
+    check_out_files(a.spec.as_deref(), &a.out, &names)?;
+    let mhz = crate::flow::check::clock_mhz(b, a.freq)?;
+    let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
+    let dir = work_dir("bitstream")?;
+    std::fs::write(dir.path().join("top.v"), &top.verilog)?;
+    std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
+    let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
+    let s = yosys::synthesize(t, dir.path(), "top.v", true);
+    pb.finish_and_clear();
+    let s = match s {
+        Ok(s) => s,
+        Err(e) => return Err(keep_logs(e, dir)),
+    };
+    crate::flow::check::check_fit(&inner, Some(b), &s.table)?;
+    let pb = spinner(&format!(
+        "{} at {:.2} MHz, {}, static timing",
+        if ecp5 {
+            "nextpnr-ecp5"
+        } else {
+            "nextpnr-ice40"
+        },
+        top.mhz,
+        if ecp5 { "ecppack" } else { "icepack" }
+    ));
+    let p = if ecp5 {
+        nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, a.seed)
+    } else {
+        nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, a.seed)
+    };
+    pb.finish_and_clear();
+    let p = match p {
+        Ok(p) => p,
+        Err(e) => {
+            let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
+            let Some(m) = crate::flow::check::pnr_overflow(&log, &inner, b, t.part) else {
+                return Err(keep_logs(e, dir));
+            };
+            let dir = dir.keep();
+            bail!(
+                "{m}\nnextpnr's log is kept: {} (remove {} when done)",
+                dir.join("nextpnr.log").display(),
+                dir.display()
+            );
+        }
+    };
+    let bin = a.out.join(format!("{name}.{bit_ext}"));
+    write_atomic(
+        &bin,
+        &std::fs::read(dir.path().join(format!("top.{bit_ext}")))?,
+    )?;
+    let mut copies = vec![
+        ("top.v".to_string(), format!("{name}_top.v")),
+        (format!("top.{cons_ext}"), format!("{name}.{cons_ext}")),
+        ("report.json".into(), format!("{name}-nextpnr-report.json")),
+    ];
+    if ecp5 {
+        copies.push(("top.svf".into(), format!("{name}.svf")));
+    }
+    for (f, to) in copies {
+        write_atomic(&a.out.join(to), &std::fs::read(dir.path().join(f))?)?;
+    }
+    let (cycle, samples_s) = match &inner {
+        Inner::Network(spec) | Inner::Resident(spec) => {
+            // the clocks this hardware spends per block cycle (the RTL's, not the spec's estimate)
+            let c = edgeflow_hdl::params::block_cycle_clocks(spec) as f64;
+            (Some(c), Some(top.mhz * 1e6 / c))
+        }
+        Inner::Echo => (None, None),
+    };
+    let uart_samples_s = match &inner {
+        Inner::Network(spec) => Some(a.baud as f64 / (20.0 * (spec.layers[0] + 1) as f64)),
+        // the samples are on the board: the line carries no sample words
+        Inner::Resident(_) | Inner::Echo => None,
+    };
+    // the static timing's Fmax, with the multiplies nextpnr leaves out (flow/sta.rs)
+    let met = p.timing.fmax_mhz >= top.mhz;
+    let warning = p.self_check_warning();
+    if let Some(w) = &warning {
+        eprintln!("warning: {w}");
+    }
+    let report = json!({
+        "design": inner.name(), "board": b.name, "bitstream": bin.display().to_string(),
+        "clock_mhz": top.mhz, "fmax_mhz": p.timing.fmax_mhz,
+        "fmax_kind": if ecp5 { ECP5_FMAX_KIND } else { PNR_FMAX_KIND },
+        "timing_met": met, "nextpnr_fmax_mhz": p.nextpnr_fmax_mhz,
+        "sta_nextpnr_view_mhz": p.sta_nextpnr_view_mhz, "sta_warning": warning,
+        "period_ns": p.timing.period_ns, "launch": p.timing.launch, "capture": p.timing.capture,
+        "critical_path": p.timing.critical_path,
+        "worst_through_multiplier_ns": p.timing.worst_through_multiplier_ns,
+        "worst_endpoints": p.timing.worst_endpoints,
+        "resources": s.table, "nextpnr_utilisation": p.utilisation,
+        "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
+        "clocks_per_sample": cycle, "samples_per_second": samples_s,
+        "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
+        "seconds": {"yosys": s.seconds, "nextpnr_icepack": p.seconds},
+    });
+    if a.json {
+        print_json(&report);
+    } else {
+        println!("wrote {}", bin.display());
+        print!("{}", s.table.to_text());
+        println!(
+            "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}",
+            top.mhz,
+            p.timing.fmax_mhz,
+            if met { "met" } else { "NOT met" },
+            fmax_note(&p)
+        );
+        if let (Some(first), Some(last)) = (
+            p.timing.critical_path.first(),
+            p.timing.critical_path.last(),
+        ) {
+            let half = if p.timing.launch != p.timing.capture {
+                ", a half-cycle path: the period is twice its delay"
+            } else {
+                ""
+            };
+            println!(
+                "critical path ({} → {}{half}): {} → {} at {:.2} ns, period {:.2} ns",
+                p.timing.launch, p.timing.capture, first.0, last.0, last.1, p.timing.period_ns
+            );
+        }
+        if let (Some(c), Some(sps)) = (cycle, samples_s) {
+            println!(
+                "training: {c} clocks per sample → {sps:.0} samples/s at {:.2} MHz",
+                top.mhz
+            );
+        }
+        if let Some(u) = uart_samples_s {
+            println!("UART at {} baud carries at most {u:.0} samples/s", a.baud);
+        }
+    }
+    if !met {
+        // the fastest clock this board can make at or below Fmax: the oscillator, a PLL
+        // output, or either divided in the fabric (below the PLL's 16 MHz)
+        let fix = match edgeflow_hdl::board_top::fastest_clock_at_most(b, p.timing.fmax_mhz) {
+            Some(f) => format!("try --freq {}", (f * 1000.0).ceil() / 1000.0),
+            None => format!(
+                "no clock {} can make (its {} MHz oscillator or a PLL output, divided by up to \
+                 16) is at or below that: make the design faster or smaller (a smaller z, a \
+                 narrower format)",
+                b.name, b.osc_mhz
+            ),
+        };
+        bail!(
+            "timing not met: Fmax {:.2} MHz < {:.2} MHz clock ({}); {fix}",
+            p.timing.fmax_mhz,
+            top.mhz,
+            fmax_note(&p)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! `edgeflow synth`: yosys for a target, resources used against the part's.
+
+use super::*;
+use crate::util::print_json;
+use anyhow::{anyhow, Result};
+use edgeflow_hdl::design::{inner_verilog, Inner};
+use edgeflow_hdl::flow::targets::target;
+use edgeflow_hdl::flow::{nextpnr, yosys};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// How a synthesis-only Fmax is to be read (no open place and route for Xilinx).
+pub const LOGIC_FMAX_KIND: &str =
+    "pre-route estimate: yosys sta, 7-series cell delays, no routing (Vivado's post-route Fmax is lower)";
+
+/// How `edgeflow bitstream`'s Fmax is to be read.
+pub const PNR_FMAX_KIND: &str =
+    "post-route static timing over nextpnr's SDF with the SB_MAC16 multiplies (icestorm's arcs)";
+
+/// How `edgeflow bitstream`'s Fmax is to be read on an ECP5.
+pub const ECP5_FMAX_KIND: &str =
+    "post-route static timing over nextpnr-ecp5's SDF, the MULT18X18D multiplies timed (nextpnr-ecp5's arcs, as in its own Fmax)";
+
+/// What the honest Fmax adds to nextpnr's own, for the human output.
+pub(super) fn fmax_note(p: &nextpnr::PnrResult) -> String {
+    if nextpnr::agrees(p.timing.fmax_mhz, p.nextpnr_fmax_mhz) {
+        return format!(
+            "static timing over nextpnr's routing, which agrees with nextpnr's {:.2} MHz",
+            p.nextpnr_fmax_mhz
+        );
+    }
+    format!(
+        "static timing with the MAC16 multiplies; nextpnr alone says {:.2} MHz because it times \
+         MAC16 ports as registers",
+        p.nextpnr_fmax_mhz
+    )
+}
+
+/// A target name fit for a file name.
+pub(super) fn t_name(t: &str) -> &str {
+    if t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        t
+    } else {
+        "target"
+    }
+}
+
+pub fn synth_cmd(
+    spec: Option<&Path>,
+    standin: Option<&str>,
+    tname: &str,
+    json: bool,
+    plot: &[PathBuf],
+) -> Result<()> {
+    let inner = inner(spec, standin)?;
+    let t = target(tname).map_err(|e| anyhow!(e))?;
+    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
+    let dir = work_dir("synth")?;
+    std::fs::write(dir.path().join("top.v"), &v)?;
+    let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
+    let r = yosys::synthesize(t, dir.path(), "top.v", false);
+    pb.finish_and_clear();
+    let r = r.map_err(|e| keep_logs(e, dir))?;
+    for p in plot {
+        let rows: Vec<(String, f64, f64, f64)> = r
+            .table
+            .rows
+            .iter()
+            .map(|x| {
+                (
+                    format!("{} ({})", x.resource, x.kind),
+                    x.percent,
+                    x.used,
+                    x.available as f64,
+                )
+            })
+            .collect();
+        let title = format!(
+            "{} on {} ({}): resources used",
+            inner.name(),
+            r.table.target,
+            r.table.part
+        );
+        crate::chart::resource_chart(p, &title, &rows)?;
+    }
+    let mut report = json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
+    "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
+    "multipliers_in_luts": r.multipliers_in_luts});
+    if let Some(t) = &r.timing {
+        // top level, so `edgeflow bench --synth-report` finds it
+        report["fmax_mhz"] = json!(t.fmax_mhz);
+        report["fmax_kind"] = json!(LOGIC_FMAX_KIND);
+        report["timing"] = json!(t);
+        if let Inner::Network(_) = &inner {
+            crate::report_cache::store(&inner.name(), t_name(tname), &v, &report);
+        }
+    }
+    if json {
+        print_json(&report);
+    } else {
+        println!(
+            "{} on {} (yosys {}, {:.1} s)",
+            inner.name(),
+            t.name,
+            t.synth,
+            r.seconds
+        );
+        print!("{}", r.table.to_text());
+        if let Some(t) = &r.timing {
+            println!(
+                "Fmax {:.1} MHz: {LOGIC_FMAX_KIND}; logic delay {:.2} ns{}",
+                t.fmax_mhz,
+                t.logic_delay_ns,
+                if t.falling_edge_registers > 0 {
+                    format!(
+                        ", halved for the {} falling-edge registers ({:.1} MHz with a whole clock on every path)",
+                        t.falling_edge_registers, t.full_cycle_mhz
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        if r.multipliers_in_luts > 0 {
+            println!(
+                "{} of {} multipliers built from LUTs (the DSPs run out; weight-update ones first)",
+                r.multipliers_in_luts, r.multipliers
+            );
+        }
+    }
+    crate::flow::check::check_fit(&inner, None, &r.table)
+}
