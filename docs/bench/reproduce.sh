@@ -13,12 +13,12 @@ ef=target/release/edgeflow
 for s in dey-mnist digits; do
   report=()
   [[ $s == dey-mnist ]] && report=(--synth-report docs/calibration/dey-mnist-xc7a100t.synth.json)
-  $ef bench --spec specs/$s.toml "${report[@]}" --json $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
+  $ef bench --spec specs/$s.toml "${report[@]}" -o $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
 done
 # cost per training sample as the network grows
 for w in width density z; do
   $ef bench --spec specs/dey-mnist.toml --sweep $w --samples 1000 \
-    --json $out/sweep-$w.json --plot $out/sweep-$w.svg --plot $out/sweep-$w.png | tee $out/sweep-$w.txt
+    -o $out/sweep-$w.json --plot $out/sweep-$w.svg --plot $out/sweep-$w.png | tee $out/sweep-$w.txt
 done
 # training curve, and its final figures as JSON
 $ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.svg

@@ -39,13 +39,13 @@ one_case() {
   local start=$(date +%s)
   # COST_ONLY=1: keep the synthesis reports, recompute the model's side (after a refit)
   if [ -n "${COST_ONLY:-}" ] && [ -s "$out.synth.json" ]; then
-    "$ef" cost --spec "$spec" --board "$board" --synth "$out.synth.json" --json >"$out.cost.json"
+    "$ef" cost --spec "$spec" --board "$board" --synth-report "$out.synth.json" --json >"$out.cost.json"
     return
   fi
   "$ef" synth --spec "$spec" --target "$target" --json >"$out.synth.json" 2>"$out.synth.err" ||
     echo "$id: edgeflow synth failed or the design does not fit: $(tail -1 "$out.synth.err")" >&2
   echo "$id: $(( $(date +%s) - start )) s" >&2
-  "$ef" cost --spec "$spec" --board "$board" --synth "$out.synth.json" --json >"$out.cost.json"
+  "$ef" cost --spec "$spec" --board "$board" --synth-report "$out.synth.json" --json >"$out.cost.json"
 }
 
 # JOBS cases at a time (default 1)

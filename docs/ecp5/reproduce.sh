@@ -36,5 +36,5 @@ s=$(variant 32 16)
 "$ef" bitstream --spec "$s" --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-z32-16-ulx3s-85f.json" || true
 
 # 3. The one-core CPU baselines to compare with (sparse-f32 is always measured).
-"$ef" bench --spec specs/dey-mnist.toml --backends reference --json "$out/dey-mnist-bench.json" || true
+"$ef" bench --spec specs/dey-mnist.toml --backends reference -o "$out/dey-mnist-bench.json" || true
 echo "reports in $out"

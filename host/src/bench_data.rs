@@ -26,14 +26,14 @@ pub fn train_samples(
         None => {
             let digits = Dataset::load("digits", None)?;
             if digits.encode(spec, &[]).is_err() {
-                eprintln!(
+                crate::ui::note(format!(
                     "note: the bundled digits ({} features, {} classes) does not fit spec '{}' ({} inputs, {} outputs): benchmarking on {RANDOM_SAMPLES} random samples instead (as --data random)",
                     digits.features,
                     digits.classes,
                     spec.name,
                     spec.layers[0],
                     spec.layers[spec.junctions()]
-                );
+                ));
                 return Ok(random());
             }
             "digits"

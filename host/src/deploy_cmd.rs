@@ -1,7 +1,7 @@
 //! `edgeflow deploy`: load a bitstream onto a board with openFPGALoader, after checking the
 //! file is a bitstream for that board.
 
-use crate::flow::spinner;
+use crate::ui::spinner;
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_hdl::boards::{board, BoardInfo};

@@ -27,6 +27,7 @@ pub mod sim_verilator;
 pub mod spec_cmd;
 pub mod stage_cmd;
 pub mod train;
+pub mod ui;
 pub mod util;
 
 use std::path::PathBuf;

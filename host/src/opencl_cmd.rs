@@ -4,19 +4,8 @@
 use crate::util::{print_json, write_atomic};
 use anyhow::{Context, Result};
 use edgeflow_opencl::{devices, kernel_source_sha256, Device};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
-use std::time::Duration;
-
-/// A spinner for the seconds a kernel build takes (hidden when stderr is not a terminal).
-pub fn spinner(msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
-}
 
 pub fn devices_cmd(json: bool) -> Result<()> {
     let list = devices()?;
@@ -50,7 +39,7 @@ pub fn devices_cmd(json: bool) -> Result<()> {
 }
 
 pub fn kernels_build_cmd(device: Option<&str>, out: &Path, json: bool) -> Result<()> {
-    let pb = spinner("building the OpenCL kernels");
+    let pb = crate::ui::spinner("building the OpenCL kernels");
     let dev = Device::open(device);
     pb.finish_and_clear();
     let dev = dev?;

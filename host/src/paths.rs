@@ -59,6 +59,27 @@ impl Paths {
         self
     }
 
+    /// The files by flag, for `--verbose`.
+    pub fn describe(&self) -> String {
+        let list = |v: &[(String, PathBuf)]| {
+            v.iter()
+                .map(|(f, p)| format!("{f} {}", p.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut written = self.outputs.clone();
+        written.extend(self.dirs.iter().map(|(f, d)| (f.clone(), d.join(""))));
+        format!(
+            "reads: {}; writes: {}",
+            Some(list(&self.inputs))
+                .filter(|s| !s.is_empty())
+                .unwrap_or("-".into()),
+            Some(list(&written))
+                .filter(|s| !s.is_empty())
+                .unwrap_or("-".into())
+        )
+    }
+
     pub fn check(&self) -> Result<()> {
         for (flag, d) in &self.dirs {
             if d.exists() && !d.is_dir() {

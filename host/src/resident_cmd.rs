@@ -95,7 +95,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     let run = match port {
         None => {
             let models = sim_models(&top.source, &top.verilog)?;
-            let pb = crate::flow::spinner(&format!(
+            let pb = crate::ui::spinner(&format!(
                 "building the Verilator co-simulation of the {} board top",
                 b.name
             ));

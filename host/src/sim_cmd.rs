@@ -55,8 +55,8 @@ pub fn sim_cmd(
             "simulating '{}' ({lanes} input lanes): load, train {samples}, infer, read back",
             spec.name
         ));
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
     }
+    let bar = if json_out { bar } else { crate::ui::show(bar) };
     // the waveform goes to a temporary file beside --vcd and replaces it only when complete
     let tmp = vcd
         .map(|v| edgeflow_hdl::flow::temp_beside(v, "vcd"))

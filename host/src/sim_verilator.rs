@@ -13,9 +13,7 @@ use serde_json::json;
 
 pub fn sim_verilator(spec: &Spec, data: &Encoded, lanes: usize, json_out: bool) -> Result<()> {
     let (words, reply) = check_stream_lanes(spec, data, lanes);
-    let pb = indicatif::ProgressBar::new_spinner();
-    pb.set_message(format!("building the Verilator model of '{}'", spec.name));
-    pb.enable_steady_tick(std::time::Duration::from_millis(150));
+    let pb = crate::ui::spinner(&format!("building the Verilator model of '{}'", spec.name));
     let dir = std::env::temp_dir().join(format!(
         "edgeflow-sim-verilator-{}-{}",
         spec.name,

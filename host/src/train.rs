@@ -153,6 +153,7 @@ pub fn run(
     quiet: bool,
 ) -> Result<(RunReport, Trainer)> {
     let n = split.train.len();
+    let quiet = quiet || crate::ui::quiet();
     let pb = if quiet {
         ProgressBar::hidden()
     } else {
@@ -165,7 +166,7 @@ pub fn run(
             .progress_chars("=> "),
         );
         pb.set_prefix(t.name());
-        pb
+        crate::ui::show(pb)
     };
     let mut reports = Vec::new();
     let mut train_time = 0.0;

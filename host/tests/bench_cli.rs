@@ -67,13 +67,13 @@ fn dey_mnist_reports_backends_baselines_and_the_published_clock() {
         .contains("published"));
     let boards = v["boards"].as_array().unwrap();
     let nexys = boards.iter().find(|x| x["board"] == "nexys4-ddr").unwrap();
-    assert!(nexys["fmax_note"].as_str().unwrap().contains("--fmax"));
+    assert!(nexys["fmax_note"].as_str().unwrap().contains("--freq"));
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
 }
 
 #[test]
-fn fmax_and_a_place_and_route_report_add_clocks() {
+fn a_clock_and_a_place_and_route_report_add_clocks() {
     let d = tmpdir("bench-fmax");
     let report = d.join("r.json");
     std::fs::write(&report, r#"{"board":"icebreaker","fmax_mhz":27.5}"#).unwrap();
@@ -84,9 +84,9 @@ fn fmax_and_a_place_and_route_report_add_clocks() {
         "specs/digits.toml",
         "--backends",
         "reference",
-        "--board",
+        "--boards",
         "nexys4-ddr",
-        "--fmax",
+        "--freq",
         "62.5",
         "--synth-report",
         report.to_str().unwrap(),
@@ -94,14 +94,14 @@ fn fmax_and_a_place_and_route_report_add_clocks() {
         "20",
         "--repeat",
         "1",
-        "--json",
+        "-o",
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("nexys4-ddr") && text.contains("JSON written to"),
-        "--json FILE still prints the table: {text}"
+        "-o FILE still prints the table: {text}"
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -170,14 +170,14 @@ fn bad_input_is_named() {
             "bench",
             "--spec",
             "specs/digits.toml",
-            "--board",
+            "--boards",
             "no-such-board",
         ],
         &["unknown board 'no-such-board'", "nexys4-ddr"],
     );
     fails_with(
-        &["bench", "--spec", "specs/digits.toml", "--fmax=0"],
-        &["--fmax 0", "positive"],
+        &["bench", "--spec", "specs/digits.toml", "--freq=0"],
+        &["--freq 0", "positive"],
     );
     fails_with(
         &["bench", "--spec", "specs/digits.toml", "--samples", "0"],
@@ -206,7 +206,7 @@ fn any_spec_is_benchmarked_on_random_samples() {
                 "50",
                 "--repeat",
                 "1",
-                "--board",
+                "--boards",
                 "icebreaker",
                 "--json",
             ],
@@ -258,7 +258,7 @@ fn projections(extra: &[&str], env: &[(&str, &str)]) -> Vec<serde_json::Value> {
         "20",
         "--repeat",
         "1",
-        "--json",
+        "-o",
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
@@ -284,7 +284,7 @@ fn a_synthesis_report_fmax_goes_to_boards_of_its_part() {
     std::fs::write(&report, XC7_REPORT.replace("MHZ", "24.5")).unwrap();
     let p = projections(
         &[
-            "--board",
+            "--boards",
             "nexys4-ddr,icebreaker",
             "--synth-report",
             report.to_str().unwrap(),
@@ -324,7 +324,7 @@ fn a_kept_synthesis_report_of_the_same_design_is_found_without_a_flag() {
     )
     .unwrap();
     let p = projections(
-        &["--board", "nexys4-ddr,icebreaker"],
+        &["--boards", "nexys4-ddr,icebreaker"],
         &[("EDGEFLOW_REPORTS", d.to_str().unwrap())],
     );
     assert!(has(&p, "nexys4-ddr", 33.25), "{p:?}");

@@ -429,8 +429,20 @@ fn bench_names_and_kernel_binary_are_checked() {
     let d = tmpdir("kbin");
     let k = d.join("garbage.bin");
     write_mode(&k, b"garbage", 0o644);
+    // a command that never runs OpenCL does not take the flag at all
+    refused(
+        &[
+            "spec",
+            "check",
+            "specs/tiny.toml",
+            "--kernel-binary",
+            path_str(&k),
+        ],
+        &["unexpected argument '--kernel-binary'"],
+        &[&k],
+    );
+    // one that can, with a backend that does not, refuses it
     for args in [
-        vec!["spec", "check", "specs/tiny.toml"],
         vec![
             "train",
             "--spec",
@@ -446,8 +458,8 @@ fn bench_names_and_kernel_binary_are_checked() {
             "reference",
         ],
     ] {
-        let mut a = vec!["--kernel-binary", path_str(&k)];
-        a.extend(args);
+        let mut a = args.clone();
+        a.extend(["--kernel-binary", path_str(&k)]);
         refused(
             &a,
             &["--kernel-binary", "garbage.bin", "only an OpenCL backend"],

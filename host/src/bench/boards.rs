@@ -1,4 +1,4 @@
-//! Board clocks (board files, the published design, `--fmax`, synthesis reports) and the
+//! Board clocks (board files, the published design, `--freq`, synthesis reports) and the
 //! projections of a measured spec onto them, with the machine the numbers come from.
 
 use super::*;
@@ -13,7 +13,7 @@ pub struct Projection {
     pub board: String,
     pub part: String,
     pub clock_mhz: f64,
-    /// Where the clock comes from: the board file, the published design, `--fmax`, a synthesis report.
+    /// Where the clock comes from: the board file, the published design, `--freq`, a synthesis report.
     pub clock_source: String,
     pub clocks_per_sample: f64,
     /// `spec` (longest junction pass + overhead, one sample per block cycle) or `rtl simulation`.

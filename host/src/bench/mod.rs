@@ -6,7 +6,7 @@
 //! on the same sparse network and the dense `f32` network of the same layer sizes (both
 //! ordinary SGD, batch 1, one core). Projected: a board trains one sample per block cycle,
 //! so samples/s = clock / clocks per sample, for every clock known for the board (the board
-//! file, the published design, `--fmax`, a synthesis report).
+//! file, the published design, `--freq`, a synthesis report).
 //!
 //! `--sweep width|density|z` repeats the CPU measurements and projections over a family of
 //! specs grown from the given one, for the cost-per-sample-versus-edges plot.
@@ -22,7 +22,7 @@ use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use boards::*;
 pub use boards::{board_clocks, fmax_from_report, machine, rate, BoardClocks, Projection};
@@ -69,7 +69,8 @@ pub struct BenchArgs {
     pub spec: PathBuf,
     pub backends: Option<Vec<String>>,
     pub boards: Vec<String>,
-    pub fmax: Vec<f64>,
+    /// Further clocks (MHz) to project every board at.
+    pub freq: Vec<f64>,
     pub synth_report: Option<PathBuf>,
     pub samples: usize,
     pub repeat: usize,
@@ -77,7 +78,10 @@ pub struct BenchArgs {
     /// `None`: digits, or random samples when digits does not fit (bench_data.rs).
     pub data: Option<String>,
     pub scale: edgeflow_core::ScaleKind,
-    pub json: Option<PathBuf>,
+    /// Print the JSON report instead of the table.
+    pub json: bool,
+    /// Write the JSON report to this file.
+    pub out: Option<PathBuf>,
     pub plot: Vec<PathBuf>,
     pub sweep: Option<Sweep>,
 }
@@ -88,8 +92,8 @@ fn progress(quiet: bool) -> ProgressBar {
     }
     let pb = ProgressBar::new_spinner();
     pb.set_style(ProgressStyle::with_template("{spinner} bench [{elapsed}] {msg}").unwrap());
-    pb.enable_steady_tick(std::time::Duration::from_millis(200));
-    pb
+    pb.set_prefix("bench");
+    crate::ui::show(pb)
 }
 
 /// `--backends` in order, with the float baselines always present (the speed-ups need them).
@@ -161,18 +165,18 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
         }
         reports.push((f, rb, p));
     }
-    for &f in &a.fmax {
+    for &f in &a.freq {
         if !(f > 0.0 && f.is_finite()) {
-            bail!("--fmax {f}: must be a positive clock in MHz");
+            bail!("--freq {f}: must be a positive clock in MHz");
         }
     }
     let mut out = Vec::new();
     for n in names {
         let mut b = board_clocks(&n)?;
-        for &f in &a.fmax {
-            b.clocks.push((f, "--fmax".into()));
+        for &f in &a.freq {
+            b.clocks.push((f, "--freq".into()));
         }
-        let mut placed = !a.fmax.is_empty();
+        let mut placed = !a.freq.is_empty();
         for (f, rb, p) in &reports {
             let same_part = || report_part(p).is_none_or(|rp| rp.eq_ignore_ascii_case(&b.part));
             if rb.as_deref().map_or_else(same_part, |rb| rb == n) {
@@ -186,7 +190,7 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
             b.fmax_note = Some(if part.starts_with("ice40") || part.starts_with("lfe5u") {
                 format!("no Fmax given: `edgeflow bitstream --spec SPEC --board {n} -o DIR --json > r.json` reports the post-route Fmax; pass it with --synth-report r.json")
             } else {
-                format!("no Fmax given: the open flow has no timing for {} (yosys synthesizes, Vivado places and routes: `edgeflow vivado --board {n}` exports the project); pass Vivado's Fmax with --fmax MHZ", b.part)
+                format!("no Fmax given: the open flow has no timing for {} (yosys synthesizes, Vivado places and routes: `edgeflow vivado --board {n}` exports the project); pass Vivado's Fmax with --freq MHZ", b.part)
             });
         }
         out.push(b);
@@ -209,7 +213,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     let spec = Spec::load(&a.spec)?;
     let boards = board_list(&a, &spec)?;
-    let json_stdout = a.json.as_deref() == Some(Path::new("-"));
+    let json_stdout = a.json;
     match a.sweep {
         Some(s) => sweep_cmd(&a, &spec, s, &boards, json_stdout),
         None => single_cmd(&a, &spec, &boards, json_stdout),
@@ -217,14 +221,13 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
 }
 
 fn emit_json(a: &BenchArgs, v: &serde_json::Value) -> Result<()> {
-    match a.json.as_deref() {
-        Some(p) if p == Path::new("-") => print_json(v),
-        Some(p) => {
-            let mut text = serde_json::to_string_pretty(v)?;
-            text.push('\n');
-            write_atomic(p, text.as_bytes())?;
-        }
-        None => {}
+    if let Some(p) = &a.out {
+        let mut text = serde_json::to_string_pretty(v)?;
+        text.push('\n');
+        write_atomic(p, text.as_bytes())?;
+    }
+    if a.json {
+        print_json(v);
     }
     Ok(())
 }

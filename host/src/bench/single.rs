@@ -5,7 +5,6 @@ use crate::chart::{self, BarChart};
 use anyhow::Result;
 use edgeflow_core::Spec;
 use serde_json::json;
-use std::path::Path;
 
 pub(super) fn single_cmd(
     a: &BenchArgs,
@@ -176,7 +175,7 @@ pub(super) fn single_cmd(
     for p in &a.plot {
         println!("plot written to {}", p.display());
     }
-    if let Some(j) = a.json.as_deref().filter(|p| *p != Path::new("-")) {
+    if let Some(j) = &a.out {
         println!("JSON written to {}", j.display());
     }
     Ok(())

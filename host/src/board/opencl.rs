@@ -24,7 +24,7 @@ pub fn open_device(which: Option<&str>) -> Result<Arc<Device>> {
             "--backend opencl: names no device; write opencl (the first device), opencl:INDEX or opencl:NAME as `edgeflow devices` lists them"
         );
     }
-    let pb = crate::opencl_cmd::spinner("preparing the OpenCL device");
+    let pb = crate::ui::spinner("preparing the OpenCL device");
     let d = match KERNEL_BINARY.lock().unwrap().clone() {
         Some(p) => Device::open_with_binary(which, &p),
         None => Device::open(which),

@@ -77,9 +77,7 @@ pub fn open_verilog(v: &str) -> Result<VerilatorLink> {
                 build_seconds: 0.0,
             }
         } else {
-            let pb = indicatif::ProgressBar::new_spinner();
-            pb.set_message("building the Verilator co-simulation");
-            pb.enable_steady_tick(std::time::Duration::from_millis(200));
+            let pb = crate::ui::spinner("building the Verilator co-simulation");
             let h = build(&dir, v);
             pb.finish_and_clear();
             h?

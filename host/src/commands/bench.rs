@@ -3,7 +3,7 @@
 use crate::bench::{BenchArgs, Sweep};
 use crate::paths::Paths;
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,11 +18,12 @@ pub struct Args {
     backends: Option<Vec<String>>,
     /// Boards to project (board files in boards/, comma-separated or repeated); default: every
     /// FPGA board file, and nexys4-ddr.
-    #[arg(long = "board", value_delimiter = ',')]
+    #[arg(long, alias = "board", value_delimiter = ',')]
     boards: Vec<String>,
-    /// Also project at this clock (MHz), e.g. the Fmax a place-and-route reported.
-    #[arg(long)]
-    fmax: Vec<f64>,
+    /// Also project at this clock (MHz), e.g. the Fmax a place-and-route reported; repeat for
+    /// several.
+    #[arg(long, alias = "fmax")]
+    freq: Vec<f64>,
     /// Also project at the Fmax in this JSON report (`edgeflow synth --json` output).
     #[arg(long)]
     synth_report: Option<PathBuf>,
@@ -43,25 +44,29 @@ pub struct Args {
     /// How a CSV's values are brought into [0, 1], as for `edgeflow train`.
     #[arg(long, default_value = "feature")]
     scale: edgeflow_core::ScaleKind,
-    /// JSON report: `--json` prints it instead of the table, `--json FILE` writes it too.
-    #[arg(long, num_args = 0..=1, default_missing_value = "-")]
-    json: Option<PathBuf>,
+    /// Print the JSON report instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Write the JSON report to this file (the table or --json is still printed).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
     /// Chart of the results, SVG or PNG by extension; repeat for both.
     #[arg(long)]
     plot: Vec<PathBuf>,
     /// Instead of one spec, a family grown from it: cost per sample against the edge count.
     #[arg(long, value_enum)]
     sweep: Option<Sweep>,
+    #[command(flatten)]
+    pub opencl: super::OpenClArgs,
 }
 
 impl Args {
     pub fn paths(&self) -> Paths {
-        let json = self.json.as_deref().filter(|j| *j != Path::new("-"));
         let mut p = Paths::new()
             .input("--spec", Some(&self.spec))
             .input("--synth-report", self.synth_report.as_deref())
             .data("--data", self.data.as_deref())
-            .output("--json", json);
+            .output("--out", self.out.as_deref());
         for f in &self.plot {
             p = p.output("--plot", Some(f));
         }
@@ -82,7 +87,7 @@ impl Args {
             spec: self.spec,
             backends: self.backends,
             boards: self.boards,
-            fmax: self.fmax,
+            freq: self.freq,
             synth_report: self.synth_report,
             samples: self.samples,
             repeat: self.repeat,
@@ -90,6 +95,7 @@ impl Args {
             data: self.data,
             scale: self.scale,
             json: self.json,
+            out: self.out,
             plot: self.plot,
             sweep: self.sweep,
         })

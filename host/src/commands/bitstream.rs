@@ -6,18 +6,25 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+// the usage names what a user gives, not the hidden stand-in
+#[command(
+    override_usage = "edgeflow bitstream [OPTIONS] --spec <SPEC> --board <BOARD> --out <OUT>"
+)]
 pub struct Args {
+    /// Spec file (TOML).
     #[arg(long, required_unless_present = "standin")]
     spec: Option<PathBuf>,
     /// icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or ulx3s-12f.
     #[arg(long)]
     board: String,
+    /// Directory for the bitstream, the design's sources and the tools' reports, created if
+    /// missing.
     #[arg(short, long)]
     out: PathBuf,
-    /// Design clock in MHz (default: the board's, e.g. 30 on the iCEBreaker, 28.125 on the
-    /// ULX3S; values other than the oscillator's go through the PLL).
+    /// Design clock in MHz (default: the board's, from its board description).
     #[arg(long, value_parser = parse_mhz)]
     freq: Option<f64>,
+    /// UART rate of the board top's host link.
     #[arg(long, default_value_t = 115_200)]
     baud: u32,
     /// nextpnr placement seed, 0 to 2147483647 (nextpnr reads a signed 32-bit number).
@@ -29,6 +36,8 @@ pub struct Args {
     resident: bool,
     #[arg(long, hide = true)]
     standin: Option<String>,
+    /// Print one JSON object instead of text: the report `cost --synth-report` and
+    /// `bench --synth-report` read.
     #[arg(long)]
     json: bool,
 }

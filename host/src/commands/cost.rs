@@ -5,19 +5,22 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["spec", "fit"])))]
 pub struct Args {
-    #[arg(long, required_unless_present = "fit")]
+    /// Spec file (TOML).
+    #[arg(long)]
     spec: Option<PathBuf>,
     /// Refit from this directory of `edgeflow cost --json` and `edgeflow synth --json`
     /// reports (docs/calibration/runs, written by docs/calibration/reproduce.sh).
-    #[arg(long, conflicts_with_all = ["spec", "synth"])]
+    #[arg(long, conflicts_with_all = ["spec", "synth_report"])]
     fit: Option<PathBuf>,
     /// Board name or file, as for `edgeflow plan --boards`.
     #[arg(long)]
     board: String,
     /// An `edgeflow synth --json` report of the same spec, to compare against.
-    #[arg(long)]
-    synth: Option<PathBuf>,
+    #[arg(long, alias = "synth", value_name = "REPORT")]
+    synth_report: Option<PathBuf>,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -26,15 +29,18 @@ impl Args {
     pub fn paths(&self) -> Paths {
         Paths::new()
             .input("--spec", self.spec.as_deref())
-            .input("--synth", self.synth.as_deref())
+            .input("--synth-report", self.synth_report.as_deref())
     }
 
     pub fn exec(self) -> Result<()> {
         match (self.fit, self.spec) {
             (Some(dir), _) => crate::cost_cmd::fit_cmd(&dir, &self.board, self.json),
-            (None, Some(spec)) => {
-                crate::cost_cmd::cost_cmd(&spec, &self.board, self.synth.as_deref(), self.json)
-            }
+            (None, Some(spec)) => crate::cost_cmd::cost_cmd(
+                &spec,
+                &self.board,
+                self.synth_report.as_deref(),
+                self.json,
+            ),
             (None, None) => unreachable!("clap requires --spec without --fit"),
         }
     }

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The board to load: icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or ulx3s-12f.
     #[arg(long)]
     board: String,
+    /// The bitstream file `edgeflow bitstream` wrote for that board.
     bitstream: PathBuf,
     /// Print the command instead of running it.
     #[arg(long)]
@@ -14,6 +16,7 @@ pub struct Args {
     /// Write the SPI flash (persistent) instead of loading the FPGA's SRAM.
     #[arg(long)]
     flash: bool,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }

@@ -26,6 +26,8 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub opencl: super::OpenClArgs,
 }
 
 impl Args {

@@ -2,18 +2,21 @@
 //! reads and writes, and an `exec` that hands the work to the library modules.
 
 use crate::paths::Paths;
-use anyhow::Result;
-use clap::{Parser, Subcommand};
+use crate::ui;
+use anyhow::{bail, Result};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 pub mod bench;
 pub mod bitstream;
+pub mod completions;
 pub mod cost;
 pub mod deploy;
 pub mod devices;
 pub mod eval;
 pub mod infer;
 pub mod kernels;
+pub mod man;
 pub mod pattern;
 pub mod plan;
 pub mod quality;
@@ -38,10 +41,35 @@ With no subcommand, runs the demo: the default spec trained by the reference mod
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
+    /// Print only results and errors: no progress, no notes.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print the files a command checked and how long it took.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// `--kernel-binary`, on the commands that can run an OpenCL backend.
+#[derive(clap::Args)]
+pub struct OpenClArgs {
     /// Load the OpenCL program from this device binary (written by `edgeflow kernels build`)
-    /// instead of building the kernels from source: the path a precompiled board takes.
-    #[arg(long, global = true)]
+    /// instead of building the kernels from source; only with an OpenCL backend.
+    #[arg(long, value_name = "FILE")]
     pub kernel_binary: Option<PathBuf>,
+}
+
+impl OpenClArgs {
+    /// Refuses a kernel binary the run would not load, else hands it to the OpenCL boards.
+    fn apply(&self, uses_opencl: bool) -> Result<()> {
+        if let Some(k) = self.kernel_binary.as_deref().filter(|_| !uses_opencl) {
+            bail!(
+                "--kernel-binary {}: only an OpenCL backend loads kernels (--backend opencl[:DEVICE], or opencl among bench --backends); this run would ignore it: drop --kernel-binary or choose an OpenCL backend",
+                k.display()
+            );
+        }
+        crate::board::opencl::set_kernel_binary(self.kernel_binary.clone());
+        Ok(())
+    }
 }
 
 #[derive(Subcommand)]
@@ -50,11 +78,11 @@ pub enum Cmd {
     Spec(spec::Args),
     /// Dump a junction's connection pattern: every edge's left neuron, lane, bank and row.
     ///
-    /// Example: edgeflow pattern specs/tiny.toml --junction 2 --json
+    /// Example: edgeflow pattern --spec specs/tiny.toml --junction 2 --json
     Pattern(pattern::Args),
     /// Train a network: one pipelined stream per epoch, accuracy after each epoch.
     ///
-    /// Example: edgeflow train --spec specs/digits.toml --epochs 30 --out digits.model --plot curve.svg
+    /// Example: edgeflow train --spec specs/digits.toml --epochs 30 -o digits.model --plot curve.svg
     Train(train::Args),
     /// Evaluate a saved model on the train/test split of a data set.
     ///
@@ -66,8 +94,8 @@ pub enum Cmd {
     /// Example: edgeflow plan --spec specs/mnist-large.toml --boards nexys4-ddrx4 -o plan.json
     Plan(plan::Args),
     /// The cost model's prediction (LUT, FF, DSP, block RAMs) for one board holding the whole
-    /// network at the spec's own z, and with --synth how close it is to an `edgeflow synth
-    /// --json` report of the same spec (docs/calibration/reproduce.sh).
+    /// network at the spec's own z, and with --synth-report how close it is to an `edgeflow
+    /// synth --json` report of the same spec (docs/calibration/reproduce.sh).
     ///
     /// The last line is the verdict: "fits BOARD", or "DOES NOT FIT BOARD" with every resource
     /// the model puts over the board (predicted against available; logic is allowed 90% of
@@ -77,7 +105,7 @@ pub enum Cmd {
     /// With --fit DIR it refits the board's logic and flip-flop constants to the calibration
     /// runs in DIR instead, and prints them as the board file's `[fit]` table.
     ///
-    /// Example: edgeflow cost --spec specs/digits.toml --board icebreaker --synth synth.json
+    /// Example: edgeflow cost --spec specs/digits.toml --board icebreaker --synth-report synth.json
     ///
     /// Example: edgeflow cost --fit docs/calibration/runs --board icebreaker
     Cost(cost::Args),
@@ -94,7 +122,8 @@ pub enum Cmd {
     Sim(sim::Args),
     /// Benchmark every backend against the CPU references, with board projections.
     ///
-    /// Example: edgeflow bench --spec specs/dey-mnist.toml --json report.json --plot bench.svg
+    /// Example: edgeflow bench --spec specs/dey-mnist.toml -o report.json --plot bench.svg
+    ///
     /// Sweep:   edgeflow bench --spec specs/dey-mnist.toml --sweep width --plot width.png
     Bench(bench::Args),
     /// Learning quality: a grid of networks on the bundled digits (activation x width x
@@ -126,6 +155,14 @@ pub enum Cmd {
     Deploy(deploy::Args),
     /// Export a Vivado project script (TCL + XDC + Verilog) for a Xilinx board.
     Vivado(vivado::Args),
+    /// Print a shell completion script.
+    ///
+    /// Example: edgeflow completions bash > ~/.local/share/bash-completion/completions/edgeflow
+    Completions(completions::Args),
+    /// Write the manual pages: edgeflow.1 and one page per subcommand.
+    ///
+    /// Example: edgeflow man -o man/ && man -l man/edgeflow-train.1
+    Man(man::Args),
 }
 
 impl Cmd {
@@ -133,6 +170,8 @@ impl Cmd {
     fn paths(&self) -> Paths {
         match self {
             Cmd::Spec(_) | Cmd::Pattern(_) | Cmd::Devices(_) | Cmd::Deploy(_) => Paths::new(),
+            Cmd::Completions(a) => a.paths(),
+            Cmd::Man(a) => a.paths(),
             Cmd::Train(a) => a.paths(),
             Cmd::Eval(a) => a.paths(),
             Cmd::Plan(a) => a.paths(),
@@ -149,13 +188,13 @@ impl Cmd {
         }
     }
 
-    /// Whether the command opens an OpenCL device, the only use of `--kernel-binary`.
-    fn uses_opencl(&self) -> bool {
+    /// The `--kernel-binary` of a command that can run OpenCL, and whether this run does.
+    fn opencl(&self) -> Option<(&OpenClArgs, bool)> {
         match self {
-            Cmd::Train(a) => opencl(&a.backend),
-            Cmd::Eval(a) => opencl(&a.backend),
-            Cmd::Bench(a) => a.uses_opencl(),
-            _ => false,
+            Cmd::Train(a) => Some((&a.opencl, opencl(&a.backend))),
+            Cmd::Eval(a) => Some((&a.opencl, opencl(&a.backend))),
+            Cmd::Bench(a) => Some((&a.opencl, a.uses_opencl())),
+            _ => None,
         }
     }
 
@@ -178,6 +217,8 @@ impl Cmd {
             Cmd::Bitstream(a) => a.exec(),
             Cmd::Deploy(a) => a.exec(),
             Cmd::Vivado(a) => a.exec(),
+            Cmd::Completions(a) => a.exec(),
+            Cmd::Man(a) => a.exec(),
         }
     }
 }
@@ -197,22 +238,56 @@ pub fn parse_mhz(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs the parsed command line: paths checked first, then the command's work.
+/// The command line as `edgeflow` parses it, with help that depends on the board files.
+pub fn command() -> clap::Command {
+    let ice40_ecp5 = clock_help(&|t| t.starts_with("ice40") || t.starts_with("ecp5"));
+    let all = clock_help(&|_| true);
+    let xc7 = clock_help(&|t| t.starts_with("xc7"));
+    Cli::command()
+        .mut_subcommand("bitstream", |c| {
+            c.mut_arg("freq", |a| a.help(ice40_ecp5.clone()))
+        })
+        .mut_subcommand("train", |c| {
+            c.mut_arg("freq", |a| a.help(ice40_ecp5.clone()))
+        })
+        .mut_subcommand("verilog", |c| c.mut_arg("freq", |a| a.help(all)))
+        .mut_subcommand("vivado", |c| c.mut_arg("freq", |a| a.help(xc7)))
+}
+
+/// `--freq` help naming every board's default clock as its board description gives it.
+fn clock_help(targets: &dyn Fn(&str) -> bool) -> String {
+    let defaults: Vec<String> = edgeflow_hdl::boards::boards()
+        .iter()
+        .filter(|b| targets(b.target))
+        .map(|b| format!("{} {}", b.name, b.default_mhz))
+        .collect();
+    format!(
+        "Design clock in MHz (default: the board's: {}); a clock other than the oscillator's is made by the PLL",
+        defaults.join(", ")
+    )
+}
+
+/// Parses the process's arguments, exiting with clap's message on a usage error.
+pub fn parse() -> Cli {
+    let m = command().get_matches();
+    Cli::from_arg_matches(&m).unwrap_or_else(|e| e.exit())
+}
+
+/// Runs the parsed command line: flags and paths checked first, then the command's work.
 pub fn exec(cli: Cli) -> Result<()> {
-    if let Some(cmd) = &cli.cmd {
-        if let Some(k) = cli.kernel_binary.as_deref().filter(|_| !cmd.uses_opencl()) {
-            anyhow::bail!(
-                "--kernel-binary {}: only an OpenCL backend loads kernels (train/eval --backend opencl[:DEVICE], bench with opencl among --backends); this command would ignore it: drop --kernel-binary or choose an OpenCL backend",
-                k.display()
-            );
-        }
-        cmd.paths()
-            .input("--kernel-binary", cli.kernel_binary.as_deref())
-            .check()?;
+    ui::set_level(cli.quiet, cli.verbose);
+    let Some(cmd) = cli.cmd else {
+        return crate::train::demo();
+    };
+    let mut paths = cmd.paths();
+    if let Some((o, uses)) = cmd.opencl() {
+        o.apply(uses)?;
+        paths = paths.input("--kernel-binary", o.kernel_binary.as_deref());
     }
-    crate::board::opencl::set_kernel_binary(cli.kernel_binary.clone());
-    match cli.cmd {
-        None => crate::train::demo(),
-        Some(cmd) => cmd.exec(),
-    }
+    paths.check()?;
+    ui::detail(paths.describe());
+    let t0 = std::time::Instant::now();
+    cmd.exec()?;
+    ui::detail(format!("done in {:.1} s", t0.elapsed().as_secs_f64()));
+    Ok(())
 }

@@ -4,9 +4,14 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["spec", "spec_pos"])))]
 pub struct Args {
     /// Spec file (TOML).
-    spec: PathBuf,
+    #[arg(long = "spec", value_name = "SPEC")]
+    spec: Option<PathBuf>,
+    /// The spec file as the first argument: shorthand for --spec.
+    #[arg(value_name = "SPEC", conflicts_with = "spec")]
+    spec_pos: Option<PathBuf>,
     /// Junction number, 1 to L.
     #[arg(long, default_value_t = 1)]
     junction: usize,
@@ -17,6 +22,7 @@ pub struct Args {
 
 impl Args {
     pub fn exec(self) -> Result<()> {
-        crate::spec_cmd::pattern(&self.spec, self.junction, self.json)
+        let spec = self.spec.or(self.spec_pos).expect("clap requires a spec");
+        crate::spec_cmd::pattern(&spec, self.junction, self.json)
     }
 }

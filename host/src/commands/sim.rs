@@ -30,6 +30,7 @@ pub struct Args {
     /// which a sample's words fit in a block cycle (hdl/PROTOCOL.md, input lanes).
     #[arg(long, default_value = "auto")]
     input_lanes: String,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }

@@ -5,7 +5,10 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+// the usage names what a user gives, not the hidden stand-in
+#[command(override_usage = "edgeflow synth [OPTIONS] --spec <SPEC> --target <TARGET>")]
 pub struct Args {
+    /// Spec file (TOML).
     #[arg(long, required_unless_present = "standin")]
     spec: Option<PathBuf>,
     /// ice40-up5k, ice40-hx8k, xc7a100t, ecp5-85k, ecp5-45k, ecp5-25k or ecp5-12k.
@@ -13,6 +16,8 @@ pub struct Args {
     target: String,
     #[arg(long, hide = true)]
     standin: Option<String>,
+    /// Print one JSON object instead of text: the report `cost --synth-report` and
+    /// `bench --synth-report` read.
     #[arg(long)]
     json: bool,
     /// Resource-utilisation chart (% of the part per resource), SVG or PNG by extension.

@@ -6,9 +6,10 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["spec", "plan"])))]
 pub struct Args {
     /// Spec file (TOML).
-    #[arg(long, required_unless_present = "plan")]
+    #[arg(long)]
     spec: Option<PathBuf>,
     /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
     /// spec comes from the plan. Backends: reference (one thread per board), opencl
@@ -41,7 +42,7 @@ pub struct Args {
     #[arg(long, default_value = "reference")]
     pub backend: String,
     /// Save the trained model (spec, format, complete state) to this file.
-    #[arg(long)]
+    #[arg(short, long)]
     out: Option<PathBuf>,
     /// Write the training curve (accuracy per epoch): SVG, or PNG when the name ends in .png.
     #[arg(long)]
@@ -65,6 +66,8 @@ pub struct Args {
     /// Design clock in MHz of a resident run (default: the board's).
     #[arg(long, requires = "resident", value_parser = parse_mhz)]
     freq: Option<f64>,
+    #[command(flatten)]
+    pub opencl: super::OpenClArgs,
 }
 
 impl Args {

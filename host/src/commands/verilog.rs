@@ -6,11 +6,15 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+// the usage names what a user gives, not the hidden stand-in
+#[command(override_usage = "edgeflow verilog [OPTIONS] --out <OUT> <--spec <SPEC>|--plan <PLAN>>")]
 pub struct Args {
+    /// Spec file (TOML).
     #[arg(long, required_unless_present_any = ["standin", "plan"])]
     spec: Option<PathBuf>,
-    /// Write the Verilog of every stage of this plan instead (`<spec>_stage<i>.v`: the
-    /// stage's junctions on the plan's schedule with its boundary ports).
+    /// A plan (from `edgeflow plan -o`): the Verilog of each of its stages instead
+    /// (`<spec>_stage<i>.v`: the stage's junctions on the plan's schedule with its boundary
+    /// ports).
     #[arg(long, conflicts_with_all = ["spec", "board", "standin"])]
     plan: Option<PathBuf>,
     /// icebreaker, alchitry-cu, nexys4-ddr, ulx3s-85f, ulx3s-45f or ulx3s-12f.
@@ -19,8 +23,10 @@ pub struct Args {
     /// Design clock in MHz (default: the board's).
     #[arg(long, value_parser = parse_mhz)]
     freq: Option<f64>,
+    /// UART rate of the board top's host link.
     #[arg(long, default_value_t = 115_200)]
     baud: u32,
+    /// Directory for the Verilog (and the board's constraints), created if missing.
     #[arg(short, long)]
     out: PathBuf,
     #[arg(long, hide = true)]
@@ -29,6 +35,7 @@ pub struct Args {
     /// UART's one word per clock.
     #[arg(long, default_value = "auto")]
     input_lanes: String,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }

@@ -8,6 +8,7 @@ pub mod verilog;
 pub mod vivado;
 
 use crate::paths::Paths;
+use crate::ui::spinner;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::Spec;
 use edgeflow_hdl::design::Inner;
@@ -31,13 +32,6 @@ fn check_out_files(spec: Option<&Path>, out: &Path, files: &[String]) -> Result<
         .input("--spec", spec)
         .out_dir("--out", out, files)
         .check()
-}
-
-pub fn spinner(msg: &str) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::new_spinner();
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(std::time::Duration::from_millis(200));
-    pb
 }
 
 fn work_dir(name: &str) -> Result<tempdir::Dir> {
