@@ -423,3 +423,24 @@ fn quiet_verbose_and_progress_on_a_pipe() {
     let o = edgeflow(&["-q", "-v", "spec", "check", "specs/tiny.toml"]);
     assert_eq!(o.status.code(), Some(2), "-q and -v together are refused");
 }
+
+/// Every source file of the CLI crate stays readable: at most 600 lines.
+#[test]
+fn no_cli_source_file_is_over_600_lines() {
+    fn walk(d: &std::path::Path, out: &mut Vec<(std::path::PathBuf, usize)>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let n = std::fs::read_to_string(&p).unwrap().lines().count();
+                out.push((p, n));
+            }
+        }
+    }
+    let mut files = vec![];
+    walk(&common::root().join("host/src"), &mut files);
+    assert!(files.len() > 40, "{files:?}");
+    let long: Vec<_> = files.iter().filter(|(_, n)| *n > 600).collect();
+    assert!(long.is_empty(), "over 600 lines: {long:?}");
+}

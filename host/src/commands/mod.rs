@@ -240,29 +240,27 @@ pub fn parse_mhz(s: &str) -> Result<f64, String> {
 
 /// The command line as `edgeflow` parses it, with help that depends on the board files.
 pub fn command() -> clap::Command {
-    let ice40_ecp5 = clock_help(&|t| t.starts_with("ice40") || t.starts_with("ecp5"));
-    let all = clock_help(&|_| true);
-    let xc7 = clock_help(&|t| t.starts_with("xc7"));
+    let ice40_ecp5 = |t: &str| t.starts_with("ice40") || t.starts_with("ecp5");
+    let bitstream = clock_help("", &ice40_ecp5);
+    let resident = clock_help(" of a resident run", &ice40_ecp5);
+    let all = clock_help("", &|_| true);
+    let xc7 = clock_help("", &|t| t.starts_with("xc7"));
     Cli::command()
-        .mut_subcommand("bitstream", |c| {
-            c.mut_arg("freq", |a| a.help(ice40_ecp5.clone()))
-        })
-        .mut_subcommand("train", |c| {
-            c.mut_arg("freq", |a| a.help(ice40_ecp5.clone()))
-        })
+        .mut_subcommand("bitstream", |c| c.mut_arg("freq", |a| a.help(bitstream)))
+        .mut_subcommand("train", |c| c.mut_arg("freq", |a| a.help(resident)))
         .mut_subcommand("verilog", |c| c.mut_arg("freq", |a| a.help(all)))
         .mut_subcommand("vivado", |c| c.mut_arg("freq", |a| a.help(xc7)))
 }
 
 /// `--freq` help naming every board's default clock as its board description gives it.
-fn clock_help(targets: &dyn Fn(&str) -> bool) -> String {
+fn clock_help(what: &str, targets: &dyn Fn(&str) -> bool) -> String {
     let defaults: Vec<String> = edgeflow_hdl::boards::boards()
         .iter()
         .filter(|b| targets(b.target))
         .map(|b| format!("{} {}", b.name, b.default_mhz))
         .collect();
     format!(
-        "Design clock in MHz (default: the board's: {}); a clock other than the oscillator's is made by the PLL",
+        "Design clock{what} in MHz (default: the board's: {}); a clock other than the oscillator's is made by the PLL",
         defaults.join(", ")
     )
 }
