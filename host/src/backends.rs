@@ -7,6 +7,11 @@ use edgeflow_core::Spec;
 pub const BACKENDS: &str =
     "reference, float, opencl[:DEVICE], rtl, verilator, serial:/dev/ttyUSBn[@BAUD]";
 
+/// An OpenCL backend name: `opencl` or `opencl:DEVICE`.
+pub fn is_opencl(backend: &str) -> bool {
+    backend == "opencl" || backend.starts_with("opencl:")
+}
+
 pub fn open_board(spec: &Spec, backend: &str) -> Result<Box<dyn Board>> {
     match backend {
         "reference" => Ok(Box::new(ReferenceBoard::new(

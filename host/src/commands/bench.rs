@@ -78,7 +78,7 @@ impl Args {
         self.backends.as_ref().is_none_or(|v| {
             v.iter()
                 .flat_map(|s| s.split(','))
-                .any(|s| super::opencl(s.trim()))
+                .any(|s| crate::backends::is_opencl(s.trim()))
         })
     }
 

@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand, each with its clap arguments, the files it
 //! reads and writes, and an `exec` that hands the work to the library modules.
 
+use crate::backends::is_opencl;
 use crate::paths::Paths;
 use crate::ui;
 use anyhow::{bail, Result};
@@ -191,8 +192,8 @@ impl Cmd {
     /// The `--kernel-binary` of a command that can run OpenCL, and whether this run does.
     fn opencl(&self) -> Option<(&OpenClArgs, bool)> {
         match self {
-            Cmd::Train(a) => Some((&a.opencl, opencl(&a.backend))),
-            Cmd::Eval(a) => Some((&a.opencl, opencl(&a.backend))),
+            Cmd::Train(a) => Some((&a.opencl, is_opencl(&a.backend))),
+            Cmd::Eval(a) => Some((&a.opencl, is_opencl(&a.backend))),
             Cmd::Bench(a) => Some((&a.opencl, a.uses_opencl())),
             _ => None,
         }
@@ -221,11 +222,6 @@ impl Cmd {
             Cmd::Man(a) => a.exec(),
         }
     }
-}
-
-/// An OpenCL backend name: `opencl` or `opencl:DEVICE`.
-pub fn opencl(backend: &str) -> bool {
-    backend == "opencl" || backend.starts_with("opencl:")
 }
 
 /// A clock in MHz: a finite positive number (what the board can make is checked with the board).
@@ -260,7 +256,7 @@ fn clock_help(what: &str, targets: &dyn Fn(&str) -> bool) -> String {
         .map(|b| format!("{} {}", b.name, b.default_mhz))
         .collect();
     format!(
-        "Design clock{what} in MHz (default: the board's: {}); a clock other than the oscillator's is made by the PLL",
+        "Design clock{what} in MHz (default: the board's: {}); a clock other than the oscillator's comes from its PLL or MMCM",
         defaults.join(", ")
     )
 }
