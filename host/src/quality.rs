@@ -274,13 +274,13 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
                     });
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                 if let Ok((te, ..)) = &r {
-                    eprintln!(
+                    crate::ui::note(format!(
                         "[{n}/{}] {} seed {} {backend}: test {:.2}%",
                         tasks.len(),
                         spec.name,
                         spec.seed,
                         te * 100.0
-                    );
+                    ));
                 }
                 results.lock().unwrap()[t] = Some(r);
             });

@@ -179,6 +179,16 @@ fn bad_input_is_named() {
         &["bench", "--spec", "specs/digits.toml", "--freq=0"],
         &["--freq 0", "positive"],
     );
+    // the retired names still parse, as hidden aliases of the new ones
+    fails_with(
+        &["bench", "--spec", "specs/digits.toml", "--fmax=0"],
+        &["--freq 0", "positive"],
+    );
+    // --json is a flag: a report file is named with -o
+    fails_with(
+        &["bench", "--spec", "specs/digits.toml", "--json", "r.json"],
+        &["unexpected argument 'r.json'"],
+    );
     fails_with(
         &["bench", "--spec", "specs/digits.toml", "--samples", "0"],
         &["--samples"],
