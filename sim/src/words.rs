@@ -147,10 +147,24 @@ fn reorder_any(staged: &[u32], z: usize, parts: usize, seg: usize, words: &mut [
 }
 
 /// Step every chain once per row of `out` (as wide as `chains`), writing the new states.
+/// Sixteen chains at a time stay in registers for a whole column of rows.
 #[multiversion(targets("x86_64+avx2"))]
 fn run_chains(chains: &mut [u32], out: &mut [u32]) {
-    for row in out.chunks_exact_mut(chains.len()) {
-        for (o, c) in row.iter_mut().zip(chains.iter_mut()) {
+    let width = chains.len();
+    let (blocks, tail) = chains.as_chunks_mut::<CHAINS>();
+    for (b, c) in blocks.iter_mut().enumerate() {
+        let mut s = *c;
+        for row in out.chunks_exact_mut(width) {
+            for x in s.iter_mut() {
+                *x = step(*x);
+            }
+            row[b * CHAINS..(b + 1) * CHAINS].copy_from_slice(&s);
+        }
+        *c = s;
+    }
+    let at = width - tail.len();
+    for row in out.chunks_exact_mut(width) {
+        for (o, c) in row[at..].iter_mut().zip(tail.iter_mut()) {
             *c = step(*c);
             *o = *c;
         }
