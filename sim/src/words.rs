@@ -75,10 +75,16 @@ pub struct WordStream {
 
 impl WordStream {
     pub fn new(z: usize, edges: usize) -> WordStream {
-        assert!(z > 0 && edges % z == 0, "every lane draws as often");
+        assert!(
+            z > 0 && edges.is_multiple_of(z),
+            "every lane draws as often"
+        );
         let steps = edges / z;
         let want = CHAINS.div_ceil(z).min(steps.max(1));
-        let parts = (1..=want).rev().find(|p| steps % p == 0).unwrap_or(1);
+        let parts = (1..=want)
+            .rev()
+            .find(|&p| steps.is_multiple_of(p))
+            .unwrap_or(1);
         let seg = steps / parts;
         WordStream {
             z,
