@@ -1,5 +1,6 @@
 //! Criterion micro-benchmarks of the reference model (one core): each pass alone (FF, UP,
-//! BP+UP of one junction), a whole training stream, inference, and the pattern generator.
+//! BP+UP of one junction), a whole training stream next to the sparse `f32` trainer's on the
+//! same network, inference, and the pattern generator.
 //! Throughput is in edge operations (one FF, BP or UP on one edge), so `Melem/s` reads as
 //! millions of edge-ops per second.
 //!
@@ -11,7 +12,7 @@
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_main, BenchmarkId, Criterion, Throughput};
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, PatternKind, Spec};
-use edgeflow_sim::Reference;
+use edgeflow_sim::{Reference, SparseF32};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -133,6 +134,11 @@ fn streams(c: &mut C) {
         g.throughput(Throughput::Elements(ops));
         g.bench_function(format!("train {n} samples"), |b| {
             b.iter(|| r.train(black_box(&data)))
+        });
+        // the fastest float trainer of the same sparse network, for the same edge operations
+        let mut f = SparseF32::new(&sp);
+        g.bench_function(format!("sparse-f32 train {n} samples"), |b| {
+            b.iter(|| f.train(black_box(&data)))
         });
         let ff_ops: u64 = r.patterns.iter().map(|p| p.edges() as u64).sum::<u64>() * n as u64;
         g.throughput(Throughput::Elements(ff_ops));

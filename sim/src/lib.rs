@@ -3,11 +3,13 @@
 
 pub mod dense;
 pub mod float;
+pub mod kernels;
 pub mod random;
 pub mod reference;
 pub mod rtl;
 pub mod rtl_stage;
 pub mod sparse;
+pub mod words;
 
 pub use dense::DenseReference;
 pub use float::FloatReference;

@@ -23,6 +23,9 @@ use edgeflow_core::rounding::{
 };
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 
+use crate::kernels::{self, Fast};
+use crate::words::WordStream;
+
 /// Per-sample values in flight, kept until the sample's last update.
 #[derive(Clone)]
 struct Slot {
@@ -32,6 +35,8 @@ struct Slot {
     sp: Vec<Vec<i32>>,
     /// `delta[k]`: final deltas of layer `k` (`k ≥ 1`).
     delta: Vec<Vec<i32>>,
+    /// `x[j]`: the left activation of every edge of junction `j`, gathered by FF for UP.
+    x: Vec<Vec<i32>>,
     label: usize,
 }
 
@@ -51,10 +56,17 @@ pub struct Reference {
     pub patterns: Vec<JunctionPattern>,
     pub state: State,
     staleness: Vec<usize>,
-    scratch: Vec<i32>,
+    fast: Fast,
+    /// Back-propagated sums of a left layer; products and spread deltas of every edge.
+    sums: Vec<i32>,
+    products: Vec<i32>,
+    spread: Vec<i32>,
     /// The stochastic-rounding stream of every lane, `lanes[j][l]` (see `edgeflow_core::rounding`):
     /// started from the spec's seed with the weights, running for the model's lifetime.
     lanes: Vec<Vec<LaneRng>>,
+    /// Per junction: what makes a pass's words from its lanes, and the words in edge order.
+    streams: Vec<WordStream>,
+    words: Vec<Vec<u32>>,
 }
 
 /// When each junction runs, in block cycles: `FF_j(n)` in `ff[j] + n`, `BP_j(n)`/`UP_j(n)` in
@@ -126,53 +138,6 @@ pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The contract's product, learning-rate shift and saturation (`edgeflow_core::fixed`) in
-/// `i32`, for the hot loops. Bit-identical to `Format::mul`/`eta`/`saturate`: operands are
-/// saturated values of at most 16 bits, so `|a·b| ≤ 2^30` and adding the rounding half
-/// (`≤ 2^14`) cannot overflow; `i32` lets the compiler keep everything in 32-bit lanes.
-#[derive(Clone, Copy)]
-struct Fast {
-    half: i32,
-    frac: u32,
-    lo: i32,
-    hi: i32,
-}
-
-impl Fast {
-    #[inline(always)]
-    fn new(f: Format) -> Fast {
-        Fast {
-            half: if f.frac_bits == 0 {
-                0
-            } else {
-                1 << (f.frac_bits - 1)
-            },
-            frac: f.frac_bits,
-            lo: f.min(),
-            hi: f.max(),
-        }
-    }
-
-    #[inline(always)]
-    fn saturate(self, x: i32) -> i32 {
-        x.clamp(self.lo, self.hi)
-    }
-
-    #[inline(always)]
-    fn mul(self, a: i32, b: i32) -> i32 {
-        self.saturate((a * b + self.half) >> self.frac)
-    }
-
-    #[inline(always)]
-    fn eta(self, x: i32, shift: u32) -> i32 {
-        if shift == 0 {
-            x
-        } else {
-            (x + (1 << (shift - 1))) >> shift
-        }
-    }
-}
-
 impl Reference {
     /// A model with the spec's initial weights and the single-board schedule.
     pub fn new(spec: &Spec) -> Reference {
@@ -189,15 +154,25 @@ impl Reference {
         check_staleness(&staleness, spec.junctions())?;
         let format = spec.format();
         let widest = *spec.layers.iter().max().unwrap();
+        let patterns = JunctionPattern::all(spec);
+        let widest_junction = patterns.iter().map(|p| p.edges()).max().unwrap();
         Ok(Reference {
             spec: spec.clone(),
             format,
             table: spec.activation_table(),
-            patterns: JunctionPattern::all(spec),
             state,
             staleness,
-            scratch: vec![0; widest],
+            fast: Fast::new(format, spec.learning_rate_shift, spec.rounding()),
+            sums: vec![0; widest],
+            products: vec![0; widest_junction],
+            spread: vec![0; widest_junction],
             lanes: LaneRng::all_seeded(spec.seed, &spec.z),
+            streams: patterns
+                .iter()
+                .map(|p| WordStream::new(p.z, p.edges()))
+                .collect(),
+            words: patterns.iter().map(|p| vec![0; p.edges()]).collect(),
+            patterns,
         })
     }
 
@@ -221,19 +196,28 @@ impl Reference {
     /// Feed-forward of junction `j`: `a_out`/`sp_out` of the right layer from `a_in`.
     /// Public so the criterion benches can time one pass alone.
     pub fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
+        let mut x = vec![0; self.patterns[j].edges()];
+        kernels::gather(&self.patterns[j].left_of_edge, a_in, &mut x);
+        self.ff_gathered(j, &x, &mut vec![0; x.len()], a_out, sp_out);
+    }
+
+    /// FF of junction `j` from its edges' left activations `x`.
+    /// `t`: scratch of one value per edge.
+    fn ff_gathered(
+        &self,
+        j: usize,
+        x: &[i32],
+        t: &mut [i32],
+        a_out: &mut [i32],
+        sp_out: &mut [i32],
+    ) {
         let (w, b) = (&self.state.weights[j], &self.state.biases[j]);
+        let t = &mut t[..x.len()];
+        kernels::ff_sums(self.fast, self.patterns[j].fan_in, w, x, b, t, a_out);
         let act = self.activation_of(j + 1);
-        junction_ff(
-            self.format,
-            &self.table,
-            act,
-            &self.patterns[j],
-            w,
-            b,
-            a_in,
-            a_out,
-            sp_out,
-        );
+        for (a, sp) in a_out.iter_mut().zip(sp_out.iter_mut()) {
+            (*a, *sp) = activate(act, &self.table, *a);
+        }
     }
 
     /// Back-propagation (for `j > 0`) and update of junction `j` with right deltas `d`,
@@ -247,22 +231,48 @@ impl Reference {
         sp_left: &[i32],
         d_left: Option<&mut [i32]>,
     ) {
-        let rule = UpdateRule::of(&self.spec);
-        let sums = &mut self.scratch[..a_left.len()];
-        rule.bp_up(
-            &self.patterns[j],
-            &mut self.state.weights[j],
-            &mut self.state.biases[j],
-            &mut self.lanes[j],
+        let mut x = vec![0; self.patterns[j].edges()];
+        kernels::gather(&self.patterns[j].left_of_edge, a_left, &mut x);
+        self.bp_up_gathered(j, d, &x, sp_left, d_left);
+    }
+
+    /// BP and UP of junction `j` from its edges' left activations `x`.
+    fn bp_up_gathered(
+        &mut self,
+        j: usize,
+        d: &[i32],
+        x: &[i32],
+        sp_left: &[i32],
+        d_left: Option<&mut [i32]>,
+    ) {
+        let (q, p) = (self.fast, &self.patterns[j]);
+        let words = &mut self.words[j];
+        if q.rounding == Rounding::Stochastic {
+            self.streams[j].fill(&mut self.lanes[j], words);
+        }
+        let (w, b) = (&mut self.state.weights[j], &mut self.state.biases[j]);
+        let spread = &mut self.spread[..p.edges()];
+        let Some(d_left) = d_left else {
+            kernels::update(q, p.fan_in, w, x, words, d, spread, b, None);
+            return;
+        };
+        let sums = &mut self.sums[..p.left];
+        kernels::back_and_update(
+            q,
+            p.fan_in,
+            &p.left_of_edge,
+            w,
+            x,
+            words,
             d,
-            a_left,
-            d_left.is_some().then_some(&mut *sums),
+            spread,
+            b,
+            &mut self.products[..p.edges()],
+            sums,
         );
-        if let Some(d_left) = d_left {
-            let (act, f) = (self.spec.activation, self.format);
-            for ((dl, &s), &sp) in d_left.iter_mut().zip(sums.iter()).zip(sp_left) {
-                *dl = hidden_delta(act, f, sp, s);
-            }
+        let (act, f) = (self.spec.activation, self.format);
+        for ((dl, &s), &sp) in d_left.iter_mut().zip(sums.iter()).zip(sp_left) {
+            *dl = hidden_delta(act, f, sp, s);
         }
     }
 
@@ -278,6 +288,7 @@ impl Reference {
                 a: layers.iter().map(|&n| vec![0; n]).collect(),
                 sp: layers.iter().map(|&n| vec![0; n]).collect(),
                 delta: layers.iter().map(|&n| vec![0; n]).collect(),
+                x: self.patterns.iter().map(|p| vec![0; p.edges()]).collect(),
                 label: 0,
             })
             .collect();
@@ -286,17 +297,20 @@ impl Reference {
         let f = self.format;
         let ends = output_delta_ends(self.spec.output_delta, &self.table);
         let mut work = Work::default();
-        for t in 0..cycles {
+        let mut t = vec![0; self.products.len()];
+        for cycle in 0..cycles {
             for j in 0..l {
-                if t >= j && t - j < s_count {
-                    let n = t - j;
+                if cycle >= j && cycle - j < s_count {
+                    let n = cycle - j;
                     let slot = &mut ring[n % depth];
                     if j == 0 {
                         slot.a[0].copy_from_slice(data.input(n));
                         slot.label = data.labels[n];
                     }
                     let (lo, hi) = slot.a.split_at_mut(j + 1);
-                    self.ff(j, &lo[j], &mut hi[0], &mut slot.sp[j + 1]);
+                    let x = &mut slot.x[j];
+                    kernels::gather(&self.patterns[j].left_of_edge, &lo[j], x);
+                    self.ff_gathered(j, x, &mut t, &mut hi[0], &mut slot.sp[j + 1]);
                     if j == l - 1 {
                         for (k, (d, &a)) in slot.delta[l].iter_mut().zip(&slot.a[l]).enumerate() {
                             *d = output_delta(f, ends, a, k == slot.label);
@@ -304,12 +318,12 @@ impl Reference {
                     }
                     work.edge_ops += self.patterns[j].edges() as u64;
                 }
-                if t >= b[j] && t - b[j] < s_count {
-                    let n = t - b[j];
+                if cycle >= b[j] && cycle - b[j] < s_count {
+                    let n = cycle - b[j];
                     let slot = &mut ring[n % depth];
                     let (dlo, dhi) = slot.delta.split_at_mut(j + 1);
                     let d_left = if j > 0 { Some(&mut dlo[j][..]) } else { None };
-                    self.bp_up(j, &dhi[0], &slot.a[j], &slot.sp[j], d_left);
+                    self.bp_up_gathered(j, &dhi[0], &slot.x[j], &slot.sp[j], d_left);
                     let passes = if j > 0 { 2 } else { 1 };
                     work.edge_ops += passes * self.patterns[j].edges() as u64;
                 }
@@ -322,22 +336,47 @@ impl Reference {
 
     /// Output activations of one input (inference: FF alone, current weights).
     pub fn forward(&self, input: &[i32]) -> Vec<i32> {
-        let mut a = input.to_vec();
-        for j in 0..self.spec.junctions() {
-            let n = self.spec.layers[j + 1];
-            let mut out = vec![0; n];
-            let mut sp = vec![0; n];
-            self.ff(j, &a, &mut out, &mut sp);
-            a = out;
-        }
-        a
+        let mut f = Forward::new(self);
+        f.run(self, input).to_vec()
     }
 
     /// Predicted class of every sample: the first output with the largest activation.
     pub fn infer(&self, data: &Encoded) -> Vec<usize> {
+        let mut f = Forward::new(self);
         (0..data.len())
-            .map(|n| argmax(&self.forward(data.input(n))))
+            .map(|n| argmax(f.run(self, data.input(n))))
             .collect()
+    }
+}
+
+/// Buffers of inference, allocated once for many samples.
+struct Forward {
+    x: Vec<Vec<i32>>,
+    t: Vec<i32>,
+    a: Vec<Vec<i32>>,
+    sp: Vec<i32>,
+}
+
+impl Forward {
+    fn new(r: &Reference) -> Forward {
+        Forward {
+            x: r.patterns.iter().map(|p| vec![0; p.edges()]).collect(),
+            t: vec![0; r.products.len()],
+            a: r.spec.layers.iter().map(|&n| vec![0; n]).collect(),
+            sp: vec![0; *r.spec.layers.iter().max().unwrap()],
+        }
+    }
+
+    /// The output activations of one input.
+    fn run(&mut self, r: &Reference, input: &[i32]) -> &[i32] {
+        self.a[0].copy_from_slice(input);
+        for (j, p) in r.patterns.iter().enumerate() {
+            let (lo, hi) = self.a.split_at_mut(j + 1);
+            kernels::gather(&p.left_of_edge, &lo[j], &mut self.x[j]);
+            let sp = &mut self.sp[..hi[0].len()];
+            r.ff_gathered(j, &self.x[j], &mut self.t, &mut hi[0], sp);
+        }
+        self.a.last().unwrap()
     }
 }
 
@@ -356,7 +395,7 @@ pub fn junction_ff(
     a_out: &mut [i32],
     sp_out: &mut [i32],
 ) {
-    let q = Fast::new(f);
+    let q = Fast::new(f, 0, Rounding::Nearest);
     let fi = p.fan_in;
     let rows = w.chunks_exact(fi).zip(p.left_of_edge.chunks_exact(fi));
     let outs = a_out.iter_mut().zip(sp_out.iter_mut());
@@ -407,7 +446,7 @@ impl UpdateRule {
         sums: Option<&mut [i32]>,
     ) {
         let (f, shift) = (self.format, self.shift);
-        let q = Fast::new(f);
+        let q = Fast::new(f, shift, Rounding::Nearest);
         let fi = p.fan_in;
         let rows = w
             .chunks_exact_mut(fi)
@@ -441,9 +480,9 @@ impl UpdateRule {
             (Rounding::Nearest, None) => {
                 for ((wr, ir), (&dr, bias)) in rows {
                     for (we, &k) in wr.iter_mut().zip(ir) {
-                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k as usize]), shift));
+                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k as usize])));
                     }
-                    *bias = q.saturate(*bias - q.eta(dr, shift));
+                    *bias = q.saturate(*bias - q.eta(dr));
                 }
             }
             (Rounding::Nearest, Some(acc)) => {
@@ -452,9 +491,9 @@ impl UpdateRule {
                     for (we, &k) in wr.iter_mut().zip(ir) {
                         let k = k as usize;
                         acc[k] += q.mul(*we, dr);
-                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k]), shift));
+                        *we = q.saturate(*we - q.eta(q.mul(dr, a_left[k])));
                     }
-                    *bias = q.saturate(*bias - q.eta(dr, shift));
+                    *bias = q.saturate(*bias - q.eta(dr));
                 }
                 acc.iter_mut().for_each(|s| *s = q.saturate(*s));
             }

@@ -286,3 +286,33 @@ fn argmax_takes_first_of_ties() {
     assert_eq!(argmax(&[7]), 0);
     assert_eq!(argmax(&[0.5, 2.0, 2.0, -1.0]), 1);
 }
+
+/// Shapes that take every path of the vectorized passes: many lanes stepping side by side
+/// (z = 16), one lane cut into jumped-to segments (z = 1), four lanes reordered in runs
+/// (z = 4), power-of-two and other left layers (masked and checked gathers).
+#[test]
+fn every_word_and_gather_path_equals_naive_stale_sgd() {
+    let shapes = [
+        ("[32,16,4]", "[4,2]", "[16,1]"),
+        ("[24,12,6]", "[2,1]", "[4,2]"),
+    ];
+    for (layers, fan_out, z) in shapes {
+        for rounding in [Rounding::Stochastic, Rounding::Nearest] {
+            let t = format!(
+                "name='w'\nlayers={layers}\nfan_out={fan_out}\nz={z}\nactivation='sigmoid'\nlearning_rate_shift=1\nseed=8\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type1'\ndither=true\nseed=2\n"
+            );
+            let mut sp = Spec::from_toml_str(&t, "w").unwrap();
+            sp.rounding = Some(rounding);
+            let d = data(&sp, 30);
+            let mut r = Reference::new(&sp);
+            r.train(&d);
+            let want = naive(&sp, &d, r.staleness());
+            assert_eq!(
+                r.state.first_difference(&want, None),
+                None,
+                "{layers} z={z} {rounding:?}"
+            );
+            assert_ne!(r.state, State::initial(&sp), "training changed something");
+        }
+    }
+}
