@@ -13,6 +13,10 @@ mod flow_cmd;
 mod fuzz_targets;
 mod model;
 mod multiboard;
+#[cfg(feature = "mpi")]
+mod multiboard_mpi;
+#[cfg(feature = "mpi")]
+mod multiboard_mpi_stage;
 mod multiboard_opencl;
 mod opencl_cmd;
 mod paths;

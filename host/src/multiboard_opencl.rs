@@ -58,16 +58,20 @@ impl OpenClPipeline {
     }
 
     fn window(&self) -> usize {
-        let mut d = usize::MAX;
-        for st in &self.stages[..self.stages.len().saturating_sub(1)] {
-            d = d.min(self.link_delay[st.junctions().end - 1]);
-        }
-        if d == usize::MAX {
-            usize::MAX / 4
-        } else {
-            d + 1
-        }
+        let ends: Vec<usize> = self.stages.iter().map(|s| s.junctions().end).collect();
+        window(&ends, &self.link_delay)
     }
+}
+
+/// Block cycles per window for stages ending before layers `ends` (exclusive junction ends):
+/// one more than the smallest link delay between stages, so a stage never needs in a window
+/// what its downstream neighbour produces in the same window.
+pub(crate) fn window(ends: &[usize], link_delay: &[usize]) -> usize {
+    let d = ends[..ends.len().saturating_sub(1)]
+        .iter()
+        .map(|&e| link_delay[e - 1])
+        .min();
+    d.map_or(usize::MAX / 4, |d| d + 1)
 }
 
 impl Board for OpenClPipeline {
