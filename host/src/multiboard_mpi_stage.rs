@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{LaneRng, Spec, State};
 use edgeflow_opencl::{OpenClStage, WindowIo};
 use edgeflow_planner::report::PlanFile;
+use edgeflow_sim::rtl_stage::StageIo;
 use edgeflow_sim::Schedule;
 use std::time::Instant;
 
@@ -184,7 +185,17 @@ impl Local {
                     clocks_per_block_cycle: None,
                 }
             }
-            Backend::Rtl(_) => bail!("rtl under MPI is not available yet"),
+            Backend::Rtl(st) => {
+                let before = st.stats.clone();
+                st.stream(count, inputs, labels, true, &mut RtlLinks(&mut links))
+                    .map_err(|e| anyhow!(e))?;
+                StageTiming {
+                    compute_seconds: st.stats.seconds - before.seconds - links.wait.as_secs_f64(),
+                    wait_seconds: links.wait.as_secs_f64(),
+                    block_cycles: st.stats.block_cycles - before.block_cycles,
+                    clocks_per_block_cycle: Some(st.stats.clocks_per_block_cycle),
+                }
+            }
         };
         self.timing.compute_seconds += t.compute_seconds;
         self.timing.wait_seconds += t.wait_seconds;
@@ -201,7 +212,22 @@ impl Local {
         let out = match &mut self.stage {
             Backend::Reference(st) => st.infer(a_in),
             Backend::OpenCl(st) => st.infer(a_in)?,
-            Backend::Rtl(_) => bail!("rtl under MPI is not available yet"),
+            Backend::Rtl(st) => {
+                // the stage alone on the batch: inference has no backward dependence
+                let n_in = self.spec.layers[st.first];
+                let mut io = Batch {
+                    a_in,
+                    n_in,
+                    out: Vec::new(),
+                };
+                let pred = st
+                    .stream(a_in.len() / n_in, a_in, &[], false, &mut io)
+                    .map_err(|e| anyhow!(e))?;
+                if self.is_last() {
+                    return Ok(pred.into_iter().map(|p| p as i32).collect());
+                }
+                io.out
+            }
         };
         Ok(if self.is_last() {
             let classes = *self.spec.layers.last().unwrap();
@@ -287,4 +313,47 @@ fn train_window(
         t0 = t1;
     }
     Ok(total as u64)
+}
+
+/// A simulated stage's boundaries over MPI.
+struct RtlLinks<'a, 'b>(&'a mut MpiLinks<'b>);
+
+impl StageIo for RtlLinks<'_, '_> {
+    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, String> {
+        self.0.recv(false, n).map_err(|e| format!("{e:#}"))
+    }
+    fn send_right(&mut self, n: usize, a: Vec<i32>) -> Result<(), String> {
+        self.0.send(true, n, 1, &a).map_err(|e| format!("{e:#}"))
+    }
+    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, String> {
+        self.0.recv(true, n).map_err(|e| format!("{e:#}"))
+    }
+    fn send_left(&mut self, n: usize, sums: Vec<i32>) -> Result<(), String> {
+        self.0
+            .send(false, n, 1, &sums)
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// A batch's activations into a simulated stage inferring alone, its outputs collected.
+struct Batch<'a> {
+    a_in: &'a [i32],
+    n_in: usize,
+    out: Vec<i32>,
+}
+
+impl StageIo for Batch<'_> {
+    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, String> {
+        Ok(self.a_in[n * self.n_in..(n + 1) * self.n_in].to_vec())
+    }
+    fn send_right(&mut self, _: usize, a: Vec<i32>) -> Result<(), String> {
+        self.out.extend(a);
+        Ok(())
+    }
+    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, String> {
+        Err(format!("sample {n}: no delta sums while inferring"))
+    }
+    fn send_left(&mut self, n: usize, _: Vec<i32>) -> Result<(), String> {
+        Err(format!("sample {n}: no delta sums while inferring"))
+    }
 }
