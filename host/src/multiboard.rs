@@ -36,26 +36,6 @@ pub struct StageTiming {
     pub clocks_per_block_cycle: Option<u64>,
 }
 
-impl StageTiming {
-    /// As numbers, for a message between processes.
-    pub fn to_vec(&self) -> Vec<f64> {
-        vec![
-            self.compute_seconds,
-            self.wait_seconds,
-            self.block_cycles as f64,
-            self.clocks_per_block_cycle.map_or(-1.0, |c| c as f64),
-        ]
-    }
-    pub fn from_vec(v: &[f64]) -> StageTiming {
-        StageTiming {
-            compute_seconds: v[0],
-            wait_seconds: v[1],
-            block_cycles: v[2] as u64,
-            clocks_per_block_cycle: (v[3] >= 0.0).then_some(v[3] as u64),
-        }
-    }
-}
-
 /// Values of one sample kept by a stage until its last update there.
 struct Slot {
     a: Vec<Vec<i32>>,
@@ -157,6 +137,7 @@ impl Stage {
 
     /// FF alone through the stage for `count` samples (sample-major): the first layer's
     /// activations in, the last layer's out.
+    #[cfg(feature = "mpi")]
     pub(crate) fn infer(&self, a_in: &[i32]) -> Vec<i32> {
         let n_in = self.layers[self.first];
         let mut out = Vec::with_capacity(a_in.len() / n_in * self.layers[self.last + 1]);

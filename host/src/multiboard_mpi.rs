@@ -171,7 +171,7 @@ fn serve(mut s: Session) -> Result<()> {
                     }
                     let p = s.world.process_at_rank(0);
                     p.send_with_tag(&v[..], TAG_STATE);
-                    p.send_with_tag(&l.timing.to_vec()[..], TAG_STATE);
+                    p.send_with_tag(&timing_to_vec(&l.timing)[..], TAG_STATE);
                     Ok(())
                 }
                 CMD_LOAD => {
@@ -210,6 +210,25 @@ fn serve(mut s: Session) -> Result<()> {
                 }
             }
         }
+    }
+}
+
+/// A stage's timing as numbers, for a message to rank 0.
+fn timing_to_vec(t: &StageTiming) -> Vec<f64> {
+    vec![
+        t.compute_seconds,
+        t.wait_seconds,
+        t.block_cycles as f64,
+        t.clocks_per_block_cycle.map_or(-1.0, |c| c as f64),
+    ]
+}
+
+fn timing_from_vec(v: &[f64]) -> StageTiming {
+    StageTiming {
+        compute_seconds: v[0],
+        wait_seconds: v[1],
+        block_cycles: v[2] as u64,
+        clocks_per_block_cycle: (v[3] >= 0.0).then_some(v[3] as u64),
     }
 }
 
@@ -531,7 +550,7 @@ impl Board for MpiPipeline {
                         .ok_or_else(|| anyhow!("rank {r} sent a short state"))?;
                 }
             }
-            tm[r] = StageTiming::from_vec(&t);
+            tm[r] = timing_from_vec(&t);
         }
         Ok(st)
     }
