@@ -186,6 +186,10 @@ enum Cmd {
         /// paths; NAMExK repeats a board K times.
         #[arg(long)]
         boards: String,
+        /// Link every board to its neighbours with this named link instead of the boards'
+        /// own: mpi-loopback (ranks of `mpirun` on one machine).
+        #[arg(long)]
+        link: Option<String>,
         /// Let the planner choose the order of the boards too.
         #[arg(long)]
         permute: bool,
@@ -655,10 +659,18 @@ fn dispatch(cli: Cli) -> Result<()> {
         Some(Cmd::Plan {
             spec,
             boards,
+            link,
             permute,
             json,
             out,
-        }) => plan_cmd::plan_cmd(&spec, &boards, permute, json, out.as_deref()),
+        }) => plan_cmd::plan_cmd(
+            &spec,
+            &boards,
+            link.as_deref(),
+            permute,
+            json,
+            out.as_deref(),
+        ),
         Some(Cmd::Infer {
             model,
             data,

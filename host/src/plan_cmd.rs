@@ -35,12 +35,17 @@ fn pct(a: u64, b: u64) -> String {
 pub fn plan_cmd(
     spec_path: &Path,
     boards: &str,
+    link: Option<&str>,
     permute: bool,
     json: bool,
     out: Option<&Path>,
 ) -> Result<()> {
     let spec = Spec::load(spec_path)?;
-    let boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
+    let mut boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
+    if let Some(l) = link {
+        let l = edgeflow_planner::cost::LinkFigure::resolve(l).map_err(|e| anyhow!(e))?;
+        boards.iter_mut().for_each(|b| l.apply(b));
+    }
     let t0 = Instant::now();
     let p =
         plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
