@@ -12,7 +12,7 @@ mod common;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 /// Whether MPI runs can be tested here; under CI=true a missing piece fails instead.
@@ -49,22 +49,8 @@ fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Op
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("POCL_DEVICES", "pthread pthread pthread pthread")
         .envs(env.iter().copied())
-        .current_dir(common::root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = c.spawn().expect("mpirun runs");
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(limit) {
-        Ok(o) => Some(o.expect("mpirun runs")),
-        Err(_) => {
-            // SAFETY: the waiting thread has not reaped the child, so the pid is its own.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            let _ = rx.recv();
-            None
-        }
-    }
+        .current_dir(common::root());
+    common::output_within(c, limit)
 }
 
 fn json(what: &str, o: &Output) -> Value {
@@ -87,6 +73,14 @@ fn plan(dir: &Path, spec: &str, boards: &str) -> String {
         "plan", "--spec", spec, "--boards", boards, "-o", &p, "--json",
     ]);
     p
+}
+
+/// The tests' small chain, planned across its three boards: directory, plan, data.
+fn toy_plan(tag: &str) -> (std::path::PathBuf, String, String) {
+    let dir = common::tmpdir(tag);
+    let (spec, boards, data) = common::toy_chain(&dir);
+    let p = plan(&dir, &spec, &boards);
+    (dir, p, data)
 }
 
 const LIMIT: Duration = Duration::from_secs(300);
@@ -149,9 +143,7 @@ fn small_spec_on_three_rtl_ranks_gives_the_one_process_bits() {
     if !can_run() {
         return;
     }
-    let dir = common::tmpdir("plan-mpi-rtl");
-    let (spec, boards, data) = common::toy_chain(&dir);
-    let p = plan(&dir, &spec, &boards);
+    let (dir, p, data) = toy_plan("plan-mpi-rtl");
     let args = [
         "train",
         "--plan",
@@ -193,9 +185,7 @@ fn a_dead_rank_or_failed_board_ends_every_rank_without_a_model() {
     if !can_run() {
         return;
     }
-    let dir = common::tmpdir("plan-mpi-fault");
-    let (spec, boards, data) = common::toy_chain(&dir);
-    let p = plan(&dir, &spec, &boards);
+    let (dir, p, data) = toy_plan("plan-mpi-fault");
     let model = dir.join("m.model");
     let args = [
         "train",
@@ -248,9 +238,7 @@ fn a_rank_count_other_than_the_stage_count_is_refused() {
     if !can_run() {
         return;
     }
-    let dir = common::tmpdir("plan-mpi-count");
-    let (spec, boards, data) = common::toy_chain(&dir);
-    let p = plan(&dir, &spec, &boards);
+    let (dir, p, data) = toy_plan("plan-mpi-count");
     let args = [
         "train",
         "--plan",

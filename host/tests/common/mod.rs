@@ -36,16 +36,21 @@ pub fn edgeflow(args: &[&str]) -> Output {
 /// Run `edgeflow ARGS`, killed after `limit` (None then): for a command that waits on a
 /// device, so one that never answers fails its test instead of hanging it.
 pub fn edgeflow_within(args: &[&str], limit: std::time::Duration) -> Option<Output> {
-    let child = command(args, &[])
+    output_within(command(args, &[]), limit)
+}
+
+/// Run `c` to its end with its output captured, killed after `limit` (None then).
+pub fn output_within(mut c: Command, limit: std::time::Duration) -> Option<Output> {
+    let child = c
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("edgeflow runs");
+        .expect("the command runs");
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output()));
     match rx.recv_timeout(limit) {
-        Ok(o) => Some(o.expect("edgeflow runs")),
+        Ok(o) => Some(o.expect("the command runs")),
         Err(_) => {
             // SAFETY: the child is not reaped before the waiting thread sees it end, so the
             // pid is still its own.
