@@ -1,8 +1,9 @@
 //! `mpirun -np K edgeflow train --plan …`: one MPI rank per stage of the plan, on this machine
 //! over the loopback interface only. The MPI run gives the bits of the one-process run of the
 //! same plan and of the reference model with the plan's staleness (`--verify` on rank 0), for
-//! `specs/mnist-large.toml` on four ranks (reference arithmetic and PoCL devices) and for a
-//! small spec on three simulated RTL stages. A rank that dies or whose board fails ends every
+//! `specs/mnist-large.toml` on four ranks (reference arithmetic and PoCL devices), for a small
+//! spec on three simulated RTL stages, and for that spec with stochastic rounding over three
+//! epochs (reference and PoCL). A rank that dies or whose board fails ends every
 //! rank within the time limit, with a message naming its rank, host and stage, and no model.
 //!
 //! Needs the `mpi` feature and Open MPI (./test.sh installs and enables both); under CI=true
@@ -173,6 +174,45 @@ fn small_spec_on_three_rtl_ranks_gives_the_one_process_bits() {
             b["measured_clocks_per_block_cycle"]
         );
         assert_eq!(a["measured_block_cycles"], b["measured_block_cycles"]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Stochastic rounding: each rank keeps its junctions' lane streams, which run on from one
+/// epoch's stream to the next, as in one process (reference arithmetic and PoCL devices).
+#[test]
+fn stochastic_lanes_run_on_across_streams_on_every_rank() {
+    if !can_run() {
+        return;
+    }
+    let (dir, _, data) = toy_plan("plan-mpi-stochastic");
+    let spec = dir.join("s.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let stochastic = dir.join("stochastic.toml");
+    std::fs::write(
+        &stochastic,
+        text.replace("activation = ", "rounding = \"stochastic\"\nactivation = "),
+    )
+    .unwrap();
+    let (_, boards, _) = common::toy_chain(&dir);
+    let p = plan(&dir, stochastic.to_str().unwrap(), &boards);
+    for backend in ["reference", "opencl"] {
+        let args = [
+            "train",
+            "--plan",
+            &p,
+            "--backend",
+            backend,
+            "--data",
+            &data,
+            "--epochs",
+            "3",
+            "--json",
+        ];
+        let pocl = [("POCL_DEVICES", "pthread pthread pthread pthread")];
+        let one = common::json_of(&args, common::edgeflow_env(&args, &pocl));
+        let o = mpirun(3, &[&args[..], &["--verify"]].concat(), &[], LIMIT).expect("hung");
+        same_as_one_process(&one, &json(backend, &o), 3);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
