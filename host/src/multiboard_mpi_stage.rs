@@ -283,18 +283,13 @@ fn train_window(
     let mut t0 = 0;
     while t0 < total {
         let t1 = t0.saturating_add(window).min(total);
-        let mut a_in = Vec::new();
-        for n in st.a_in_samples(t0, t1) {
-            if j.start == 0 {
-                a_in.extend_from_slice(&inputs[n * n_in..(n + 1) * n_in]);
+        let (a_in, d_in) = crate::multiboard_opencl::window_inputs(st, t0, t1, &mut |right, n| {
+            if !right && j.start == 0 {
+                Ok(inputs[n * n_in..(n + 1) * n_in].to_vec())
             } else {
-                a_in.extend(links.recv(false, n)?);
+                links.recv(right, n)
             }
-        }
-        let mut d_in = Vec::new();
-        for n in st.d_in_samples(t0, t1) {
-            d_in.extend(links.recv(true, n)?);
-        }
+        })?;
         let o = st.run_window(
             t0,
             t1,
