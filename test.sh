@@ -27,11 +27,16 @@ need=(
   "jq:jq"
   # Python, for the PyPI tools below
   "python3:python3"
+  # the multi-board runtime under mpirun (the mpi feature): Open MPI, and libclang for the
+  # bindings rsmpi generates
+  "mpirun:openmpi-bin"
+  "/usr/lib/x86_64-linux-gnu/pkgconfig/ompi.pc:libopenmpi-dev"
+  "/usr/lib/llvm-*/lib/libclang.so:libclang-dev"
 )
 missing=()
 for n in "${need[@]}"; do
   tool=${n%%:*}; pkg=${n##*:}
-  if [[ $tool == /* ]]; then [[ -e $tool ]] || missing+=("$pkg")
+  if [[ $tool == /* ]]; then compgen -G "$tool" >/dev/null || missing+=("$pkg")
   else command -v "$tool" >/dev/null 2>&1 || missing+=("$pkg"); fi
 done
 if ((${#missing[@]})); then
@@ -59,4 +64,4 @@ if ! command -v "$pypi" >/dev/null 2>&1 && [[ ! -x .venv/bin/$pypi && ! -x $user
   fi
 fi
 
-cargo test --workspace --release "$@"
+cargo test --workspace --release --features edgeflow/mpi "$@"

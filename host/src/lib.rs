@@ -14,6 +14,10 @@ pub mod flow;
 mod fuzz_targets;
 pub mod model;
 pub mod multiboard;
+#[cfg(feature = "mpi")]
+pub mod multiboard_mpi;
+#[cfg(feature = "mpi")]
+pub mod multiboard_mpi_stage;
 pub mod multiboard_opencl;
 pub mod opencl_cmd;
 pub mod paths;

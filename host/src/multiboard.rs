@@ -45,9 +45,9 @@ struct Slot {
 }
 
 /// One board's share: junctions `first..=last` (0-based) and their weights.
-struct Stage {
-    first: usize,
-    last: usize,
+pub(crate) struct Stage {
+    pub(crate) first: usize,
+    pub(crate) last: usize,
     l: usize,
     format: Format,
     table: ActivationTable,
@@ -56,11 +56,22 @@ struct Stage {
     act: Activation,
     rule: UpdateRule,
     patterns: Vec<JunctionPattern>,
-    weights: Vec<Vec<i32>>,
-    biases: Vec<Vec<i32>>,
+    pub(crate) weights: Vec<Vec<i32>>,
+    pub(crate) biases: Vec<Vec<i32>>,
     /// The lane streams of the stage's junctions (`edgeflow_core::rounding`).
-    lanes: Vec<Vec<LaneRng>>,
+    pub(crate) lanes: Vec<Vec<LaneRng>>,
     layers: Vec<usize>,
+}
+
+/// Where a stage's boundary vectors come from and go to: channels between the threads of
+/// one process here, MPI messages between ranks in `multiboard_mpi`. `n` is the sample.
+pub(crate) trait StageLinks {
+    /// The left neighbour's activations of the stage's first layer.
+    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>>;
+    fn send_right(&mut self, n: usize, a: &[i32]) -> Result<()>;
+    /// The right neighbour's back-propagated sums of the stage's last layer.
+    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>>;
+    fn send_left(&mut self, n: usize, sums: &[i32]) -> Result<()>;
 }
 
 struct Ports {
@@ -70,14 +81,79 @@ struct Ports {
     to_right: Option<Sender<Vec<i32>>>,
 }
 
-fn recv(rx: &Receiver<Vec<i32>>, wait: &mut Duration) -> Vec<i32> {
-    let t0 = Instant::now();
-    let v = rx.recv().expect("a neighbouring stage stopped early");
-    *wait += t0.elapsed();
-    v
+fn port<'a, T>(p: &'a Option<T>, side: &str) -> Result<&'a T> {
+    p.as_ref()
+        .ok_or_else(|| anyhow!("the stage has no {side} neighbour"))
+}
+
+impl StageLinks for Ports {
+    fn recv_left(&mut self, _: usize) -> Result<Vec<i32>> {
+        port(&self.from_left, "left")?
+            .recv()
+            .map_err(|_| anyhow!("the left stage stopped early"))
+    }
+    fn send_right(&mut self, _: usize, a: &[i32]) -> Result<()> {
+        port(&self.to_right, "right")?
+            .send(a.to_vec())
+            .map_err(|_| anyhow!("the right stage stopped early"))
+    }
+    fn recv_right(&mut self, _: usize) -> Result<Vec<i32>> {
+        port(&self.from_right, "right")?
+            .recv()
+            .map_err(|_| anyhow!("the right stage stopped early"))
+    }
+    fn send_left(&mut self, _: usize, sums: &[i32]) -> Result<()> {
+        port(&self.to_left, "left")?
+            .send(sums.to_vec())
+            .map_err(|_| anyhow!("the left stage stopped early"))
+    }
 }
 
 impl Stage {
+    /// Junctions `a..=b` of `spec` with their weights from `state` and lane streams from
+    /// `lanes` (every junction's).
+    pub(crate) fn new(
+        spec: &Spec,
+        state: &State,
+        lanes: &[Vec<LaneRng>],
+        (a, b): (usize, usize),
+    ) -> Stage {
+        Stage {
+            first: a,
+            last: b,
+            l: spec.junctions(),
+            format: spec.format(),
+            table: spec.activation_table(),
+            output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
+            act: spec.activation,
+            rule: UpdateRule::of(spec),
+            patterns: JunctionPattern::all(spec)[a..=b].to_vec(),
+            weights: state.weights[a..=b].to_vec(),
+            biases: state.biases[a..=b].to_vec(),
+            lanes: lanes[a..=b].to_vec(),
+            layers: spec.layers.clone(),
+        }
+    }
+
+    /// FF alone through the stage for `count` samples (sample-major): the first layer's
+    /// activations in, the last layer's out.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn infer(&self, a_in: &[i32]) -> Vec<i32> {
+        let n_in = self.layers[self.first];
+        let mut out = Vec::with_capacity(a_in.len() / n_in * self.layers[self.last + 1]);
+        let mut a: Vec<Vec<i32>> = self.layers.iter().map(|&n| vec![0; n]).collect();
+        let mut sp = a.clone();
+        for x in a_in.chunks(n_in) {
+            a[self.first].copy_from_slice(x);
+            for j in self.first..=self.last {
+                let (lo, hi) = a.split_at_mut(j + 1);
+                self.ff(j, &lo[j], &mut hi[0], &mut sp[j + 1]);
+            }
+            out.extend_from_slice(&a[self.last + 1]);
+        }
+        out
+    }
+
     fn local(&self, j: usize) -> usize {
         j - self.first
     }
@@ -112,9 +188,17 @@ impl Stage {
         );
     }
 
-    /// Run the stage over `data` on the schedule (`ff`, `bp` offsets of every junction).
-    fn run(&mut self, data: &Encoded, sched: &Schedule, ports: Ports) -> StageTiming {
-        let s_count = data.len();
+    /// Train the stage on a stream of `s_count` samples on the schedule (`ff`, `bp` offsets of
+    /// every junction). Only the stage holding the first junction reads `inputs` (sample-major)
+    /// and only the one holding the last reads `labels`; the others may pass empty slices.
+    pub(crate) fn run(
+        &mut self,
+        s_count: usize,
+        inputs: &[i32],
+        labels: &[usize],
+        sched: &Schedule,
+        links: &mut dyn StageLinks,
+    ) -> Result<StageTiming> {
         let (first, last, l) = (self.first, self.last, self.l);
         let begin = sched.ff[first];
         let end = sched.bp[first] + s_count; // exclusive
@@ -139,14 +223,17 @@ impl Stage {
                     let slot = &mut ring[n % depth];
                     if j == first {
                         if j == 0 {
-                            slot.a[0].copy_from_slice(data.input(n));
+                            let n0 = slot.a[0].len();
+                            slot.a[0].copy_from_slice(&inputs[n * n0..(n + 1) * n0]);
                         } else {
-                            let v = recv(ports.from_left.as_ref().unwrap(), &mut wait);
+                            let t0 = Instant::now();
+                            let v = links.recv_left(n)?;
+                            wait += t0.elapsed();
                             slot.a[j].copy_from_slice(&v);
                         }
                     }
                     if j == l - 1 {
-                        slot.label = data.labels[n];
+                        slot.label = labels[n];
                     }
                     let (lo, hi) = slot.a.split_at_mut(j + 1);
                     self.ff(j, &lo[j], &mut hi[0], &mut slot.sp[j + 1]);
@@ -157,12 +244,7 @@ impl Stage {
                         }
                     }
                     if j == last && j + 1 < l {
-                        ports
-                            .to_right
-                            .as_ref()
-                            .unwrap()
-                            .send(slot.a[j + 1].clone())
-                            .expect("right stage stopped early");
+                        links.send_right(n, &slot.a[j + 1])?;
                     }
                 }
                 if t >= sched.bp[j] && t - sched.bp[j] < s_count {
@@ -171,7 +253,9 @@ impl Stage {
                     if j == last && j + 1 < l {
                         // The right board's partial sums become this layer's deltas here,
                         // where σ′ was kept.
-                        let v = recv(ports.from_right.as_ref().unwrap(), &mut wait);
+                        let t0 = Instant::now();
+                        let v = links.recv_right(n)?;
+                        wait += t0.elapsed();
                         for ((d, &s), &sp) in
                             slot.delta[j + 1].iter_mut().zip(&v).zip(&slot.sp[j + 1])
                         {
@@ -184,12 +268,7 @@ impl Stage {
                     slot.delta[j + 1] = d;
                     if back {
                         if j == first {
-                            ports
-                                .to_left
-                                .as_ref()
-                                .unwrap()
-                                .send(sums.clone())
-                                .expect("left stage stopped early");
+                            links.send_left(n, &sums)?;
                         } else {
                             for ((d, &s), &sp) in
                                 slot.delta[j].iter_mut().zip(&sums).zip(&slot.sp[j])
@@ -202,12 +281,12 @@ impl Stage {
             }
         }
         let total = t_start.elapsed();
-        StageTiming {
+        Ok(StageTiming {
             compute_seconds: (total - wait).as_secs_f64(),
             wait_seconds: wait.as_secs_f64(),
             block_cycles: (end - begin) as u64,
             clocks_per_block_cycle: None,
-        }
+        })
     }
 }
 
@@ -246,27 +325,11 @@ pub fn train_pipeline(
         bail!("lane streams do not match the spec's lanes {:?}", spec.z);
     }
     let sched = Schedule::with_links(link_delay);
-    let patterns = JunctionPattern::all(spec);
-    let format = spec.format();
     let mut workers: Vec<(Stage, Ports)> = stages
         .iter()
-        .map(|&(a, b)| {
+        .map(|&r| {
             (
-                Stage {
-                    first: a,
-                    last: b,
-                    l,
-                    format,
-                    table: spec.activation_table(),
-                    output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
-                    act: spec.activation,
-                    rule: UpdateRule::of(spec),
-                    patterns: patterns[a..=b].to_vec(),
-                    weights: state.weights[a..=b].to_vec(),
-                    biases: state.biases[a..=b].to_vec(),
-                    lanes: lanes[a..=b].to_vec(),
-                    layers: spec.layers.clone(),
-                },
+                Stage::new(spec, state, lanes, r),
                 Ports {
                     from_left: None,
                     to_left: None,
@@ -284,13 +347,13 @@ pub fn train_pipeline(
         workers[i + 1].1.from_left = Some(fwd_rx);
         workers[i + 1].1.to_left = Some(bwd_tx);
     }
-    let results: Vec<(Stage, StageTiming)> = std::thread::scope(|s| {
+    let results: Vec<(Stage, Result<StageTiming>)> = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .into_iter()
-            .map(|(mut st, ports)| {
+            .map(|(mut st, mut ports)| {
                 let sched = &sched;
                 s.spawn(move || {
-                    let t = st.run(data, sched, ports);
+                    let t = st.run(data.len(), &data.inputs, &data.labels, sched, &mut ports);
                     (st, t)
                 })
             })
@@ -303,6 +366,7 @@ pub fn train_pipeline(
     let mut out = state.clone();
     let mut timings = Vec::new();
     for (st, t) in results {
+        let t = t?;
         for (k, j) in (st.first..=st.last).enumerate() {
             out.weights[j] = st.weights[k].clone();
             out.biases[j] = st.biases[k].clone();

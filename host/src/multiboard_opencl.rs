@@ -58,16 +58,39 @@ impl OpenClPipeline {
     }
 
     fn window(&self) -> usize {
-        let mut d = usize::MAX;
-        for st in &self.stages[..self.stages.len().saturating_sub(1)] {
-            d = d.min(self.link_delay[st.junctions().end - 1]);
-        }
-        if d == usize::MAX {
-            usize::MAX / 4
-        } else {
-            d + 1
-        }
+        let ends: Vec<usize> = self.stages.iter().map(|s| s.junctions().end).collect();
+        window(&ends, &self.link_delay)
     }
+}
+
+/// Block cycles per window for stages ending before layers `ends` (exclusive junction ends):
+/// one more than the smallest link delay between stages, so a stage never needs in a window
+/// what its downstream neighbour produces in the same window.
+pub(crate) fn window(ends: &[usize], link_delay: &[usize]) -> usize {
+    let d = ends[..ends.len().saturating_sub(1)]
+        .iter()
+        .map(|&e| link_delay[e - 1])
+        .min();
+    d.map_or(usize::MAX / 4, |d| d + 1)
+}
+
+/// What window `[t0, t1)` of `st` reads at its boundaries, sample by sample from `get`: the
+/// first layer's activations (`get(false, n)`) and the last layer's sums (`get(true, n)`).
+pub(crate) fn window_inputs(
+    st: &OpenClStage,
+    t0: usize,
+    t1: usize,
+    get: &mut dyn FnMut(bool, usize) -> Result<Vec<i32>>,
+) -> Result<(Vec<i32>, Vec<i32>)> {
+    let mut a_in = Vec::new();
+    for n in st.a_in_samples(t0, t1) {
+        a_in.extend(get(false, n)?);
+    }
+    let mut d_in = Vec::new();
+    for n in st.d_in_samples(t0, t1) {
+        d_in.extend(get(true, n)?);
+    }
+    Ok((a_in, d_in))
 }
 
 impl Board for OpenClPipeline {
@@ -105,26 +128,19 @@ impl Board for OpenClPipeline {
                     self.spec.layers[st.junctions().start],
                     self.spec.layers[st.junctions().end],
                 );
-                let take = |m: &mut HashMap<usize, Vec<i32>>, n: usize| {
+                let (a_in, d_in) = window_inputs(st, t0, t1, &mut |right, n| {
+                    let m = match (right, i) {
+                        (false, 0) => return Ok(data.input(n).to_vec()),
+                        (false, _) => &mut fwd[i - 1],
+                        (true, _) => &mut bwd[i],
+                    };
                     m.remove(&n).ok_or_else(|| {
                         anyhow!(
                             "stage {}: sample {n} missing at a boundary (window {t0}..{t1})",
                             i + 1
                         )
                     })
-                };
-                let mut a_in = Vec::new();
-                for n in st.a_in_samples(t0, t1) {
-                    if i == 0 {
-                        a_in.extend_from_slice(data.input(n));
-                    } else {
-                        a_in.extend(take(&mut fwd[i - 1], n)?);
-                    }
-                }
-                let mut d_in = Vec::new();
-                for n in st.d_in_samples(t0, t1) {
-                    d_in.extend(take(&mut bwd[i], n)?);
-                }
+                })?;
                 let t = Instant::now();
                 let o = st.run_window(
                     t0,

@@ -35,12 +35,17 @@ fn pct(a: u64, b: u64) -> String {
 pub fn plan_cmd(
     spec_path: &Path,
     boards: &str,
+    link: Option<&str>,
     permute: bool,
     json: bool,
     out: Option<&Path>,
 ) -> Result<()> {
     let spec = Spec::load(spec_path)?;
-    let boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
+    let mut boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
+    if let Some(l) = link {
+        let l = edgeflow_planner::cost::LinkFigure::resolve(l).map_err(|e| anyhow!(e))?;
+        boards.iter_mut().for_each(|b| l.apply(b));
+    }
     let t0 = Instant::now();
     let p =
         plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
@@ -161,6 +166,37 @@ fn print_text(p: &PlanFile, seconds: f64) {
     }
 }
 
+/// The plan's stages as 0-based inclusive junction ranges.
+pub(crate) fn stage_ranges(p: &PlanFile) -> Vec<(usize, usize)> {
+    p.stages
+        .iter()
+        .map(|s| (s.junctions[0] - 1, s.junctions[1] - 1))
+        .collect()
+}
+
+/// Each stage built as its board builds it (registered reads, deep pipeline), so its
+/// block cycle is the plan's.
+pub(crate) fn rtl_builds(p: &PlanFile, plan_name: &str) -> Result<Vec<(bool, bool)>> {
+    p.stages
+        .iter()
+        .map(|s| {
+            let b = p.boards.get(s.board_index).ok_or_else(|| {
+                anyhow!(
+                    "plan {plan_name}: stage on board {} of {}; re-run edgeflow plan",
+                    s.board_index + 1,
+                    p.boards.len()
+                )
+            })?;
+            Ok((b.registered_reads, b.deep_pipeline))
+        })
+        .collect()
+}
+
+/// Open MPI's mpirun started this process (it sets OMPI_COMM_WORLD_SIZE).
+fn under_mpirun() -> bool {
+    std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some()
+}
+
 /// `edgeflow train --plan`: train across the plan's boards, then report each stage's measured
 /// time and the measured bottleneck next to the plan's prediction.
 pub struct TrainPlanArgs<'a> {
@@ -191,6 +227,19 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     } = a;
     use crate::multiboard::PipelineBoard;
     use crate::train::{load_split, run, Trainer};
+    // Under mpirun every rank runs one stage; rank 0 goes on here, the others serve it.
+    #[cfg(feature = "mpi")]
+    let mut mpi = match under_mpirun() {
+        true => match crate::multiboard_mpi::Session::start()? {
+            None => return Ok(()),
+            s => s,
+        },
+        false => None,
+    };
+    #[cfg(not(feature = "mpi"))]
+    if under_mpirun() {
+        anyhow::bail!("this edgeflow was built without MPI, so it cannot run a plan under mpirun; build it with `cargo build --release --features mpi` (needs Open MPI and libclang), or run the plan without mpirun in one process");
+    }
     let text = std::fs::read_to_string(plan_path)
         .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
     let p = PlanFile::from_json(&text, &plan_path.display().to_string()).map_err(|e| anyhow!(e))?;
@@ -199,11 +248,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     }
     crate::train::check_plot_path(plot)?;
     let spec = p.spec.clone();
-    let stages: Vec<(usize, usize)> = p
-        .stages
-        .iter()
-        .map(|s| (s.junctions[0] - 1, s.junctions[1] - 1))
-        .collect();
+    let stages = stage_ranges(&p);
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let staleness = edgeflow_sim::Schedule::with_links(&link_delay).staleness();
     if staleness.iter().map(|&s| s as u64).collect::<Vec<_>>() != p.staleness {
@@ -216,6 +261,13 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         );
     }
     let (board, timings): (Box<dyn crate::board::Board>, _) = match backend {
+        #[cfg(feature = "mpi")]
+        "reference" | "opencl" | "rtl" if mpi.is_some() => {
+            let s = mpi.take().expect("checked");
+            let b = crate::multiboard_mpi::MpiPipeline::new(s, &text, backend)?;
+            let t = b.timings.clone();
+            (Box::new(b), t)
+        }
         "reference" => {
             let b = PipelineBoard::new(&spec, stages.clone(), link_delay.clone());
             let t = b.timings.clone();
@@ -227,22 +279,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             (Box::new(b), t)
         }
         "rtl" => {
-            // each stage as its board builds it, so its block cycle is the plan's
-            let builds = p
-                .stages
-                .iter()
-                .map(|s| {
-                    let b = p.boards.get(s.board_index).ok_or_else(|| {
-                        anyhow!(
-                            "plan {}: stage on board {} of {}; re-run edgeflow plan",
-                            plan_path.display(),
-                            s.board_index + 1,
-                            p.boards.len()
-                        )
-                    })?;
-                    Ok((b.registered_reads, b.deep_pipeline))
-                })
-                .collect::<Result<Vec<(bool, bool)>>>()?;
+            let builds = rtl_builds(&p, &plan_path.display().to_string())?;
             let b =
                 crate::board::rtl_stage::RtlPipeline::new(&spec, &stages, &link_delay, &builds)?;
             let t = b.timings.clone();

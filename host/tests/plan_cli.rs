@@ -134,6 +134,30 @@ fn plan_file_drives_training() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--link mpi-loopback` replaces every board's own link by the MPI figure: the plan's boards
+/// carry it and its links' latency is that figure, not the boards' PCIe-class one.
+#[test]
+fn a_named_link_replaces_the_boards_own() {
+    let base = [
+        "plan",
+        "--spec",
+        "specs/mnist-large.toml",
+        "--boards",
+        "opencl-devicex4",
+    ];
+    let own = common::ok_json(&[&base[..], &["--json"]].concat());
+    let mpi = common::ok_json(&[&base[..], &["--link", "mpi-loopback", "--json"]].concat());
+    let lat = mpi["boards"][0]["link_latency_us"].as_f64().unwrap();
+    assert_ne!(lat, own["boards"][0]["link_latency_us"].as_f64().unwrap());
+    for b in mpi["boards"].as_array().unwrap() {
+        assert_eq!(b["link_latency_us"].as_f64(), Some(lat), "{b}");
+        assert_eq!(b["link_mbps"], mpi["boards"][0]["link_mbps"], "{b}");
+    }
+    for l in mpi["links"].as_array().unwrap() {
+        assert_eq!(l["latency_ps"].as_f64(), Some((lat * 1e6).ceil()), "{l}");
+    }
+}
+
 #[test]
 fn plan_errors_name_the_problem() {
     fails_with(
@@ -143,6 +167,18 @@ fn plan_errors_name_the_problem() {
     fails_with(
         &["plan", "--spec", "specs/tiny.toml", "--boards", ""],
         &["--boards is empty"],
+    );
+    fails_with(
+        &[
+            "plan",
+            "--spec",
+            "specs/tiny.toml",
+            "--boards",
+            "icebreaker",
+            "--link",
+            "carrier-pigeon",
+        ],
+        &["--link carrier-pigeon", "mpi-loopback"],
     );
     fails_with(
         &[

@@ -8,48 +8,12 @@ mod common;
 
 use serde_json::Value;
 
-const BOARD: &str = "name = \"toy\"\npart = \"none\"\ndescription = \"a small board for chain tests\"\nclock_mhz = 10.0\ndsp = 4\nlogic = 4445\nlut_per_multiplier = 280\nram_bits = 65536\nram_blocks = 8\nram_block_width = 16\nlink_mbps = 20.0\nlink_latency_us = 1.0\n[fit]\nlogic_per_junction = 2014\nlogic_per_lane_bit = 55\nlogic_per_board = 800\nff_per_board = 300\nff_per_lane_bit = 28\nff_per_lut_multiplier = 0\n";
-
-const SPEC: &str = "name = \"chain-small\"\nlayers = [16, 16, 8, 4]\nfan_out = [2, 2, 2]\nz = [2, 2, 2]\nactivation = \"sigmoid\"\nlearning_rate_shift = 2\nseed = 3\n[fixed]\nwidth = 10\nint_bits = 2\nfrac_bits = 7\n[pattern]\nkind = \"type2\"\ndither = true\nseed = 4\n";
-
 #[test]
 fn small_spec_on_three_rtl_stages_is_bit_exact_and_reports_each_stage() {
     let dir = std::env::temp_dir().join(format!("edgeflow-plan-rtl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("toy.toml"), BOARD).unwrap();
-    // the same board building with registered reads and the deep pipeline, as an iCEBreaker
-    // does: its stage's block cycle is 3 clocks longer, in the plan and in the RTL
-    let deep = BOARD
-        .replace("name = \"toy\"", "name = \"toy-deep\"")
-        .replace(
-            "[fit]",
-            "registered_reads = true\ndeep_pipeline = true\n[fit]",
-        );
-    std::fs::write(dir.join("toy-deep.toml"), deep).unwrap();
-    std::fs::write(dir.join("s.toml"), SPEC).unwrap();
-    // 60 samples of 4 classes: class c has its 4 features 4c..4c+3 raised
-    let mut csv = String::new();
-    let mut r = 7u64;
-    for n in 0..60 {
-        let c = n % 4;
-        for i in 0..16 {
-            r = r
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let v = (r >> 60) as usize % 9 + if i / 4 == c { 8 } else { 0 };
-            csv += &format!("{v},");
-        }
-        csv += &format!("{c}\n");
-    }
-    std::fs::write(dir.join("d.csv"), csv).unwrap();
-    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
-    let (spec, plan, data) = (path("s.toml"), path("plan.json"), path("d.csv"));
-    let boards = format!(
-        "{},{},{}",
-        path("toy.toml"),
-        path("toy-deep.toml"),
-        path("toy.toml")
-    );
+    let (spec, boards, data) = common::toy_chain(&dir);
+    let plan = dir.join("plan.json").to_str().unwrap().to_string();
     let v = common::ok_json(&[
         "plan", "--spec", &spec, "--boards", &boards, "-o", &plan, "--json",
     ]);

@@ -323,6 +323,56 @@ impl LinkCost {
     }
 }
 
+/// A link that is not the boards' own: how stages talk when each runs in its own process
+/// under mpirun (docs/hardware.md, "Across hosts with MPI"). `edgeflow plan --link NAME`
+/// gives every board of the chain this bandwidth and latency.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LinkFigure {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Mbit/s, as a board file's `link_mbps`.
+    pub mbps: f64,
+    /// One-way µs, as a board file's `link_latency_us`.
+    pub latency_us: f64,
+}
+
+/// The named links. `mpi-loopback` is the runtime's MPI message path between two ranks on one
+/// machine as docs/bench/mpi-overhead.sh times it (docs/bench/mpi-link-tcp.json), rounded to
+/// the slow side of the repeats: the link alone. What the ranks' own scheduling adds on a
+/// busy host is the host's cost, as a stage's compute is (docs/hardware.md, "Across hosts
+/// with MPI").
+pub const LINK_FIGURES: &[LinkFigure] = &[LinkFigure {
+    name: "mpi-loopback",
+    description: "MPI between ranks on one machine (Open MPI over TCP on lo)",
+    mbps: MPI_LOOPBACK_MBPS,
+    latency_us: MPI_LOOPBACK_LATENCY_US,
+}];
+
+const MPI_LOOPBACK_MBPS: f64 = 10000.0;
+const MPI_LOOPBACK_LATENCY_US: f64 = 15.0;
+
+impl LinkFigure {
+    pub fn resolve(name: &str) -> Result<LinkFigure, String> {
+        LINK_FIGURES
+            .iter()
+            .find(|l| l.name == name)
+            .copied()
+            .ok_or_else(|| {
+                let names: Vec<&str> = LINK_FIGURES.iter().map(|l| l.name).collect();
+                format!(
+                    "--link {name}: no such link; the named links are {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// `board` with this link in place of its own.
+    pub fn apply(&self, board: &mut Board) {
+        board.link_mbps = self.mbps;
+        board.link_latency_us = self.latency_us;
+    }
+}
+
 /// How much of each resource a board uses: need against capacity, DSPs first.
 /// The share of a part's logic cells a design may fill by the cost model and still count as
 /// fitting (see [`Usage::logic_usable`]).

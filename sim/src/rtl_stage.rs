@@ -27,6 +27,9 @@ use rust_hdl::core::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
 
+mod stream;
+pub use stream::StageIo;
+
 /// What one simulated stage measured over a stream.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct StageStats {

@@ -14,6 +14,10 @@ pub struct Args {
     /// paths; NAMExK repeats a board K times.
     #[arg(long)]
     boards: String,
+    /// Link every board to its neighbours with this named link instead of the boards'
+    /// own: mpi-loopback (ranks of `mpirun` on one machine).
+    #[arg(long)]
+    link: Option<String>,
     /// Let the planner choose the order of the boards too.
     #[arg(long)]
     permute: bool,
@@ -36,6 +40,7 @@ impl Args {
         crate::plan_cmd::plan_cmd(
             &self.spec,
             &self.boards,
+            self.link.as_deref(),
             self.permute,
             self.json,
             self.out.as_deref(),

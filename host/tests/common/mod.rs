@@ -36,16 +36,21 @@ pub fn edgeflow(args: &[&str]) -> Output {
 /// Run `edgeflow ARGS`, killed after `limit` (None then): for a command that waits on a
 /// device, so one that never answers fails its test instead of hanging it.
 pub fn edgeflow_within(args: &[&str], limit: std::time::Duration) -> Option<Output> {
-    let child = command(args, &[])
+    output_within(command(args, &[]), limit)
+}
+
+/// Run `c` to its end with its output captured, killed after `limit` (None then).
+pub fn output_within(mut c: Command, limit: std::time::Duration) -> Option<Output> {
+    let child = c
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("edgeflow runs");
+        .expect("the command runs");
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output()));
     match rx.recv_timeout(limit) {
-        Ok(o) => Some(o.expect("edgeflow runs")),
+        Ok(o) => Some(o.expect("the command runs")),
         Err(_) => {
             // SAFETY: the child is not reaped before the waiting thread sees it end, so the
             // pid is still its own.
@@ -173,4 +178,50 @@ pub fn digits_model(d: &Path) -> PathBuf {
         "--json",
     ]);
     m
+}
+
+const TOY_BOARD: &str = "name = \"toy\"\npart = \"none\"\ndescription = \"a small board for chain tests\"\nclock_mhz = 10.0\ndsp = 4\nlogic = 4445\nlut_per_multiplier = 280\nram_bits = 65536\nram_blocks = 8\nram_block_width = 16\nlink_mbps = 20.0\nlink_latency_us = 1.0\n[fit]\nlogic_per_junction = 2014\nlogic_per_lane_bit = 55\nlogic_per_board = 800\nff_per_board = 300\nff_per_lane_bit = 28\nff_per_lut_multiplier = 0\n";
+
+const TOY_SPEC: &str = "name = \"chain-small\"\nlayers = [16, 16, 8, 4]\nfan_out = [2, 2, 2]\nz = [2, 2, 2]\nactivation = \"sigmoid\"\nlearning_rate_shift = 2\nseed = 3\n[fixed]\nwidth = 10\nint_bits = 2\nfrac_bits = 7\n[pattern]\nkind = \"type2\"\ndither = true\nseed = 4\n";
+
+/// A small spec, three small boards to split it across (their own cost constants, so
+/// recalibrating the built-in boards leaves the split alone; the middle one builds with
+/// registered reads and the deep pipeline) and 60 samples of 4 classes, written into `dir`:
+/// the spec's path, the `--boards` list and the data's path.
+pub fn toy_chain(dir: &Path) -> (String, String, String) {
+    std::fs::write(dir.join("toy.toml"), TOY_BOARD).unwrap();
+    // the same board building with registered reads and the deep pipeline, as an iCEBreaker
+    // does: its stage's block cycle is 3 clocks longer, in the plan and in the RTL
+    let deep = TOY_BOARD
+        .replace("name = \"toy\"", "name = \"toy-deep\"")
+        .replace(
+            "[fit]",
+            "registered_reads = true\ndeep_pipeline = true\n[fit]",
+        );
+    std::fs::write(dir.join("toy-deep.toml"), deep).unwrap();
+    std::fs::write(dir.join("s.toml"), TOY_SPEC).unwrap();
+    // 60 samples of 4 classes: class c has its 4 features 4c..4c+3 raised
+    let mut csv = String::new();
+    let mut r = 7u64;
+    for n in 0..60 {
+        let c = n % 4;
+        for i in 0..16 {
+            r = r
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (r >> 60) as usize % 9 + if i / 4 == c { 8 } else { 0 };
+            csv += &format!("{v},");
+        }
+        csv += &format!("{c}\n");
+    }
+    std::fs::write(dir.join("d.csv"), csv).unwrap();
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let (spec, data) = (path("s.toml"), path("d.csv"));
+    let boards = format!(
+        "{},{},{}",
+        path("toy.toml"),
+        path("toy-deep.toml"),
+        path("toy.toml")
+    );
+    (spec, boards, data)
 }
