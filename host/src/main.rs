@@ -7,10 +7,12 @@ mod board;
 mod chart;
 mod cost_cmd;
 mod deploy_cmd;
+mod export_cmd;
 mod flow_check;
 mod flow_cmd;
 #[cfg(test)]
 mod fuzz_targets;
+mod import_cmd;
 mod model;
 mod multiboard;
 mod multiboard_opencl;
@@ -86,8 +88,11 @@ enum Cmd {
     /// Example: edgeflow train --spec specs/digits.toml --epochs 30 --out digits.model --plot curve.svg
     Train {
         /// Spec file (TOML).
-        #[arg(long, required_unless_present = "plan")]
+        #[arg(long, required_unless_present_any = ["plan", "init"])]
         spec: Option<PathBuf>,
+        /// Continue from this model (state, scaling, spec, sample order); see docs/export.md.
+        #[arg(long)]
+        init: Option<PathBuf>,
         /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
         /// spec comes from the plan. Backends: reference (one thread per board), opencl
         /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
@@ -106,9 +111,10 @@ enum Cmd {
         /// How a CSV's values are brought into [0, 1]: feature (each feature min-max scaled,
         /// fitted on the training split, clipped), global (every value divided by the file's
         /// largest) or none (values already in [0, 1]). Kept in the model file. The bundled
-        /// digits and MNIST keep their fixed pixel scaling under every choice.
-        #[arg(long, default_value = "feature")]
-        scale: edgeflow_core::ScaleKind,
+        /// digits and MNIST keep their fixed pixel scaling under every choice. [default: feature;
+        /// with --init: the model's]
+        #[arg(long)]
+        scale: Option<edgeflow_core::ScaleKind>,
         /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
         #[arg(long, default_value_t = 30)]
         epochs: usize,
@@ -141,7 +147,7 @@ enum Cmd {
         #[arg(long, requires = "resident")]
         baud: Option<u32>,
         /// Design clock in MHz of a resident run (default: the board's).
-        #[arg(long, requires = "resident", value_parser = parse_mhz)]
+        #[arg(long, requires = "resident", value_parser = util::parse_mhz)]
         freq: Option<f64>,
     },
     /// Evaluate a saved model on the train/test split of a data set.
@@ -169,6 +175,8 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    Export(export_cmd::ExportCli),
+    Import(import_cmd::ImportCli),
     /// Split a network across boards in a chain: the groups of junctions, which board hosts
     /// each, every z, the predicted samples/s, a lower bound, and the usual baselines.
     ///
@@ -319,7 +327,7 @@ enum Cmd {
         #[arg(long)]
         board: Option<String>,
         /// Design clock in MHz (default: the board's).
-        #[arg(long, value_parser = parse_mhz)]
+        #[arg(long, value_parser = util::parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -365,7 +373,7 @@ enum Cmd {
         out: PathBuf,
         /// Design clock in MHz (default: the board's, e.g. 30 on the iCEBreaker, 28.125 on the
         /// ULX3S; values other than the oscillator's go through the PLL).
-        #[arg(long, value_parser = parse_mhz)]
+        #[arg(long, value_parser = util::parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -404,7 +412,7 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Design clock in MHz, made by the MMCM (default 100).
-        #[arg(long, value_parser = parse_mhz)]
+        #[arg(long, value_parser = util::parse_mhz)]
         freq: Option<f64>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
@@ -505,16 +513,6 @@ fn main() {
     }
 }
 
-/// A clock in MHz: a finite positive number (what the board can make is checked with the board).
-fn parse_mhz(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
-        _ => Err(format!(
-            "`{s}` is not a clock: give a positive number of MHz, e.g. 24"
-        )),
-    }
-}
-
 fn dispatch(cli: Cli) -> Result<()> {
     if let Some(cmd) = &cli.cmd {
         if let Some(k) = cli
@@ -548,6 +546,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             sweep: b.sweep,
         }),
         Some(Cmd::Quality(q)) => quality::quality_cmd(q),
+        Some(Cmd::Export(a)) => export_cmd::exec(a),
+        Some(Cmd::Import(a)) => import_cmd::exec(a),
         Some(Cmd::Spec {
             cmd: SpecCmd::Check { spec, json },
         }) => spec_cmd::check(&spec, json),
@@ -558,6 +558,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }) => spec_cmd::pattern(&spec, junction, json),
         Some(Cmd::Train {
             spec,
+            init,
             plan: Some(plan),
             verify,
             data,
@@ -573,6 +574,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             let _ = spec;
             plan_cmd::train_plan(plan_cmd::TrainPlanArgs {
                 plan: &plan,
+                init: init.as_deref(),
                 data: &data,
                 label_column,
                 scale,
@@ -586,6 +588,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Some(Cmd::Train {
             spec,
+            init,
             plan: None,
             verify: _,
             data,
@@ -601,7 +604,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             baud,
             freq,
         }) => resident_cmd::train_resident_cmd(resident_cmd::ResidentArgs {
-            spec: spec.expect("clap requires --spec without --plan"),
+            spec,
+            init,
             board: board.expect("clap requires --board with --resident"),
             data,
             label_column,
@@ -618,6 +622,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }),
         Some(Cmd::Train {
             spec,
+            init,
             plan: None,
             verify: _,
             data,
@@ -630,7 +635,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             json,
             ..
         }) => train::train_cmd(train::TrainArgs {
-            spec: spec.expect("clap requires --spec without --plan"),
+            spec,
+            init,
             data,
             label_column,
             scale,

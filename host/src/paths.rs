@@ -194,9 +194,15 @@ fn resolved(p: &Path) -> PathBuf {
         return c;
     }
     let base = existing_ancestor(p);
+    // `.` stands for the working directory, not for a first component of `p`
+    let skip = if base == Path::new(".") && !p.starts_with(".") {
+        0
+    } else {
+        base.components().count()
+    };
     let rest: PathBuf = p
         .components()
-        .skip(base.components().count())
+        .skip(skip)
         .filter(|c| !matches!(c, Component::CurDir))
         .collect();
     let base = base.canonicalize().unwrap_or(base);
@@ -217,6 +223,7 @@ pub fn of_command(cmd: &Cmd, kernel_binary: Option<&Path>) -> Paths {
     match cmd {
         Cmd::Train {
             spec,
+            init,
             plan,
             data,
             out,
@@ -224,10 +231,13 @@ pub fn of_command(cmd: &Cmd, kernel_binary: Option<&Path>) -> Paths {
             ..
         } => p
             .input("--spec", spec.as_deref())
+            .input("--init", init.as_deref())
             .input("--plan", plan.as_deref())
             .data("--data", Some(data))
             .output("--out", out.as_deref())
             .output("--plot", plot.as_deref()),
+        Cmd::Export(a) => crate::export_cmd::paths(a),
+        Cmd::Import(a) => crate::import_cmd::paths(a),
         Cmd::Eval { model, data, .. } => p.input("--model", Some(model)).data("--data", Some(data)),
         Cmd::Infer {
             model, data, out, ..
@@ -317,6 +327,15 @@ mod tests {
         assert!(same_file(&d.join("link"), &d.join("a")));
         assert!(same_file(&d.join("sub/../b"), &d.join("b")));
         assert!(!same_file(&d.join("b"), &d.join("c")));
+        // relative names of which nothing exists yet are still two files
+        assert!(!same_file(
+            Path::new("edgeflow-missing-a.model"),
+            Path::new("edgeflow-missing-b.onnx")
+        ));
+        assert!(same_file(
+            Path::new("./edgeflow-missing-a.model"),
+            Path::new("edgeflow-missing-a.model")
+        ));
         let e = Paths::new()
             .input("--spec", Some(&d.join("a")))
             .output("--out", Some(&d.join("sub/../link")))

@@ -2,6 +2,16 @@
 //! temporary file when a run is interrupted.
 pub use edgeflow_hdl::flow::write_atomic;
 
+/// A clock in MHz: a finite positive number (what the board can make is checked with the board).
+pub fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "`{s}` is not a clock: give a positive number of MHz, e.g. 24"
+        )),
+    }
+}
+
 pub fn print_json(v: &serde_json::Value) {
     println!(
         "{}",
