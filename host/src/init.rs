@@ -10,7 +10,7 @@
 //! streams make the two differ.
 
 use crate::model::ModelFile;
-use crate::train::Scale;
+use crate::train::{load_split_checked, Scale, Split};
 use anyhow::{bail, Result};
 use edgeflow_core::{Dataset, ScaleKind, Spec, State};
 use std::path::{Path, PathBuf};
@@ -83,4 +83,41 @@ pub fn check_epochs(epochs: usize, init: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The spec to train and the model to start from: `--init`'s (a `--spec` also given must be
+/// the same network), or `--spec` alone.
+pub fn spec_and_init(spec: Option<&Path>, init: Option<&Path>) -> Result<(Spec, Option<Init>)> {
+    let init = init.map(Init::load).transpose()?;
+    let given = spec.map(Spec::load).transpose()?;
+    let spec = match (&init, given, spec) {
+        (Some(i), Some(s), Some(p)) => i.spec(Some((&s, "--spec", p)))?,
+        (Some(i), _, _) => i.spec(None)?,
+        (None, Some(s), _) => s,
+        (None, None, _) => {
+            bail!("--spec: give the spec to train (or --init MODEL, which carries it)")
+        }
+    };
+    Ok((spec, init))
+}
+
+/// The training data: with `--init` scaled as the model was (and of its width), else with
+/// the scaling `--scale` asks for (feature by default) fitted on the training split.
+pub fn load_data(
+    spec: &Spec,
+    init: Option<&Init>,
+    data: &str,
+    label_column: Option<usize>,
+    scale: Option<ScaleKind>,
+) -> Result<Split> {
+    match init {
+        Some(i) => {
+            let width = |d: &Dataset| i.check_data(data, d);
+            load_split_checked(spec, data, label_column, i.scale(scale)?, &width)
+        }
+        None => {
+            let fit = Scale::Fit(scale.unwrap_or(ScaleKind::Feature));
+            load_split_checked(spec, data, label_column, fit, &|_| Ok(()))
+        }
+    }
 }

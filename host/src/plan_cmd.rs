@@ -193,7 +193,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         verify,
     } = a;
     use crate::multiboard::PipelineBoard;
-    use crate::train::{load_split_checked, run_from, Trainer};
+    use crate::train::{run_from, Trainer};
     let text = std::fs::read_to_string(plan_path)
         .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
     let p = PlanFile::from_json(&text, &plan_path.display().to_string()).map_err(|e| anyhow!(e))?;
@@ -264,16 +264,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             "--plan runs on backend reference (one thread per stage), opencl (stage i on OpenCL device i) or rtl (one simulated RTL stage per board), not '{other}'"
         ),
     };
-    let split = match &init {
-        Some(i) => {
-            let width = |d: &edgeflow_core::Dataset| i.check_data(data, d);
-            load_split_checked(&spec, data, label_column, i.scale(scale)?, &width)?
-        }
-        None => {
-            let fit = crate::train::Scale::Fit(scale.unwrap_or(edgeflow_core::ScaleKind::Feature));
-            load_split_checked(&spec, data, label_column, fit, &|_| Ok(()))?
-        }
-    };
+    let split = crate::train::init::load_data(&spec, init.as_ref(), data, label_column, scale)?;
     let mut trainer = Trainer::Board(board);
     trainer.load_state(&start)?;
     let (rep, _) = run_from(trainer, &split, first, epochs, json)?;

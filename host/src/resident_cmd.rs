@@ -7,8 +7,7 @@ use crate::board::hostlink::WordLink;
 use crate::board::resident::{check_fits, ResidentBoard};
 use crate::board::serial::ByteStreamLink;
 use crate::model::ModelFile;
-use crate::train::init::Init;
-use crate::train::{load_split, load_split_checked, Scale};
+use crate::train::init::{self, Init};
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::{ScaleKind, Spec, State};
@@ -52,16 +51,7 @@ fn default_baud(mhz: f64) -> u32 {
 }
 
 pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
-    let init = a.init.as_deref().map(Init::load).transpose()?;
-    let given = a.spec.as_deref().map(Spec::load).transpose()?;
-    let spec = match (&init, &given) {
-        (Some(i), g) => i.spec(
-            g.as_ref()
-                .map(|s| (s, "--spec", a.spec.as_deref().unwrap())),
-        )?,
-        (None, Some(s)) => s.clone(),
-        (None, None) => bail!("--spec: give the spec to train (or --init MODEL, which carries it)"),
-    };
+    let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
     if a.epochs == 0 || a.epochs > 65535 {
         bail!(
             "--epochs: a resident run takes 1 to 65535 epochs, got {}",
@@ -93,18 +83,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             default_baud(mhz)
         }
     };
-    let split = match &init {
-        Some(i) => {
-            let width = |d: &edgeflow_core::Dataset| i.check_data(&a.data, d);
-            load_split_checked(&spec, &a.data, a.label_column, i.scale(a.scale)?, &width)?
-        }
-        None => load_split(
-            &spec,
-            &a.data,
-            a.label_column,
-            Scale::Fit(a.scale.unwrap_or(ScaleKind::Feature)),
-        )?,
-    };
+    let split = init::load_data(&spec, init.as_ref(), &a.data, a.label_column, a.scale)?;
     let start = Start {
         state: init
             .as_ref()

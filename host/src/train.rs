@@ -294,33 +294,13 @@ pub fn check_plot_path(path: Option<&Path>) -> Result<()> {
 }
 
 pub fn train_cmd(a: TrainArgs) -> Result<()> {
-    let init = a.init.as_deref().map(Init::load).transpose()?;
-    let given = a.spec.as_deref().map(Spec::load).transpose()?;
-    let spec = match (&init, &given) {
-        (Some(i), g) => i.spec(
-            g.as_ref()
-                .map(|s| (s, "--spec", a.spec.as_deref().unwrap())),
-        )?,
-        (None, Some(s)) => s.clone(),
-        (None, None) => bail!("--spec: give the spec to train (or --init MODEL, which carries it)"),
-    };
+    let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
     check_epochs(a.epochs, init.is_some())?;
     check_plot_path(a.plot.as_deref())?;
     if a.out.is_some() && a.backend == "float" {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
-    let split = match &init {
-        Some(i) => {
-            let width = |d: &Dataset| i.check_data(&a.data, d);
-            load_split_checked(&spec, &a.data, a.label_column, i.scale(a.scale)?, &width)?
-        }
-        None => load_split(
-            &spec,
-            &a.data,
-            a.label_column,
-            Scale::Fit(a.scale.unwrap_or(ScaleKind::Feature)),
-        )?,
-    };
+    let split = init::load_data(&spec, init.as_ref(), &a.data, a.label_column, a.scale)?;
     let mut trainer = make_trainer(&spec, &a.backend)?;
     if let Some(i) = &init {
         trainer.load_state(i.state())?;
