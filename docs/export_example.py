@@ -57,11 +57,14 @@ def input_grid(x, npz):
 
 def float_network(a, npz):
     """The dequantized network in float64: weight<n> is right x left, zero off the pattern."""
+    width, _, frac = (int(v) for v in npz["format"])
+    lo, hi = -(2 ** (width - 1)) / 2**frac, (2 ** (width - 1) - 1) / 2**frac
     spec = bytes(npz["spec"]).decode()
     relu = re.search(r'^activation\s*=\s*"relu"', spec, re.M) is not None
     junctions = len(npz["layers"]) - 1
     for n in range(1, junctions + 1):
-        h = a @ npz[f"weight{n}"].astype(np.float64).T + npz[f"bias{n}"]
+        # the sum saturates at the format's limits, as in the fixed-point network
+        h = np.clip(a @ npz[f"weight{n}"].astype(np.float64).T + npz[f"bias{n}"], lo, hi)
         a = np.maximum(h, 0.0) if relu and n < junctions else 1.0 / (1.0 + np.exp(-h))
     return a
 

@@ -3,8 +3,9 @@
 //!
 //! The graph computes in float what the fixed-point network computes: the input rounded to
 //! the network's input grid (`Format::quantize_input`), then per junction a dense
-//! `MatMul` with the dequantized weights (zero off the pattern), the bias, and the activation
-//! (the spec's for hidden layers, sigmoid for the output layer).
+//! `MatMul` with the dequantized weights (zero off the pattern), the bias, the sum saturated
+//! at the format's limits, and the activation (the spec's for hidden layers, sigmoid for the
+//! output layer).
 
 use edgeflow_core::matrices::DenseJunction;
 use edgeflow_core::{Activation, Spec};
@@ -240,6 +241,8 @@ pub fn network(spec: &Spec, dense: &[DenseJunction], metadata: &[(String, String
     let raw = b.node("Min", &[&raw, &top], "input_saturated");
     let lsb = b.scalar("format_lsb", 0.5f32.powi(f.frac_bits as i32));
     let mut a = b.node("Mul", &[&raw, &lsb], "layer0");
+    let lo = b.scalar("format_min", f.to_f64(f.min()) as f32);
+    let hi = b.scalar("format_max", f.to_f64(f.max()) as f32);
     let last = dense.len();
     for (j, d) in dense.iter().enumerate() {
         let n = j + 1;
@@ -254,7 +257,9 @@ pub fn network(spec: &Spec, dense: &[DenseJunction], metadata: &[(String, String
         let bias: Vec<f32> = d.bias.iter().map(|&v| f.to_f64(v) as f32).collect();
         let bias = b.constant(&format!("bias{n}"), &[d.rows], bias);
         let m = b.node("MatMul", &[&a, &w], &format!("matmul{n}"));
-        let h = b.node("Add", &[&m, &bias], &format!("preactivation{n}"));
+        let h = b.node("Add", &[&m, &bias], &format!("sum{n}"));
+        // the fixed-point sum saturates at the format's limits before the activation
+        let h = b.node("Clip", &[&h, &lo, &hi], &format!("preactivation{n}"));
         let act = if n < last && spec.activation == Activation::Relu {
             "Relu"
         } else {
