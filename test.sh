@@ -64,4 +64,15 @@ if ! command -v "$pypi" >/dev/null 2>&1 && [[ ! -x .venv/bin/$pypi && ! -x $user
   fi
 fi
 
+# numpy and onnxruntime: the exported ONNX model is checked with a real runtime
+# (host/tests/export_cli.rs finds them in the user's site or in ./.venv).
+if ! python3 -c "import numpy, onnxruntime" >/dev/null 2>&1 &&
+  ! { [[ -x .venv/bin/python3 ]] && .venv/bin/python3 -c "import numpy, onnxruntime" >/dev/null 2>&1; }; then
+  echo "test.sh: installing the PyPI packages numpy and onnxruntime"
+  if ! python3 -m pip install --user -q numpy onnxruntime; then
+    [[ -x .venv/bin/pip ]] || python3 -m venv .venv
+    .venv/bin/pip install -q numpy onnxruntime
+  fi
+fi
+
 cargo test --workspace --release --features edgeflow/mpi "$@"

@@ -5,6 +5,7 @@
 pub mod advice;
 pub mod data;
 pub mod fixed;
+pub mod matrices;
 pub mod order;
 pub mod pattern;
 pub mod resident;

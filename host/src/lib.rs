@@ -9,9 +9,11 @@ pub mod chart;
 pub mod commands;
 pub mod cost_cmd;
 pub mod deploy_cmd;
+pub mod export_cmd;
 pub mod flow;
 #[cfg(test)]
 mod fuzz_targets;
+pub mod import_cmd;
 pub mod model;
 pub mod multiboard;
 #[cfg(feature = "mpi")]

@@ -33,6 +33,10 @@ pub struct ModelFile {
     /// the inputs are zero padding): `eval` and `infer` refuse data of another width.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub features: Option<usize>,
+    /// Epochs of the sample order the state has trained; `train --init` continues the order
+    /// from here. Absent (an import, an older file): none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epochs: Option<usize>,
 }
 
 impl ModelFile {
@@ -47,6 +51,7 @@ impl ModelFile {
             state_sha256: state.sha256(),
             scaling: Some(scaling.clone()),
             features: None,
+            epochs: None,
         }
     }
 

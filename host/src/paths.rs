@@ -214,9 +214,15 @@ fn resolved(p: &Path) -> PathBuf {
         return c;
     }
     let base = existing_ancestor(p);
+    // `.` stands for the working directory, not for a first component of `p`
+    let skip = if base == Path::new(".") && !p.starts_with(".") {
+        0
+    } else {
+        base.components().count()
+    };
     let rest: PathBuf = p
         .components()
-        .skip(base.components().count())
+        .skip(skip)
         .filter(|c| !matches!(c, Component::CurDir))
         .collect();
     let base = base.canonicalize().unwrap_or(base);
@@ -244,6 +250,15 @@ mod tests {
         assert!(same_file(&d.join("link"), &d.join("a")));
         assert!(same_file(&d.join("sub/../b"), &d.join("b")));
         assert!(!same_file(&d.join("b"), &d.join("c")));
+        // relative names of which nothing exists yet are still two files
+        assert!(!same_file(
+            Path::new("edgeflow-missing-a.model"),
+            Path::new("edgeflow-missing-b.onnx")
+        ));
+        assert!(same_file(
+            Path::new("./edgeflow-missing-a.model"),
+            Path::new("edgeflow-missing-a.model")
+        ));
         let e = Paths::new()
             .input("--spec", Some(&d.join("a")))
             .output("--out", Some(&d.join("sub/../link")))

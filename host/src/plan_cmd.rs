@@ -201,9 +201,11 @@ fn under_mpirun() -> bool {
 /// time and the measured bottleneck next to the plan's prediction.
 pub struct TrainPlanArgs<'a> {
     pub plan: &'a Path,
+    /// Continue from this model (`train --init`); it must hold the plan's network.
+    pub init: Option<&'a Path>,
     pub data: &'a str,
     pub label_column: Option<usize>,
-    pub scale: edgeflow_core::ScaleKind,
+    pub scale: Option<edgeflow_core::ScaleKind>,
     pub epochs: usize,
     pub backend: &'a str,
     pub out: Option<&'a Path>,
@@ -215,6 +217,7 @@ pub struct TrainPlanArgs<'a> {
 pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     let TrainPlanArgs {
         plan: plan_path,
+        init,
         data,
         label_column,
         scale,
@@ -226,7 +229,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         verify,
     } = a;
     use crate::multiboard::PipelineBoard;
-    use crate::train::{load_split, run, Trainer};
+    use crate::train::{run_from, Trainer};
     // Under mpirun every rank runs one stage; rank 0 goes on here, the others serve it.
     #[cfg(feature = "mpi")]
     let mut mpi = match under_mpirun() {
@@ -243,11 +246,20 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     let text = std::fs::read_to_string(plan_path)
         .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
     let p = PlanFile::from_json(&text, &plan_path.display().to_string()).map_err(|e| anyhow!(e))?;
-    if epochs == 0 {
-        anyhow::bail!("--epochs must be at least 1");
-    }
+    let init = init.map(crate::train::init::Init::load).transpose()?;
+    crate::train::init::check_epochs(epochs, init.is_some())?;
     crate::train::check_plot_path(plot)?;
-    let spec = p.spec.clone();
+    let spec = match &init {
+        Some(i) => i.spec(Some((&p.spec, "--plan", plan_path)))?,
+        None => p.spec.clone(),
+    };
+    let start = init.as_ref().map_or_else(
+        || edgeflow_core::State::initial(&spec),
+        |i| i.state().clone(),
+    );
+    let first = init
+        .as_ref()
+        .map_or(0, crate::train::init::Init::first_epoch);
     let stages = stage_ranges(&p);
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let staleness = edgeflow_sim::Schedule::with_links(&link_delay).staleness();
@@ -289,18 +301,19 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             "--plan runs on backend reference (one thread per stage), opencl (stage i on OpenCL device i) or rtl (one simulated RTL stage per board), not '{other}'"
         ),
     };
-    let split = load_split(&spec, data, label_column, crate::train::Scale::Fit(scale))?;
-    let (rep, _) = run(Trainer::Board(board), &split, epochs, json)?;
+    let split = crate::train::init::load_data(&spec, init.as_ref(), data, label_column, scale)?;
+    let mut trainer = Trainer::Board(board);
+    trainer.load_state(&start)?;
+    let (rep, _) = run_from(trainer, &split, first, epochs, json)?;
     let state = rep.state.clone().expect("a board returns its state");
     let verified = if verify {
         // The reference model with the plan's staleness, on exactly the streams run() used.
-        let mut r = edgeflow_sim::Reference::with_state(
-            &spec,
-            edgeflow_core::State::initial(&spec),
-            staleness.clone(),
-        )
-        .map_err(|e| anyhow!(e))?;
+        let mut r = edgeflow_sim::Reference::with_state(&spec, start.clone(), staleness.clone())
+            .map_err(|e| anyhow!(e))?;
         let mut order = edgeflow_core::order::SampleOrder::new(split.train.len());
+        for _ in 0..first {
+            order.next_keys();
+        }
         for _ in 0..epochs {
             r.train(&split.train.select(&order.next_epoch()));
         }
@@ -319,6 +332,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     if let Some(o) = out {
         let mut m = crate::model::ModelFile::new(&spec, &staleness, &state, &split.scaling);
         m.features = Some(split.features);
+        m.epochs = Some(first + epochs);
         m.save(o)?;
     }
     if let Some(pl) = plot {

@@ -7,7 +7,7 @@ use crate::board::hostlink::WordLink;
 use crate::board::resident::{check_fits, ResidentBoard};
 use crate::board::serial::ByteStreamLink;
 use crate::model::ModelFile;
-use crate::train::{load_split, Scale};
+use crate::train::init::{self, Init};
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::{ScaleKind, Spec, State};
@@ -20,11 +20,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub struct ResidentArgs {
-    pub spec: PathBuf,
+    pub spec: Option<PathBuf>,
+    /// Continue from this model (`train --init`): its state is loaded, the chip's sample
+    /// order starts at the model's next epoch.
+    pub init: Option<PathBuf>,
     pub board: String,
     pub data: String,
     pub label_column: Option<usize>,
-    pub scale: ScaleKind,
+    pub scale: Option<ScaleKind>,
     pub epochs: usize,
     pub backend: String,
     pub baud: Option<u32>,
@@ -48,7 +51,7 @@ fn default_baud(mhz: f64) -> u32 {
 }
 
 pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
-    let spec = Spec::load(&a.spec)?;
+    let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
     if a.epochs == 0 || a.epochs > 65535 {
         bail!(
             "--epochs: a resident run takes 1 to 65535 epochs, got {}",
@@ -80,7 +83,13 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             default_baud(mhz)
         }
     };
-    let split = load_split(&spec, &a.data, a.label_column, Scale::Fit(a.scale))?;
+    let split = init::load_data(&spec, init.as_ref(), &a.data, a.label_column, a.scale)?;
+    let start = Start {
+        state: init
+            .as_ref()
+            .map_or_else(|| State::initial(&spec), |i| i.state().clone()),
+        first_epoch: init.as_ref().map_or(0, Init::first_epoch),
+    };
     let (r, capacity) = (spec.record_words(), words / spec.record_words());
     // checked before anything is built or sent
     check_fits(&spec, words, split.train.len(), split.test.len())
@@ -109,11 +118,27 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
                 name: format!("verilator:{}", b.name),
                 timeout: Duration::from_secs(600),
             };
-            run(built, link, top.clocks_per_bit, words, &split, a.epochs)?
+            run(
+                built,
+                link,
+                top.clocks_per_bit,
+                words,
+                &split,
+                &start,
+                a.epochs,
+            )?
         }
         Some(p) => {
             let link = crate::board::serial::open(&p, baud)?;
-            run(built, link, top.clocks_per_bit, words, &split, a.epochs)?
+            run(
+                built,
+                link,
+                top.clocks_per_bit,
+                words,
+                &split,
+                &start,
+                a.epochs,
+            )?
         }
     };
     let wall = t0.elapsed().as_secs_f64();
@@ -124,6 +149,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     if let Some(out) = &a.out {
         let mut m = ModelFile::new(&spec, &spec.default_staleness(), &state, &split.scaling);
         m.features = Some(split.features);
+        m.epochs = Some(start.first_epoch + a.epochs);
         m.save(out)?;
     }
     let sha = state.sha256();
@@ -177,18 +203,25 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
 
 type Run = (State, crate::board::resident::ResidentClocks, Vec<usize>);
 
+/// Where a resident run starts: the spec's initial state at epoch 0, or a model's.
+struct Start {
+    state: State,
+    first_epoch: usize,
+}
+
 fn run<L: WordLink>(
     spec: &Spec,
     link: L,
     clocks_per_bit: u16,
     words: usize,
     split: &crate::train::Split,
+    start: &Start,
     epochs: usize,
 ) -> Result<Run> {
     let mut rb = ResidentBoard::new(spec, link, clocks_per_bit, words);
-    rb.load_state(&State::initial(spec))?;
+    rb.load_state(&start.state)?;
     let test_at = rb.upload(&split.train, &split.test)?;
-    rb.train(split.train.len(), epochs)?;
+    rb.train(split.train.len(), start.first_epoch, epochs)?;
     let preds = rb.infer(test_at, split.test.len())?;
     let state = rb.read_state()?;
     Ok((state, rb.clocks.clone(), preds))

@@ -1,5 +1,8 @@
 //! `edgeflow train`, `eval`, `infer` and the no-argument demo.
 
+#[path = "init.rs"]
+pub mod init;
+
 use crate::board::{reference::ReferenceBoard, Board};
 use crate::model::ModelFile;
 use crate::plot::{line_chart, Series};
@@ -9,6 +12,7 @@ use edgeflow_core::order::{SampleOrder, DATA_SEED};
 use edgeflow_core::{Dataset, Encoded, ScaleKind, Scaling, Spec, State};
 use edgeflow_sim::{accuracy, FloatReference};
 use indicatif::{ProgressBar, ProgressStyle};
+use init::{check_epochs, Init};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -121,6 +125,24 @@ impl Trainer {
             Trainer::Float(f) => Ok(f.infer(d)),
         }
     }
+    /// Start from `state` (`train --init`): a board loads it as it loads the spec's initial
+    /// state; the float reference takes its values.
+    pub fn load_state(&mut self, state: &State) -> Result<()> {
+        match self {
+            Trainer::Board(b) => b.load_state(state),
+            Trainer::Float(f) => {
+                let fmt = f.spec.format();
+                let real = |v: &Vec<Vec<i32>>| -> Vec<Vec<f64>> {
+                    v.iter()
+                        .map(|w| w.iter().map(|&x| fmt.to_f64(x)).collect())
+                        .collect()
+                };
+                f.weights = real(&state.weights);
+                f.biases = real(&state.biases);
+                Ok(())
+            }
+        }
+    }
     fn name(&self) -> String {
         match self {
             Trainer::Board(b) => b.name(),
@@ -146,9 +168,16 @@ pub struct RunReport {
 /// Train for `epochs` epochs, each one pipelined stream over the training set in the epoch's
 /// [sample order](edgeflow_core::order); accuracies after every epoch. Only training time
 /// counts towards samples/s.
-pub fn run(
+pub fn run(t: Trainer, split: &Split, epochs: usize, quiet: bool) -> Result<(RunReport, Trainer)> {
+    run_from(t, split, 0, epochs, quiet)
+}
+
+/// [`run`] from epoch `first` of the sample order (a continued run, `train --init`). With
+/// no epochs, the one report is the accuracy of the state as loaded.
+pub fn run_from(
     mut t: Trainer,
     split: &Split,
+    first: usize,
     epochs: usize,
     quiet: bool,
 ) -> Result<(RunReport, Trainer)> {
@@ -171,6 +200,16 @@ pub fn run(
     let mut reports = Vec::new();
     let mut train_time = 0.0;
     let mut order = SampleOrder::new(n);
+    for _ in 0..first {
+        order.next_keys();
+    }
+    if epochs == 0 {
+        reports.push(EpochReport {
+            epoch: first,
+            train_accuracy: accuracy(&t.infer(&split.train)?, &split.train.labels),
+            test_accuracy: accuracy(&t.infer(&split.test)?, &split.test.labels),
+        });
+    }
     for e in 0..epochs {
         pb.set_message(format!("{}/{epochs}", e + 1));
         let stream = split.train.select(&order.next_epoch());
@@ -183,7 +222,7 @@ pub fn run(
         let line = format!(
             "{:>10} epoch {:>3}: train {:6.2}%  test {:6.2}%",
             t.name(),
-            e + 1,
+            first + e + 1,
             tr * 100.0,
             te * 100.0
         );
@@ -194,7 +233,7 @@ pub fn run(
             pb.println(line);
         }
         reports.push(EpochReport {
-            epoch: e + 1,
+            epoch: first + e + 1,
             train_accuracy: tr,
             test_accuracy: te,
         });
@@ -227,10 +266,11 @@ pub fn make_trainer(spec: &Spec, backend: &str) -> Result<Trainer> {
 }
 
 pub struct TrainArgs {
-    pub spec: PathBuf,
+    pub spec: Option<PathBuf>,
+    pub init: Option<PathBuf>,
     pub data: String,
     pub label_column: Option<usize>,
-    pub scale: ScaleKind,
+    pub scale: Option<ScaleKind>,
     pub epochs: usize,
     pub backend: String,
     pub out: Option<PathBuf>,
@@ -255,20 +295,23 @@ pub fn check_plot_path(path: Option<&Path>) -> Result<()> {
 }
 
 pub fn train_cmd(a: TrainArgs) -> Result<()> {
-    let spec = Spec::load(&a.spec)?;
-    if a.epochs == 0 {
-        bail!("--epochs must be at least 1");
-    }
+    let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
+    check_epochs(a.epochs, init.is_some())?;
     check_plot_path(a.plot.as_deref())?;
     if a.out.is_some() && a.backend == "float" {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
-    let split = load_split(&spec, &a.data, a.label_column, Scale::Fit(a.scale))?;
-    let trainer = make_trainer(&spec, &a.backend)?;
-    let (rep, _) = run(trainer, &split, a.epochs, a.json)?;
+    let split = init::load_data(&spec, init.as_ref(), &a.data, a.label_column, a.scale)?;
+    let mut trainer = make_trainer(&spec, &a.backend)?;
+    if let Some(i) = &init {
+        trainer.load_state(i.state())?;
+    }
+    let first = init.as_ref().map_or(0, Init::first_epoch);
+    let (rep, _) = run_from(trainer, &split, first, a.epochs, a.json)?;
     if let (Some(out), Some(state)) = (&a.out, &rep.state) {
         let mut m = ModelFile::new(&spec, &spec.default_staleness(), state, &split.scaling);
         m.features = Some(split.features);
+        m.epochs = Some(first + a.epochs);
         m.save(out)?;
     }
     if let Some(p) = &a.plot {
@@ -283,6 +326,8 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
             "data": split.name,
             "scale": split.scaling.kind,
             "epochs": a.epochs,
+            "first_epoch": first,
+            "init": a.init,
             "train_samples": split.train.len(),
             "test_samples": split.test.len(),
             "train_accuracy": last.train_accuracy,

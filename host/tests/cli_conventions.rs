@@ -136,6 +136,8 @@ fn pages() -> Vec<Page> {
 /// Commands that write a file or fill a directory.
 const WRITERS: &[&str] = &[
     "train",
+    "export",
+    "import",
     "infer",
     "plan",
     "bench",

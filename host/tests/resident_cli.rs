@@ -1,6 +1,7 @@
 //! `edgeflow train --resident`: the iCEBreaker board top (PLL model, UART bit by bit at
 //! 3 Mbaud, SPRAM from yosys' own simulation model) under Verilator trains digits with the
-//! data resident on the board, and ends in exactly the reference's state.
+//! data resident on the board, and ends in exactly the reference's state; so does a run
+//! continued from a model (`--init`).
 
 mod common;
 use common::*;
@@ -141,4 +142,40 @@ fn resident_training_over_a_serial_port_equals_the_reference() {
     assert_eq!(resident["state_sha256"], reference["state_sha256"]);
     assert_eq!(resident["test_accuracy"], reference["test_accuracy"]);
     bridge.stop().unwrap();
+}
+
+/// `--init` on the resident board top (Verilator co-simulation): the model's state goes in,
+/// the chip's sample order starts at the model's next epoch, and the run ends in the state
+/// the reference reaches from the same model.
+#[test]
+fn init_on_the_resident_board_top_equals_the_reference() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let d = tmpdir("resident-init");
+    let m = d.join("digits.model");
+    ok_json(&[
+        "train",
+        "--json",
+        "--spec",
+        "specs/digits.toml",
+        "--epochs",
+        "1",
+        "--out",
+        path_str(&m),
+    ]);
+    let cont = ["train", "--json", "--init", path_str(&m), "--epochs", "1"];
+    let reference = ok_json(&cont);
+    let mut args = cont.to_vec();
+    args.extend([
+        "--board",
+        "icebreaker",
+        "--resident",
+        "--backend",
+        "verilator",
+    ]);
+    let resident = ok_json(&args);
+    assert_eq!(resident["state_sha256"], reference["state_sha256"]);
+    assert_eq!(resident["test_accuracy"], reference["test_accuracy"]);
+    std::fs::remove_dir_all(&d).ok();
 }

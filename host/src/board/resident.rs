@@ -111,9 +111,10 @@ impl<L: WordLink> ResidentBoard<L> {
         Ok(test_at)
     }
 
-    /// `epochs` epochs on chip over the first `n` records, in the reference's order.
-    pub fn train(&mut self, n: usize, epochs: usize) -> Result<()> {
-        let w = rp::train_resident(n, epochs, 0);
+    /// `epochs` epochs on chip over the first `n` records, in the reference's order from
+    /// epoch `first`.
+    pub fn train(&mut self, n: usize, first: usize, epochs: usize) -> Result<()> {
+        let w = rp::train_resident(n, epochs, first);
         self.board.link.send(&w)?;
         let a = self
             .board

@@ -116,6 +116,16 @@ pub enum Cmd {
     ///
     /// Example: edgeflow infer --model digits.model -o predictions.csv
     Infer(infer::Args),
+    /// Export a trained model: ONNX (runs in any ONNX runtime) or NPZ (weights, masks and
+    /// format for NumPy). See docs/export.md.
+    ///
+    /// Example: edgeflow export --model digits.model -o digits.onnx
+    Export(crate::export_cmd::ExportCli),
+    /// Make a model file from weights trained elsewhere (NPZ, in the spec's pattern),
+    /// rounded to the spec's format. See docs/export.md.
+    ///
+    /// Example: edgeflow import --spec specs/digits.toml --npz weights.npz -o digits.model
+    Import(crate::import_cmd::ImportCli),
     /// Simulate the RTL network (rust-hdl) against the reference model: load the spec's
     /// initial weights, train N samples, infer them, read everything back and compare.
     ///
@@ -178,6 +188,8 @@ impl Cmd {
             Cmd::Plan(a) => a.paths(),
             Cmd::Cost(a) => a.paths(),
             Cmd::Infer(a) => a.paths(),
+            Cmd::Export(a) => crate::export_cmd::paths(a),
+            Cmd::Import(a) => crate::import_cmd::paths(a),
             Cmd::Sim(a) => a.paths(),
             Cmd::Bench(a) => a.paths(),
             Cmd::Quality(a) => a.paths(),
@@ -208,6 +220,8 @@ impl Cmd {
             Cmd::Plan(a) => a.exec(),
             Cmd::Cost(a) => a.exec(),
             Cmd::Infer(a) => a.exec(),
+            Cmd::Export(a) => crate::export_cmd::exec(a),
+            Cmd::Import(a) => crate::import_cmd::exec(a),
             Cmd::Sim(a) => a.exec(),
             Cmd::Bench(a) => a.exec(),
             Cmd::Quality(a) => a.exec(),

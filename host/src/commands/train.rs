@@ -6,11 +6,14 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["spec", "plan"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["spec", "plan", "init"])))]
 pub struct Args {
     /// Spec file (TOML).
     #[arg(long)]
     spec: Option<PathBuf>,
+    /// Continue from this model (state, scaling, spec, sample order); see docs/export.md.
+    #[arg(long)]
+    init: Option<PathBuf>,
     /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
     /// spec comes from the plan. Backends: reference (one thread per board), opencl
     /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
@@ -29,9 +32,10 @@ pub struct Args {
     /// How a CSV's values are brought into [0, 1]: feature (each feature min-max scaled,
     /// fitted on the training split, clipped), global (every value divided by the file's
     /// largest) or none (values already in [0, 1]). Kept in the model file. The bundled
-    /// digits and MNIST keep their fixed pixel scaling under every choice.
-    #[arg(long, default_value = "feature")]
-    scale: edgeflow_core::ScaleKind,
+    /// digits and MNIST keep their fixed pixel scaling under every choice. [default: feature;
+    /// with --init: the model's]
+    #[arg(long)]
+    scale: Option<edgeflow_core::ScaleKind>,
     /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
     #[arg(long, default_value_t = 30)]
     epochs: usize,
@@ -74,6 +78,7 @@ impl Args {
     pub fn paths(&self) -> Paths {
         Paths::new()
             .input("--spec", self.spec.as_deref())
+            .input("--init", self.init.as_deref())
             .input("--plan", self.plan.as_deref())
             .data("--data", Some(&self.data))
             .output("--out", self.out.as_deref())
@@ -84,6 +89,7 @@ impl Args {
         if let Some(plan) = &self.plan {
             return crate::plan_cmd::train_plan(crate::plan_cmd::TrainPlanArgs {
                 plan,
+                init: self.init.as_deref(),
                 data: &self.data,
                 label_column: self.label_column,
                 scale: self.scale,
@@ -95,10 +101,11 @@ impl Args {
                 verify: self.verify,
             });
         }
-        let spec = self.spec.expect("clap requires --spec without --plan");
+        let spec = self.spec;
         if self.resident {
             return crate::resident_cmd::train_resident_cmd(crate::resident_cmd::ResidentArgs {
                 spec,
+                init: self.init,
                 board: self.board.expect("clap requires --board with --resident"),
                 data: self.data,
                 label_column: self.label_column,
@@ -116,6 +123,7 @@ impl Args {
         }
         crate::train::train_cmd(crate::train::TrainArgs {
             spec,
+            init: self.init,
             data: self.data,
             label_column: self.label_column,
             scale: self.scale,
