@@ -342,14 +342,43 @@ impl Reference {
         f.run(self, input).to_vec()
     }
 
-    /// Predicted class of every sample: the first output with the largest activation.
+    /// Predicted class of every sample: the first output with the largest activation. On
+    /// every core ([`Reference::infer_threads`]).
     pub fn infer(&self, data: &Encoded) -> Vec<usize> {
-        let mut f = Forward::new(self);
-        (0..data.len())
-            .map(|n| argmax(f.run(self, data.input(n))))
-            .collect()
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.infer_threads(data, cores)
+    }
+
+    /// [`Reference::infer`] on up to `threads` threads, each over a contiguous share of the
+    /// samples: inference changes no state, so the predictions do not depend on the split.
+    /// Shares are at least [`MIN_SAMPLES_PER_THREAD`] samples, below which a thread costs
+    /// more than it saves.
+    pub fn infer_threads(&self, data: &Encoded, threads: usize) -> Vec<usize> {
+        let n = data.len();
+        let threads = threads.clamp(1, n.div_ceil(MIN_SAMPLES_PER_THREAD).max(1));
+        let predict = |range: std::ops::Range<usize>| -> Vec<usize> {
+            let mut f = Forward::new(self);
+            range.map(|k| argmax(f.run(self, data.input(k)))).collect()
+        };
+        if threads == 1 {
+            return predict(0..n);
+        }
+        let share = n.div_ceil(threads);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = (0..n)
+                .step_by(share)
+                .map(|start| s.spawn(move || predict(start..(start + share).min(n))))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().expect("an inference thread panicked"))
+                .collect()
+        })
     }
 }
+
+/// The fewest samples [`Reference::infer_threads`] gives one thread.
+pub const MIN_SAMPLES_PER_THREAD: usize = 64;
 
 /// Buffers of inference, allocated once for many samples.
 struct Forward {

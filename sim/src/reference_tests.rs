@@ -348,3 +348,26 @@ fn every_word_and_gather_path_equals_naive_stale_sgd() {
         }
     }
 }
+
+#[test]
+fn inference_on_any_number_of_threads_predicts_sample_by_sample() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
+    let sp = Spec::load(&dir.join("digits.toml")).unwrap();
+    let ds = edgeflow_core::Dataset::digits().unwrap();
+    let all = ds.encode(&sp, &(0..ds.len()).collect::<Vec<_>>()).unwrap();
+    let mut r = Reference::new(&sp);
+    r.train(&all);
+    for n in [5, all.len()] {
+        let d = all.select(&(0..n).collect::<Vec<_>>());
+        // each sample alone, through the one-sample path
+        let want: Vec<usize> = (0..n).map(|k| argmax(&r.forward(d.input(k)))).collect();
+        assert!(want.iter().any(|&p| p != want[0]), "one class everywhere");
+        for threads in [1, 2, 3, 7, 16, 1000] {
+            assert_eq!(
+                r.infer_threads(&d, threads),
+                want,
+                "{n} samples, {threads} threads"
+            );
+        }
+    }
+}
