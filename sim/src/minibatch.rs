@@ -99,15 +99,17 @@ impl DenseMiniBatch {
             relu: self.relu,
             input_scale: self.input_scale,
         };
-        let rows = |(t, (a, d)): (usize, (Vec<&mut [f32]>, Vec<&mut [f32]>))| {
+        let rows = |(t, (a, d)): (usize, RowSlices)| {
             let (s0, s1) = (bounds[t], bounds[t + 1]);
             let n0 = net.layers[0];
             net.rows(&inputs[s0 * n0..s1 * n0], &labels[s0..s1], a, d, train);
         };
         let work = a_parts.into_iter().zip(d_parts).enumerate();
         match &self.pool {
-            Some(p) => p.install(|| work.collect::<Vec<_>>().into_par_iter().for_each(rows)),
-            None => work.for_each(rows),
+            Some(p) if parts > 1 => {
+                p.install(|| work.collect::<Vec<_>>().into_par_iter().for_each(rows))
+            }
+            _ => work.for_each(rows),
         }
         if train {
             self.update(b);
@@ -196,6 +198,9 @@ impl DenseMiniBatch {
         out
     }
 }
+
+/// One part's rows of every layer's activations and of every layer's deltas.
+type RowSlices<'a> = (Vec<&'a mut [f32]>, Vec<&'a mut [f32]>);
 
 /// What the row passes read: the network as it stands before the batch's update.
 struct Net<'a> {
