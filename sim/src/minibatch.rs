@@ -1,6 +1,6 @@
 //! Mini-batch float baseline: the fully connected network of the spec's layer sizes (the spec's
 //! hidden activation, sigmoid + cross-entropy output, `f32`), trained with mini-batch SGD whose
-//! matrix products run on `matrixmultiply`'s sgemm, on as many threads as asked. It is the
+//! matrix products run on `matrixmultiply`'s sgemm, on up to as many threads as asked (a pass too small to share stays on one). It is the
 //! trainer a user who knows CPUs would hold an accelerator against; it starts from the same
 //! weights as [`crate::DenseReference`] and shares nothing with the fixed-point model.
 //!
@@ -26,6 +26,9 @@ pub struct DenseMiniBatch {
     pub lr: f32,
     pub batch: usize,
     pub threads: usize,
+    /// Multiply-accumulates a thread must get in a pass before the pass is split: below it
+    /// handing out the work costs more than it saves.
+    pub min_work_per_thread: usize,
     relu: bool,
     input_scale: f32,
     /// `a[l]`: `batch × layers[l]` activations of the batch in flight.
@@ -49,6 +52,7 @@ impl DenseMiniBatch {
             lr: d.eta * (batch as f32).sqrt(),
             batch,
             threads,
+            min_work_per_thread: 1 << 18,
             relu: spec.activation == Activation::Relu,
             input_scale: 1.0 / (1u64 << spec.fixed.frac_bits) as f32,
             a: spec.layers.iter().map(|&n| vec![0.0; n * batch]).collect(),
@@ -67,12 +71,18 @@ impl DenseMiniBatch {
         dense_edge_ops(&self.layers)
     }
 
+    /// Threads worth using on a pass over `b` samples.
+    fn parts(&self, b: usize) -> usize {
+        let work: usize = self.layers.windows(2).map(|w| w[0] * w[1] * b).sum();
+        (work / self.min_work_per_thread.max(1)).clamp(1, self.threads)
+    }
+
     /// Feed-forward of `labels.len()` samples (at most `batch`) and, with `train`, one SGD step
     /// on their mean gradient.
     fn pass(&mut self, inputs: &[i32], labels: &[usize], train: bool) {
         let b = labels.len();
         debug_assert!(b <= self.batch && inputs.len() == b * self.layers[0]);
-        let parts = self.threads.min(b);
+        let parts = self.parts(b).min(b);
         let bounds: Vec<usize> = (0..=parts).map(|t| t * b / parts).collect();
         // per part: its rows of every layer's activations and deltas
         let mut a_parts: Vec<Vec<&mut [f32]>> = (0..parts).map(|_| Vec::new()).collect();
@@ -120,7 +130,7 @@ impl DenseMiniBatch {
     /// the threads.
     fn update(&mut self, b: usize) {
         let step = self.lr / b as f32;
-        let parts = self.threads;
+        let parts = self.parts(b);
         let mut tasks = Vec::new();
         for (j, (w, bias)) in self
             .weights
@@ -170,8 +180,8 @@ impl DenseMiniBatch {
             }
         };
         match &self.pool {
-            Some(p) => p.install(|| tasks.into_par_iter().for_each(run)),
-            None => tasks.into_iter().for_each(run),
+            Some(p) if parts > 1 => p.install(|| tasks.into_par_iter().for_each(run)),
+            _ => tasks.into_iter().for_each(run),
         }
     }
 
