@@ -4,6 +4,7 @@
 pub mod dense;
 pub mod float;
 pub mod kernels;
+pub mod minibatch;
 pub mod random;
 pub mod reference;
 pub mod rtl;
@@ -13,5 +14,6 @@ pub mod words;
 
 pub use dense::DenseReference;
 pub use float::FloatReference;
+pub use minibatch::DenseMiniBatch;
 pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};
 pub use sparse::SparseF32;
