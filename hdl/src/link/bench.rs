@@ -200,3 +200,58 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkBench<W, N, NP1> {
         &self.seen
     }
 }
+
+/// A link's timing, measured: sender clocks per 16-bit word on the wire, and the clocks a
+/// transfer takes beyond its words' (header and CRC included) from the first word offered to
+/// `good` at the receiver. Board files carry these (`[link]`); the planner prices a transfer
+/// of `len` words at `(len + 2) · clocks_per_word + latency_clocks` sender clocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkTiming {
+    pub clocks_per_word: f64,
+    pub latency_clocks: u64,
+}
+
+/// Words of a transfer beyond the vector: header and CRC.
+pub const FRAME_WORDS: u64 = 2;
+
+/// Receiver clocks from offering one `len`-word vector to an idle link (sender at 30 MHz,
+/// receiver 300 ppm slower) until the receiver marks it good, with a consumer that always
+/// takes.
+fn transfer_clocks<const W: usize>(len: u16) -> u64 {
+    let mut b: LinkBench<W, 5, 6> = LinkBench::new(
+        LinkTx::new(len, 32),
+        LinkRx::new(len, 1 << 20),
+        33_334,
+        33_344,
+        33_334 / 3,
+    );
+    let v = vec![(0..len)
+        .map(|i| i.wrapping_mul(40503))
+        .collect::<Vec<u16>>()];
+    let s = b.stream(&v, |_| true, false, 1_000_000);
+    assert_eq!((s.good, s.error), (1, 0), "link transfer failed");
+    b.rx_clocks
+}
+
+fn timing<const W: usize>() -> LinkTiming {
+    let (short, long) = (16u16, 80u16);
+    let (a, b) = (transfer_clocks::<W>(short), transfer_clocks::<W>(long));
+    let per_word = (b - a) as f64 / (long - short) as f64;
+    let wire = (short as u64 + FRAME_WORDS) as f64 * per_word;
+    LinkTiming {
+        clocks_per_word: per_word,
+        latency_clocks: (a as f64 - wire).round() as u64,
+    }
+}
+
+/// [`LinkTiming`] of a link `width` data pins wide; `None` for a width that does not divide 16.
+pub fn link_timing(width: u64) -> Option<LinkTiming> {
+    Some(match width {
+        1 => timing::<1>(),
+        2 => timing::<2>(),
+        4 => timing::<4>(),
+        8 => timing::<8>(),
+        16 => timing::<16>(),
+        _ => return None,
+    })
+}

@@ -264,3 +264,33 @@ fn more_credits_than_entries_overrun_the_fifo() {
     assert_eq!(s.error, ERR_OVERRUN);
     assert!(s.good < 3);
 }
+
+/// The `[link]` figures of every board file are what the simulated link measures.
+#[test]
+fn board_files_carry_the_measured_link_timing() {
+    use super::bench::link_timing;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../boards");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let t: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let Some(link) = t.get("link").and_then(|l| l.as_table()) else {
+            continue;
+        };
+        let width = link["width"].as_integer().unwrap() as u64;
+        let m = link_timing(width).expect("a width that divides 16");
+        eprintln!("{}: W={width}: {m:?}", path.display());
+        assert_eq!(m.clocks_per_word, 16.0 / width as f64, "one beat per clock");
+        assert_eq!(
+            (
+                link["clocks_per_word"].as_float().unwrap(),
+                link["latency_clocks"].as_integer().unwrap() as u64
+            ),
+            (m.clocks_per_word, m.latency_clocks),
+            "{}: [link] clocks_per_word, latency_clocks as measured",
+            path.display()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 2, "board files with a [link]: {seen}");
+}
