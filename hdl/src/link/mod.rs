@@ -45,6 +45,14 @@ pub const ERR_TIMEOUT: u64 = 8;
 /// `error` bit: a word arrived at a full FIFO (the credit protocol was broken).
 pub const ERR_OVERRUN: u64 = 16;
 
+/// A link's data pins must divide a 16-bit word into whole beats.
+pub(crate) fn check_width(w: usize) {
+    assert!(
+        [1, 2, 4, 8, 16].contains(&w),
+        "link width must divide 16 (got {w})"
+    );
+}
+
 /// Initial value of the transfer CRC.
 pub const CRC_INIT: u16 = 0xFFFF;
 

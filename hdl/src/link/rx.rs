@@ -89,10 +89,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
     /// `len` words per transfer; `timeout`: receiving clocks without a word, mid-transfer
     /// or while `expect` is high, before `ERR_TIMEOUT`.
     pub fn new(len: u16, timeout: u32) -> Self {
-        assert!(
-            [1, 2, 4, 8, 16].contains(&W),
-            "link width must divide 16 (got {W})"
-        );
+        super::check_width(W);
         assert!(len >= 1 && timeout >= 1 && timeout < (1 << 24));
         Self {
             clock: Default::default(),

@@ -87,6 +87,12 @@ fn random_vectors_cross_between_clocks_300_ppm_apart() {
         TX_PS / 5,
     );
     assert_all_arrive(&mut b, &vs, 90);
+    // Nothing in the crossing depends on the clocks being close: a receiver at less than
+    // half and at nearly twice the sender's clock.
+    for rx_ps in [77_778, 17_858] {
+        let vs = vectors(rx_ps, 3, 29);
+        assert_all_arrive(&mut bench4(29, rx_ps), &vs, 80);
+    }
     let vs = vectors(4, 3, 20);
     let mut b: LinkBench<1, 5, 6> = LinkBench::new(
         LinkTx::new(20, 32),

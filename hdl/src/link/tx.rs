@@ -56,10 +56,7 @@ pub struct LinkTx<const W: usize> {
 impl<const W: usize> LinkTx<W> {
     /// `len` words per transfer; `credits`: the receiver's FIFO entries.
     pub fn new(len: u16, credits: u8) -> Self {
-        assert!(
-            [1, 2, 4, 8, 16].contains(&W),
-            "link width must divide 16 (got {W})"
-        );
+        super::check_width(W);
         assert!(len >= 1 && credits >= 1);
         Self {
             clock: Default::default(),
