@@ -158,12 +158,12 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkBench<W, N, NP1> {
     /// Send `vectors` (one transfer each) while the receiver's consumer takes words when
     /// `ready(receiver clock)` says so, until every transfer arrived good, an error shows, or
     /// `rx_clocks` more receiver clocks passed; a later call goes on where this one stopped.
-    /// `expect` raises the receiver's `expect` while transfers are still due.
+    /// `awaiting` raises the receiver's `awaiting` while transfers are still due.
     pub fn stream(
         &mut self,
         vectors: &[Vec<u16>],
         mut ready: impl FnMut(u64) -> bool,
-        expect: bool,
+        awaiting: bool,
         rx_clocks: u64,
     ) -> &Streamed {
         let words: Vec<u16> = vectors.iter().flatten().copied().collect();
@@ -185,7 +185,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkBench<W, N, NP1> {
                 }
                 Edge::RxRise => {
                     self.rx.ready.next = ready(self.rx_clocks);
-                    self.rx.expect.next = expect;
+                    self.rx.awaiting.next = awaiting;
                     settle(&mut self.rx);
                     if self.rx.valid.val() && self.rx.ready.val() {
                         self.seen.words.push(self.rx.data.val().index() as u16);

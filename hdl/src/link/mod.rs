@@ -40,7 +40,7 @@ pub const ERR_SEQUENCE: u64 = 2;
 /// `error` bit: a start where none belongs, none where a header belongs, or a word whose
 /// beats were cut short.
 pub const ERR_FRAMING: u64 = 4;
-/// `error` bit: a transfer (or, while `expect` is high, its header) stopped arriving.
+/// `error` bit: a transfer (or, while `awaiting` is high, its header) stopped arriving.
 pub const ERR_TIMEOUT: u64 = 8;
 /// `error` bit: a word arrived at a full FIFO (the credit protocol was broken).
 pub const ERR_OVERRUN: u64 = 16;

@@ -37,7 +37,7 @@ pub struct LinkRx<const W: usize, const N: usize, const NP1: usize> {
     pub good: Signal<Out, Bit>,
     /// High while the consumer waits for a transfer: the timeout then runs between
     /// transfers too (a transfer lost at the end of a run).
-    pub expect: Signal<In, Bit>,
+    pub awaiting: Signal<In, Bit>,
     /// Sticky `ERR_*` bits; any of them stops delivery.
     pub error: Signal<Out, Bits<5>>,
     /// Transfers that arrived good.
@@ -87,7 +87,7 @@ pub struct LinkRx<const W: usize, const N: usize, const NP1: usize> {
 
 impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
     /// `len` words per transfer; `timeout`: receiving clocks without a word, mid-transfer
-    /// or while `expect` is high, before `ERR_TIMEOUT`.
+    /// or while `awaiting` is high, before `ERR_TIMEOUT`.
     pub fn new(len: u16, timeout: u32) -> Self {
         super::check_width(W);
         assert!(len >= 1 && timeout >= 1 && timeout < (1 << 24));
@@ -102,7 +102,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
             valid: Default::default(),
             ready: Default::default(),
             good: Default::default(),
-            expect: Default::default(),
+            awaiting: Default::default(),
             error: Default::default(),
             received: Default::default(),
             fifo: Default::default(),
@@ -238,7 +238,7 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         if !self.have.val() {
             if (self.state.q.val() == RxState::Payload)
                 | (self.state.q.val() == RxState::Check)
-                | ((self.state.q.val() == RxState::Header) & self.expect.val())
+                | ((self.state.q.val() == RxState::Header) & self.awaiting.val())
             {
                 self.idle.d.next = self.idle.q.val() + 1;
                 if self.idle.q.val() == self.timeout.val() {

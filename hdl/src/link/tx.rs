@@ -21,7 +21,7 @@ pub struct LinkTx<const W: usize> {
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
     /// Transfers begun so far (the next header's sequence number while idle).
-    pub sequence: Signal<Out, Bits<16>>,
+    pub sent: Signal<Out, Bits<16>>,
     pub link_clock: Signal<Out, Clock>,
     pub link_data: Signal<Out, Bits<W>>,
     pub link_valid: Signal<Out, Bit>,
@@ -63,7 +63,7 @@ impl<const W: usize> LinkTx<W> {
             data: Default::default(),
             valid: Default::default(),
             ready: Default::default(),
-            sequence: Default::default(),
+            sent: Default::default(),
             link_clock: Default::default(),
             link_data: Default::default(),
             link_valid: Default::default(),
@@ -122,7 +122,7 @@ impl<const W: usize> Logic for LinkTx<W> {
         self.link_data.next = self.out_data.q.val();
         self.link_valid.next = self.out_valid.q.val();
         self.link_start.next = self.out_start.q.val();
-        self.sequence.next = self.seq.q.val();
+        self.sent.next = self.seq.q.val();
         self.credit_sync1.d.next = self.link_credit.val();
         self.credit_sync2.d.next = self.credit_sync1.q.val();
         self.credit_prev.d.next = self.credit_sync2.q.val();
