@@ -76,7 +76,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkBench<W, N, NP1> {
         rx_period_ps: u64,
         rx_phase_ps: u64,
     ) -> Self {
-        assert!(tx_period_ps % 2 == 0 && rx_period_ps % 2 == 0);
+        assert!(tx_period_ps.is_multiple_of(2) && rx_period_ps.is_multiple_of(2));
         let mut b = Self {
             tx,
             rx,

@@ -90,7 +90,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
     /// or while `awaiting` is high, before `ERR_TIMEOUT`.
     pub fn new(len: u16, timeout: u32) -> Self {
         super::check_width(W);
-        assert!(len >= 1 && timeout >= 1 && timeout < (1 << 24));
+        assert!(len >= 1 && (1..(1 << 24)).contains(&timeout));
         Self {
             clock: Default::default(),
             link_clock: Default::default(),
@@ -235,15 +235,14 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         }
         // Idle clocks: mid-transfer, or between transfers while a transfer is expected.
         self.idle.d.next = 0.into();
-        if !self.have.val() {
-            if (self.state.q.val() == RxState::Payload)
+        if !self.have.val()
+            & ((self.state.q.val() == RxState::Payload)
                 | (self.state.q.val() == RxState::Check)
-                | ((self.state.q.val() == RxState::Header) & self.awaiting.val())
-            {
-                self.idle.d.next = self.idle.q.val() + 1;
-                if self.idle.q.val() == self.timeout.val() {
-                    self.fault.next = self.err_timeout.val();
-                }
+                | ((self.state.q.val() == RxState::Header) & self.awaiting.val()))
+        {
+            self.idle.d.next = self.idle.q.val() + 1;
+            if self.idle.q.val() == self.timeout.val() {
+                self.fault.next = self.err_timeout.val();
             }
         }
         match self.state.q.val() {
