@@ -10,6 +10,7 @@ pub mod reference;
 pub mod rtl;
 pub mod rtl_stage;
 pub mod sparse;
+pub mod trace;
 pub mod words;
 
 pub use dense::DenseReference;
