@@ -501,6 +501,19 @@ impl Spec {
     pub fn fan_in(&self, j: usize) -> usize {
         self.layers[j] * self.fan_out[j] / self.layers[j + 1]
     }
+
+    /// Edges of junction `j`.
+    pub fn edges(&self, j: usize) -> usize {
+        self.layers[j] * self.fan_out[j]
+    }
+
+    /// Edge operations of training on one sample: FF and UP on every edge, and BP on every
+    /// edge of the junctions after the first (the inputs need no deltas).
+    pub fn edge_ops_per_sample(&self) -> usize {
+        (0..self.junctions())
+            .map(|j| self.edges(j) * if j > 0 { 3 } else { 2 })
+            .sum()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

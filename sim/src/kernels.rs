@@ -243,6 +243,19 @@ pub fn back_and_update(
     sums: &mut [i32],
 ) {
     update(q, fan_in, w, x, words, d, spread, b, Some(&mut *products));
+    back_sums(fan_in, left_of_edge, products, d, sums);
+    sums.iter_mut().for_each(|s| *s = q.saturate(*s));
+}
+
+/// The exact, unsaturated back-propagated sums of the left layer from the edges' products
+/// (rows with delta 0 add nothing). Integer sums of rows in any order and any split agree.
+pub fn back_sums(
+    fan_in: usize,
+    left_of_edge: &[u32],
+    products: &[i32],
+    d: &[i32],
+    sums: &mut [i32],
+) {
     sums.fill(0);
     let rows = products
         .chunks_exact(fan_in)
@@ -255,5 +268,4 @@ pub fn back_and_update(
             sums[k as usize] += p;
         }
     }
-    sums.iter_mut().for_each(|s| *s = q.saturate(*s));
 }

@@ -68,7 +68,24 @@ pub struct Reference {
     /// Per junction: what makes a pass's words from its lanes, and the words in edge order.
     streams: Vec<WordStream>,
     words: Vec<Vec<u32>>,
+    /// Threads [`Reference::train`] uses: as many as asked, or (`None`) every core the
+    /// network is big enough for. The bits never depend on it.
+    threads: Option<usize>,
+    /// The fewest edge operations per sample worth a thread of their own when the thread
+    /// count is not given: below it the threads' meeting every block cycle costs more than
+    /// they share.
+    pub min_edge_ops_per_thread: usize,
 }
+
+/// How [`Reference::train`] runs: on `threads` threads, the junctions' rows in `parts`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadPlan {
+    pub threads: usize,
+    pub parts: Vec<Vec<threads::Share>>,
+}
+
+/// The default of [`Reference::min_edge_ops_per_thread`].
+pub const MIN_EDGE_OPS_PER_THREAD: usize = 4096;
 
 /// When each junction runs, in block cycles: `FF_j(n)` in `ff[j] + n`, `BP_j(n)`/`UP_j(n)` in
 /// `bp[j] + n`. On one board `ff[j] = j`, `bp[j] = 2L - 1 - j`. A link of `d` block cycles
@@ -175,7 +192,35 @@ impl Reference {
                 .collect(),
             words: patterns.iter().map(|p| vec![0; p.edges()]).collect(),
             patterns,
+            threads: None,
+            min_edge_ops_per_thread: MIN_EDGE_OPS_PER_THREAD,
         })
+    }
+
+    /// Train on `threads` threads (at least one; fewer only where the network has fewer
+    /// whole lane steps to share).
+    pub fn with_threads(mut self, threads: usize) -> Reference {
+        self.set_threads(threads);
+        self
+    }
+
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = Some(threads.max(1));
+    }
+
+    /// How [`Reference::train`] shares the work out: the threads it runs (one: it trains on
+    /// this thread alone) and the parts the junctions' rows are cut into.
+    pub fn thread_plan(&self) -> ThreadPlan {
+        let threads = self.threads.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let worth = self.spec.edge_ops_per_sample() / self.min_edge_ops_per_thread.max(1);
+            cores.min(worth.max(1))
+        });
+        let parts = threads::split(&self.patterns, threads * threads::PARTS_PER_THREAD);
+        ThreadPlan {
+            threads: threads.min(parts.len()),
+            parts,
+        }
     }
 
     /// The stochastic-rounding streams where they stand now, `[j][l]`.
@@ -278,8 +323,18 @@ impl Reference {
         }
     }
 
-    /// Train on one stream of samples (pipeline filled, then drained).
+    /// Train on one stream of samples (pipeline filled, then drained), as
+    /// [`Reference::thread_plan`] says.
     pub fn train(&mut self, data: &Encoded) -> Work {
+        let plan = self.thread_plan();
+        if plan.threads > 1 && data.len() > 1 {
+            return threads::train(self, data, plan.threads, &plan.parts);
+        }
+        self.train_here(data)
+    }
+
+    /// [`Reference::train`] on this thread.
+    fn train_here(&mut self, data: &Encoded) -> Work {
         let l = self.spec.junctions();
         let s_count = data.len();
         let b: Vec<usize> = (0..l).map(|j| j + self.staleness[j]).collect();
@@ -551,6 +606,9 @@ pub fn accuracy(pred: &[usize], labels: &[usize]) -> f64 {
     }
     pred.iter().zip(labels).filter(|(p, l)| p == l).count() as f64 / labels.len() as f64
 }
+
+#[path = "reference_threads.rs"]
+pub mod threads;
 
 #[cfg(test)]
 #[path = "reference_tests.rs"]

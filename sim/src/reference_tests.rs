@@ -2,6 +2,7 @@
 
 use super::*;
 use edgeflow_core::fixed::round_shift;
+use edgeflow_core::JunctionPattern;
 
 fn spec(act: &str, output_delta: &str) -> Spec {
     let t = format!(
@@ -368,6 +369,165 @@ fn inference_on_any_number_of_threads_predicts_sample_by_sample() {
                 want,
                 "{n} samples, {threads} threads"
             );
+        }
+    }
+}
+
+/// One model trained on `threads` threads.
+fn on_threads(sp: &Spec, staleness: Vec<usize>, threads: usize) -> Reference {
+    let mut r = Reference::with_state(sp, State::initial(sp), staleness).unwrap();
+    r.set_threads(threads);
+    r
+}
+
+/// Random specs (every activation, rounding, FF product rule, pattern type and input
+/// precision the generator draws) on the one-board and a chained schedule: any thread count
+/// leaves every weight, bias and rounding lane as one thread does, and counts the same work.
+#[test]
+fn threads_give_the_bits_of_one_thread() {
+    let mut split_runs = 0;
+    for seed in 0..48 {
+        let sp = crate::random::random_spec(seed);
+        let d = crate::random::random_data(&sp, 37, seed + 100);
+        let links: Vec<usize> = (1..sp.junctions())
+            .map(|j| (seed as usize + j) % 3)
+            .collect();
+        for staleness in [
+            sp.default_staleness(),
+            Schedule::with_links(&links).staleness(),
+        ] {
+            let mut one = on_threads(&sp, staleness.clone(), 1);
+            assert_eq!(one.thread_plan().threads, 1);
+            let want = one.train(&d);
+            let want_second = one.train(&d.select(&[3, 1, 4, 1, 5]));
+            for threads in [2, 3, 4, 7] {
+                let mut many = on_threads(&sp, staleness.clone(), threads);
+                split_runs += usize::from(many.thread_plan().threads > 1);
+                let work = many.train(&d);
+                let second = many.train(&d.select(&[3, 1, 4, 1, 5]));
+                let at = format!("seed {seed}, staleness {staleness:?}, {threads} threads");
+                assert_eq!(many.state.first_difference(&one.state, None), None, "{at}");
+                assert_eq!(many.lanes(), one.lanes(), "{at}: rounding lanes");
+                assert_eq!((work, second), (want, want_second), "{at}: work");
+            }
+        }
+    }
+    assert!(
+        split_runs > 300,
+        "only {split_runs} runs on several threads"
+    );
+}
+
+/// Runs long enough for the threads to stop and start taking part (the tuner's windows):
+/// still the bits of one thread.
+#[test]
+fn threads_that_rest_and_return_change_no_bit() {
+    for seed in [3, 8] {
+        let sp = crate::random::random_spec(seed);
+        let d = crate::random::random_data(&sp, 1500, seed);
+        let mut one = on_threads(&sp, sp.default_staleness(), 1);
+        one.train(&d);
+        for threads in [2, 3] {
+            let mut many = on_threads(&sp, sp.default_staleness(), threads);
+            assert!(many.thread_plan().threads > 1);
+            many.train(&d);
+            assert_eq!(
+                many.state.first_difference(&one.state, None),
+                None,
+                "seed {seed}"
+            );
+            assert_eq!(many.lanes(), one.lanes(), "seed {seed}: rounding lanes");
+        }
+    }
+}
+
+/// Without a thread count a network too small to share trains on one thread.
+#[test]
+fn small_networks_train_on_one_thread_unless_told() {
+    let sp = crate::random::random_spec(1);
+    let r = Reference::new(&sp);
+    assert!(sp.edge_ops_per_sample() < MIN_EDGE_OPS_PER_THREAD);
+    assert_eq!(r.thread_plan().threads, 1);
+    assert!(r.with_threads(2).thread_plan().threads > 1);
+}
+
+/// The threaded path against the independent naive model on the shapes that take every word
+/// and gather path.
+#[test]
+fn threads_equal_naive_stale_sgd() {
+    for (layers, fan_out, z) in [
+        ("[32,16,4]", "[4,2]", "[16,1]"),
+        ("[24,12,6]", "[2,1]", "[4,2]"),
+    ] {
+        for rounding in [Rounding::Stochastic, Rounding::Nearest] {
+            let t = format!(
+                "name='w'\nlayers={layers}\nfan_out={fan_out}\nz={z}\nactivation='relu'\nlearning_rate_shift=1\nseed=8\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type1'\ndither=true\nseed=2\n"
+            );
+            let mut sp = Spec::from_toml_str(&t, "w").unwrap();
+            sp.rounding = Some(rounding);
+            let d = data(&sp, 30);
+            let mut r = on_threads(&sp, sp.default_staleness(), 3);
+            assert!(r.thread_plan().threads > 1, "{layers}: split");
+            r.train(&d);
+            let want = naive(&sp, &d, r.staleness());
+            assert_eq!(
+                r.state.first_difference(&want, None),
+                None,
+                "{layers} {rounding:?}"
+            );
+            assert_ne!(r.state, State::initial(&sp), "training changed something");
+        }
+    }
+}
+
+/// Every row in exactly one share, cut at whole lane steps, and the threads' edge operations
+/// within one granule of an even share.
+#[test]
+fn thread_shares_cover_every_row_once_and_balance() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
+    for name in ["dey-mnist", "digits", "tiny"] {
+        let sp = Spec::load(&dir.join(format!("{name}.toml"))).unwrap();
+        let patterns = JunctionPattern::all(&sp);
+        for threads in 1..=5 {
+            let plan = threads::split(&patterns, threads);
+            let mut seen: Vec<Vec<usize>> = sp.layers[1..].iter().map(|&n| vec![0; n]).collect();
+            let mut loads = vec![];
+            for shares in &plan {
+                let mut ops = 0;
+                for s in shares {
+                    let p = &patterns[s.junction];
+                    assert_eq!(
+                        s.rows.start * p.fan_in % p.z,
+                        0,
+                        "{name}: cut inside a lane step"
+                    );
+                    assert_eq!(
+                        s.rows.end * p.fan_in % p.z,
+                        0,
+                        "{name}: cut inside a lane step"
+                    );
+                    s.rows.clone().for_each(|r| seen[s.junction][r] += 1);
+                    ops += s.rows.len() * p.fan_in * if s.junction > 0 { 3 } else { 2 };
+                }
+                loads.push(ops);
+            }
+            assert!(
+                seen.iter().flatten().all(|&c| c == 1),
+                "{name}, {threads} threads"
+            );
+            let total = sp.edge_ops_per_sample();
+            assert_eq!(loads.iter().sum::<usize>(), total);
+            let granule = patterns
+                .iter()
+                .enumerate()
+                .map(|(j, p)| p.z.max(p.fan_in) * if j > 0 { 3 } else { 2 })
+                .max()
+                .unwrap();
+            if plan.len() == threads {
+                for l in &loads {
+                    assert!(l.abs_diff(total / threads) <= granule, "{name}: {loads:?}");
+                }
+            }
         }
     }
 }

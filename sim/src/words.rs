@@ -131,6 +131,45 @@ impl WordStream {
     }
 }
 
+/// Word maker of one share of a junction's pass: edges `first .. first + len` (whole lane
+/// steps), as one thread that owns those rows makes them. Its own copy of the lanes stands at
+/// the pass's start; it jumps them to the share's first step, makes the share's words and
+/// jumps to the pass's end, so every share's lanes step as the whole pass's do.
+#[derive(Clone, Debug)]
+pub struct ShareStream {
+    before: Option<Jump>,
+    after: Option<Jump>,
+    stream: WordStream,
+}
+
+impl ShareStream {
+    pub fn new(z: usize, edges: usize, first: usize, len: usize) -> ShareStream {
+        assert!(
+            first.is_multiple_of(z) && len.is_multiple_of(z) && first + len <= edges,
+            "a share is whole lane steps of the pass"
+        );
+        let jump = |steps: usize| (steps > 0).then(|| Jump::new(steps));
+        ShareStream {
+            before: jump(first / z),
+            after: jump((edges - first - len) / z),
+            stream: WordStream::new(z, len),
+        }
+    }
+
+    /// The share's words of one pass, `words[e - first]`; `lanes` go from the pass's start to
+    /// its end.
+    pub fn fill(&mut self, lanes: &mut [LaneRng], words: &mut [u32]) {
+        let jump = |j: &Option<Jump>, lanes: &mut [LaneRng]| {
+            if let Some(j) = j {
+                lanes.iter_mut().for_each(|l| l.0 = j.apply(l.0));
+            }
+        };
+        jump(&self.before, lanes);
+        self.stream.fill(lanes, words);
+        jump(&self.after, lanes);
+    }
+}
+
 /// Segment-major to edge order for `Z` lanes: runs of `Z` words, `parts` runs per step.
 fn reorder<const Z: usize>(staged: &[u32], parts: usize, words: &mut [u32]) {
     let (src, _) = staged.as_chunks::<Z>();
@@ -205,6 +244,47 @@ mod tests {
                     assert_eq!(w, plain[e % z].next_word(), "z {z} pass {pass} edge {e}");
                 }
                 assert_eq!(fast, plain, "z {z} pass {pass}: lanes after the pass");
+            }
+        }
+    }
+
+    /// Each share's words are the pass's words at its edges, and its lanes end where the
+    /// pass's do.
+    #[test]
+    fn shares_make_the_words_of_their_edges() {
+        for (z, edges, cuts) in [
+            (128, 4096, vec![0, 1024, 2816, 4096]),
+            (2, 1280, vec![0, 2, 640, 1280]),
+            (1, 160, vec![0, 48, 160]),
+            (4, 64, vec![0, 64]),
+        ] {
+            let start: Vec<LaneRng> = (0..z).map(|l| LaneRng::seeded(9, 0, l)).collect();
+            let mut whole = start.clone();
+            let mut all = vec![0; edges];
+            let mut ws = WordStream::new(z, edges);
+            let mut shares: Vec<_> = cuts
+                .windows(2)
+                .map(|c| {
+                    (
+                        c[0],
+                        ShareStream::new(z, edges, c[0], c[1] - c[0]),
+                        start.clone(),
+                    )
+                })
+                .collect();
+            for pass in 0..3 {
+                ws.fill(&mut whole, &mut all);
+                for (first, share, lanes) in shares.iter_mut() {
+                    let mut words = vec![0; share.stream.z * share.stream.parts * share.stream.seg];
+                    share.fill(lanes, &mut words);
+                    let at = *first;
+                    assert_eq!(
+                        words[..],
+                        all[at..at + words.len()],
+                        "z {z} share {at} pass {pass}"
+                    );
+                    assert_eq!(*lanes, whole, "z {z} share {at} pass {pass}: lanes");
+                }
             }
         }
     }

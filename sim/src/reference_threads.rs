@@ -1,0 +1,595 @@
+//! Training on several threads, bit for bit the schedule of [`Reference::train`] on one.
+//!
+//! Within a block cycle the passes are independent: FF_j and BP/UP_j of different junctions
+//! work on different samples, and each reads only what earlier block cycles wrote. So the
+//! junctions' rows (right neurons) are cut into shares, each with its own weights, biases,
+//! gathered inputs and rounding words, and the shares are grouped into parts, a few per
+//! thread. In every block cycle each thread runs its own parts, then any part no thread has
+//! taken yet (so a thread the operating system holds back delays the others by one part, not
+//! a whole share of the work), and all meet before the next. What crosses shares goes through
+//! a mailbox per sample in flight: a layer's activations (written by the shares that make
+//! them, read by every share of the next junction) and each share's back-propagated sums,
+//! unsaturated; the reader adds them and saturates. Integer sums agree in any order, so the
+//! bits depend neither on the cut nor on which thread ran a part.
+//!
+//! A junction's rows are cut only at whole lane steps (`lcm(fan-in, z)` edges), so a share's
+//! rounding words are its edges' words of the lanes' pass ([`ShareStream`]).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends, Activation};
+use edgeflow_core::rounding::{LaneRng, Rounding};
+use edgeflow_core::{Encoded, JunctionPattern};
+
+use crate::kernels;
+use crate::reference::{Reference, Work};
+use crate::words::ShareStream;
+
+/// Rows `rows` of junction `junction`, trained on one thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Share {
+    pub junction: usize,
+    pub rows: Range<usize>,
+}
+
+/// Edge operations of one sample per row of junction `j`: FF and UP, and BP after the first.
+fn ops_per_row(p: &JunctionPattern, j: usize) -> usize {
+    p.fan_in * if j > 0 { 3 } else { 2 }
+}
+
+/// Rows of the smallest share of a junction: a whole number of lane steps.
+fn granule(p: &JunctionPattern) -> usize {
+    let g = gcd(p.fan_in, p.z);
+    p.z / g
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Every junction's rows cut into shares grouped in up to `parts` parts, the edge operations
+/// of a sample balanced between the parts (each a contiguous run of rows over the junctions).
+/// Fewer parts come back when a network has fewer granules.
+pub fn split(patterns: &[JunctionPattern], parts: usize) -> Vec<Vec<Share>> {
+    let total: usize = patterns
+        .iter()
+        .enumerate()
+        .map(|(j, p)| p.right * ops_per_row(p, j))
+        .sum();
+    let parts = parts.max(1);
+    let mut out: Vec<Vec<Share>> = vec![vec![]; parts];
+    let mut done = 0;
+    for (j, p) in patterns.iter().enumerate() {
+        let g = granule(p);
+        for first in (0..p.right).step_by(g) {
+            let cost = g * ops_per_row(p, j);
+            let t = ((2 * done + cost) * parts / (2 * total)).min(parts - 1);
+            done += cost;
+            match out[t].last_mut() {
+                Some(s) if s.junction == j && s.rows.end == first => s.rows.end = first + g,
+                _ => out[t].push(Share {
+                    junction: j,
+                    rows: first..first + g,
+                }),
+            }
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Where a part stands: the number of block cycles it has finished.
+#[repr(align(128))]
+struct Progress(AtomicUsize);
+
+/// The threads' meeting point at the end of every block cycle. A block cycle is
+/// microseconds, so a thread first spins; when the cores are busy with other work it sleeps
+/// instead, so that the thread it waits for can run.
+struct Meeting {
+    finished: Vec<Progress>,
+    failed: AtomicBool,
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    woken: Condvar,
+    active: AtomicUsize,
+    resting: Condvar,
+    over: AtomicBool,
+}
+
+/// Spins before a thread sleeps: a few tens of microseconds.
+const SPINS: u32 = 4096;
+
+impl Meeting {
+    fn new(parts: usize, threads: usize) -> Meeting {
+        Meeting {
+            active: AtomicUsize::new(threads),
+            resting: Condvar::new(),
+            over: AtomicBool::new(false),
+            finished: (0..parts).map(|_| Progress(AtomicUsize::new(0))).collect(),
+            failed: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            woken: Condvar::new(),
+        }
+    }
+
+    /// Threads taking part now (thread `t` takes part while `t < active`).
+    fn active(&self) -> usize {
+        self.active.load(Ordering::SeqCst)
+    }
+
+    fn set_active(&self, threads: usize) {
+        self.active.store(threads, Ordering::SeqCst);
+        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.resting.notify_all();
+    }
+
+    /// Rest while thread `me` is not to take part and the run goes on.
+    fn idle(&self, me: usize) {
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while me >= self.active() && !self.over.load(Ordering::SeqCst) {
+            assert!(
+                !self.failed.load(Ordering::SeqCst),
+                "another training thread failed"
+            );
+            held = self
+                .resting
+                .wait_timeout(held, Duration::from_millis(5))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// The run is over: resting threads leave.
+    fn end(&self) {
+        self.over.store(true, Ordering::SeqCst);
+        self.set_active(0);
+    }
+
+    /// The block cycle in progress: the fewest any part has finished.
+    fn current(&self) -> usize {
+        (0..self.finished.len())
+            .map(|i| self.finished(i))
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Block cycles part `part` has finished.
+    fn finished(&self, part: usize) -> usize {
+        self.finished[part].0.load(Ordering::SeqCst)
+    }
+
+    fn finish(&self, part: usize, cycle: usize) {
+        self.finished[part].0.store(cycle + 1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.woken.notify_all();
+        }
+    }
+
+    /// Wait until every part has finished the block cycles before `cycle`.
+    fn wait(&self, cycle: usize) {
+        for p in &self.finished {
+            let ready = || p.0.load(Ordering::SeqCst) >= cycle;
+            let mut spins = 0;
+            while !ready() && spins < SPINS {
+                std::hint::spin_loop();
+                spins += 1;
+            }
+            if ready() {
+                continue;
+            }
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            while !ready() {
+                assert!(
+                    !self.failed.load(Ordering::SeqCst),
+                    "another training thread failed"
+                );
+                held = self
+                    .woken
+                    .wait_timeout(held, Duration::from_millis(1))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            drop(held);
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Block cycles per window of the [`Tuner`].
+const WINDOW: usize = 256;
+/// Windows the [`Tuner`] keeps its choice before it measures again.
+const KEEP: usize = 30;
+
+/// Decides, window by window, whether the helper threads take part. Threads that meet every
+/// block cycle wait for each other whenever the operating system holds one back, so on cores
+/// busy with other work one thread alone can be faster. The tuner times a window on every
+/// thread and one on thread 0 alone, keeps the faster for [`KEEP`] windows, and times again.
+/// Who runs a part never changes its bits.
+struct Tuner {
+    threads: usize,
+    started: Instant,
+    window: usize,
+    /// Seconds of the last window on every thread.
+    all: f64,
+}
+
+impl Tuner {
+    fn new(threads: usize) -> Tuner {
+        Tuner {
+            threads,
+            started: Instant::now(),
+            window: 0,
+            all: 0.0,
+        }
+    }
+
+    /// At the start of block cycle `cycle`: the threads to take part from now, if that changes.
+    fn at(&mut self, cycle: usize) -> Option<usize> {
+        if cycle == 0 || !cycle.is_multiple_of(WINDOW) {
+            return None;
+        }
+        let last = self.started.elapsed().as_secs_f64();
+        self.started = Instant::now();
+        self.window += 1;
+        match self.window % (KEEP + 2) {
+            0 => Some(self.threads),
+            1 => {
+                self.all = last;
+                Some(1)
+            }
+            2 => Some(if last < self.all { 1 } else { self.threads }),
+            _ => None,
+        }
+    }
+}
+
+/// Tells the other threads when this one panics, so that none waits for it forever.
+struct FailGuard<'a>(&'a Meeting);
+
+impl Drop for FailGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// `n` values that cross threads, padded so that no cache line holds two shares' values.
+fn atomics(n: usize) -> Vec<AtomicI32> {
+    (0..n + 32).map(|_| AtomicI32::new(0)).collect()
+}
+
+/// Values that cross shares, per sample in flight (`slot = sample mod depth`).
+struct Mailbox {
+    /// `acts[slot][k - 1][i]`: the activations of hidden layer `k` that the `i`-th share of
+    /// junction `k - 1` makes (its rows).
+    acts: Vec<Vec<Vec<Vec<AtomicI32>>>>,
+    /// `sums[slot][j - 1][i]`: the unsaturated back-propagated sums into layer `j` of the
+    /// `i`-th share of junction `j`.
+    sums: Vec<Vec<Vec<Vec<AtomicI32>>>>,
+}
+
+/// What every thread reads and nothing writes during a run.
+struct Context<'a> {
+    data: &'a Encoded,
+    patterns: &'a [JunctionPattern],
+    q: kernels::Fast,
+    format: edgeflow_core::fixed::Format,
+    table: &'a edgeflow_core::fixed::ActivationTable,
+    hidden: Activation,
+    ends: Option<(i32, i32)>,
+    /// BP/UP of junction `j` on sample `n` runs in block cycle `bp[j] + n` (FF in `j + n`).
+    bp: Vec<usize>,
+    depth: usize,
+    /// `rows[j][i]`: the rows of the `i`-th share of junction `j`.
+    rows: Vec<Vec<Range<usize>>>,
+    mailbox: Mailbox,
+    meeting: Meeting,
+}
+
+/// One share's state.
+struct ShareWork<'a> {
+    j: usize,
+    /// Its place among junction `j`'s shares (its sums' mailbox).
+    index: usize,
+    rows: Range<usize>,
+    edges: Range<usize>,
+    w: &'a mut [i32],
+    b: &'a mut [i32],
+    lanes: Vec<LaneRng>,
+    stream: ShareStream,
+    words: Vec<u32>,
+    /// Per sample in flight: the share's gathered inputs, σ′ of its rows and (last junction)
+    /// the output deltas of its rows.
+    x: Vec<Vec<i32>>,
+    sp: Vec<Vec<i32>>,
+    out_delta: Vec<Vec<i32>>,
+    a_left: Vec<i32>,
+    h: Vec<i32>,
+    d: Vec<i32>,
+    t: Vec<i32>,
+    spread: Vec<i32>,
+    products: Vec<i32>,
+    sums: Vec<i32>,
+}
+
+impl ShareWork<'_> {
+    fn ff(&mut self, c: &Context, cycle: usize) {
+        let (j, s_count) = (self.j, c.data.len());
+        if cycle < j || cycle - j >= s_count {
+            return;
+        }
+        let n = cycle - j;
+        let (slot, p) = (n % c.depth, &c.patterns[j]);
+        let a_left: &[i32] = if j == 0 {
+            c.data.input(n)
+        } else {
+            let made = c.mailbox.acts[slot][j - 1].iter();
+            for (rows, made) in c.rows[j - 1].iter().zip(made) {
+                for (a, m) in self.a_left[rows.clone()].iter_mut().zip(made) {
+                    *a = m.load(Ordering::Relaxed);
+                }
+            }
+            &self.a_left
+        };
+        let x = &mut self.x[slot];
+        kernels::gather(&p.left_of_edge[self.edges.clone()], a_left, x);
+        kernels::ff_sums(c.q, p.fan_in, self.w, x, self.b, &mut self.t, &mut self.h);
+        let last = j + 1 == c.patterns.len();
+        let act = if last { Activation::Sigmoid } else { c.hidden };
+        let label = c.data.labels[n];
+        for (i, &h) in self.h.iter().enumerate() {
+            let (a, sp) = activate(act, c.table, h);
+            self.sp[slot][i] = sp;
+            let r = self.rows.start + i;
+            if last {
+                self.out_delta[slot][i] = output_delta(c.format, c.ends, a, r == label);
+            } else {
+                c.mailbox.acts[slot][j][self.index][i].store(a, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn bp_up(&mut self, c: &Context, cycle: usize) {
+        let (j, s_count) = (self.j, c.data.len());
+        if cycle < c.bp[j] || cycle - c.bp[j] >= s_count {
+            return;
+        }
+        let slot = (cycle - c.bp[j]) % c.depth;
+        let p = &c.patterns[j];
+        if j + 1 == c.patterns.len() {
+            self.d.copy_from_slice(&self.out_delta[slot]);
+        } else {
+            let from = &c.mailbox.sums[slot][j];
+            for (i, d) in self.d.iter_mut().enumerate() {
+                let r = self.rows.start + i;
+                let s: i32 = from.iter().map(|f| f[r].load(Ordering::Relaxed)).sum();
+                *d = hidden_delta(c.hidden, c.format, self.sp[slot][i], c.q.saturate(s));
+            }
+        }
+        if c.q.rounding == Rounding::Stochastic {
+            self.stream.fill(&mut self.lanes, &mut self.words);
+        }
+        let products = (j > 0).then_some(&mut self.products[..]);
+        let (x, words) = (&self.x[slot], &self.words);
+        let (w, b, d) = (&mut *self.w, &mut *self.b, &self.d);
+        kernels::update(c.q, p.fan_in, w, x, words, d, &mut self.spread, b, products);
+        if j > 0 {
+            let left = &p.left_of_edge[self.edges.clone()];
+            kernels::back_sums(p.fan_in, left, &self.products, &self.d, &mut self.sums);
+            let to = &c.mailbox.sums[slot][j - 1][self.index];
+            for (m, &s) in to.iter().zip(&self.sums) {
+                m.store(s, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Parts a thread takes as its own: more than one, so that a thread held back leaves little
+/// for the others to wait on, and the threads even out what the split could not.
+pub const PARTS_PER_THREAD: usize = 2;
+
+/// [`Reference::train`] on `threads` threads with the junctions' rows in `parts` (from
+/// [`split`]).
+pub(crate) fn train(
+    r: &mut Reference,
+    data: &Encoded,
+    threads: usize,
+    parts: &[Vec<Share>],
+) -> Work {
+    let l = r.spec.junctions();
+    let s_count = data.len();
+    let bp: Vec<usize> = (0..l).map(|j| j + r.staleness[j]).collect();
+    let depth = bp[0] + 1;
+    let layers = &r.spec.layers;
+    // Shares of each junction in row order, with their part.
+    let mut shares_of: Vec<Vec<(usize, Range<usize>)>> = vec![vec![]; l];
+    for (part, shares) in parts.iter().enumerate() {
+        for s in shares {
+            shares_of[s.junction].push((part, s.rows.clone()));
+        }
+    }
+    shares_of
+        .iter_mut()
+        .for_each(|s| s.sort_by_key(|(_, rows)| rows.start));
+    let mailbox = Mailbox {
+        acts: (0..depth)
+            .map(|_| {
+                (0..l - 1)
+                    .map(|j| shares_of[j].iter().map(|(_, r)| atomics(r.len())).collect())
+                    .collect()
+            })
+            .collect(),
+        sums: (0..depth)
+            .map(|_| {
+                (1..l)
+                    .map(|j| shares_of[j].iter().map(|_| atomics(layers[j])).collect())
+                    .collect()
+            })
+            .collect(),
+    };
+    let Reference {
+        spec,
+        format,
+        table,
+        patterns,
+        state,
+        fast,
+        lanes,
+        ..
+    } = r;
+    let c = Context {
+        data,
+        patterns,
+        q: *fast,
+        format: *format,
+        table,
+        hidden: spec.activation,
+        ends: output_delta_ends(spec.output_delta, table),
+        bp,
+        depth,
+        rows: shares_of
+            .iter()
+            .map(|s| s.iter().map(|(_, r)| r.clone()).collect())
+            .collect(),
+        mailbox,
+        meeting: Meeting::new(parts.len(), threads),
+    };
+    // Hand each share its rows' weights and biases.
+    let mut works: Vec<Vec<ShareWork>> = parts.iter().map(|_| vec![]).collect();
+    let rows_iter = state.weights.iter_mut().zip(state.biases.iter_mut());
+    for (j, (w, b)) in rows_iter.enumerate() {
+        let (mut w, mut b): (&mut [i32], &mut [i32]) = (w, b);
+        let p = &c.patterns[j];
+        for (index, (part, rows)) in shares_of[j].iter().enumerate() {
+            let edges = rows.start * p.fan_in..rows.end * p.fan_in;
+            let (w_share, w_rest) = std::mem::take(&mut w).split_at_mut(edges.len());
+            let (b_share, b_rest) = std::mem::take(&mut b).split_at_mut(rows.len());
+            (w, b) = (w_rest, b_rest);
+            let (n_rows, n_edges) = (rows.len(), edges.len());
+            works[*part].push(ShareWork {
+                j,
+                index,
+                rows: rows.clone(),
+                stream: ShareStream::new(p.z, p.edges(), edges.start, n_edges),
+                edges,
+                w: w_share,
+                b: b_share,
+                lanes: lanes[j].clone(),
+                words: vec![0; n_edges],
+                x: vec![vec![0; n_edges]; depth],
+                sp: vec![vec![0; n_rows]; depth],
+                out_delta: vec![vec![0; if j + 1 == l { n_rows } else { 0 }]; depth],
+                a_left: vec![0; p.left],
+                h: vec![0; n_rows],
+                d: vec![0; n_rows],
+                t: vec![0; n_edges],
+                spread: vec![0; n_edges],
+                products: vec![0; n_edges],
+                sums: vec![0; p.left],
+            });
+        }
+    }
+    let parts: Vec<Mutex<Vec<ShareWork>>> = works.into_iter().map(Mutex::new).collect();
+    let cycles = s_count + c.bp[0];
+    let run = |me: usize| {
+        let _guard = FailGuard(&c.meeting);
+        let mut tuner = Tuner::new(threads);
+        let order = preference(me, threads, parts.len());
+        let mut cycle = 0;
+        while cycle < cycles {
+            c.meeting.wait(cycle);
+            if me == 0 {
+                if let Some(n) = tuner.at(cycle) {
+                    c.meeting.set_active(n);
+                }
+            } else if me >= c.meeting.active() {
+                c.meeting.idle(me);
+                cycle = c.meeting.current();
+                continue;
+            }
+            // A part another thread holds may only be being looked at (by a thread that has
+            // not yet seen the block cycle move on), so try again until every part has run.
+            let mut tries = 0u32;
+            loop {
+                let mut held = false;
+                for &i in &order {
+                    if c.meeting.finished(i) > cycle {
+                        continue;
+                    }
+                    let mut part = match parts[i].try_lock() {
+                        Ok(part) => part,
+                        Err(TryLockError::WouldBlock) => {
+                            held = true;
+                            continue;
+                        }
+                        Err(TryLockError::Poisoned(_)) => panic!("another training thread failed"),
+                    };
+                    if c.meeting.finished(i) > cycle {
+                        continue;
+                    }
+                    for s in part.iter_mut() {
+                        s.ff(&c, cycle);
+                        s.bp_up(&c, cycle);
+                    }
+                    c.meeting.finish(i, cycle);
+                }
+                if !held {
+                    break;
+                }
+                tries += 1;
+                if tries < SPINS {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            cycle += 1;
+        }
+        if me == 0 {
+            c.meeting.end();
+        }
+    };
+    std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|t| scope.spawn(move || run(t))).collect();
+        run(0);
+        for h in others {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    // Every share of a junction stepped its lanes through whole passes: any one is the end.
+    let ended: Vec<(usize, Vec<LaneRng>)> = parts
+        .into_iter()
+        .flat_map(|p| p.into_inner().expect("every part finished"))
+        .map(|s| (s.j, s.lanes))
+        .collect();
+    for (j, l) in ended {
+        lanes[j] = l;
+    }
+    Work {
+        samples: s_count as u64,
+        block_cycles: cycles as u64,
+        edge_ops: (s_count * spec.edge_ops_per_sample()) as u64,
+    }
+}
+
+/// The order in which thread `me` of `threads` tries the `parts` parts in a block cycle: its
+/// own (an even, contiguous run), then the others from the far end.
+fn preference(me: usize, threads: usize, parts: usize) -> Vec<usize> {
+    let own = |i: usize| i * threads / parts == me;
+    let mut order: Vec<usize> = (0..parts).filter(|&i| own(i)).collect();
+    order.extend((0..parts).rev().filter(|&i| !own(i)));
+    order
+}
