@@ -1,6 +1,7 @@
 //! Criterion micro-benchmarks of the reference model (one core): each pass alone (FF, UP,
 //! BP+UP of one junction), a whole training stream next to the sparse `f32` trainer's on the
-//! same network, inference, and the pattern generator.
+//! same network, inference, and the pattern generator; then training on 1, 2, … threads up
+//! to the machine's cores, in wall-clock time.
 //! Throughput is in edge operations (one FF, BP or UP on one edge), so `Melem/s` reads as
 //! millions of edge-ops per second.
 //!
@@ -125,7 +126,7 @@ fn streams(c: &mut C) {
         let sp = spec(name);
         let n = 512;
         let data = digits(&sp, n);
-        let mut r = Reference::new(&sp);
+        let mut r = Reference::new(&sp).with_threads(1);
         let ops = r.clone().train(&data).edge_ops;
         let mut g = c.benchmark_group(format!("reference/{name}"));
         g.measurement_time(Duration::from_secs(5))
@@ -143,7 +144,7 @@ fn streams(c: &mut C) {
         let ff_ops: u64 = r.patterns.iter().map(|p| p.edges() as u64).sum::<u64>() * n as u64;
         g.throughput(Throughput::Elements(ff_ops));
         g.bench_function(format!("infer {n} samples"), |b| {
-            b.iter(|| r.infer(black_box(&data)))
+            b.iter(|| r.infer_threads(black_box(&data), 1))
         });
         g.finish();
     }
@@ -171,6 +172,28 @@ fn patterns(c: &mut C) {
     g.finish();
 }
 
+/// Training streams on every thread count up to the cores (wall clock: the threads' time).
+fn threads(c: &mut C) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for name in ["digits", "dey-mnist"] {
+        let sp = spec(name);
+        let n = 4096;
+        let data = digits(&sp, n);
+        let mut g = c.benchmark_group(format!("reference/{name} threads"));
+        g.measurement_time(Duration::from_secs(5))
+            .warm_up_time(Duration::from_secs(1))
+            .sample_size(10);
+        g.throughput(Throughput::Elements((n * sp.edge_ops_per_sample()) as u64));
+        for t in 1..=cores {
+            let mut r = Reference::new(&sp).with_threads(t);
+            g.bench_function(format!("train {n} samples, {t} threads"), |b| {
+                b.iter(|| r.train(black_box(&data)))
+            });
+        }
+        g.finish();
+    }
+}
+
 fn benches() {
     let wall = std::env::var("EDGEFLOW_WALL").is_ok_and(|v| v == "1");
     let mut c = Criterion::default()
@@ -179,6 +202,10 @@ fn benches() {
     passes(&mut c);
     streams(&mut c);
     patterns(&mut c);
+    let mut wall_clock = Criterion::default()
+        .with_measurement(ThreadTime { wall: true })
+        .configure_from_args();
+    threads(&mut wall_clock);
 }
 
 criterion_main!(benches);
