@@ -35,6 +35,9 @@ fn good_spec_and_derived() {
     assert_eq!(d.junctions[0].staleness, 3);
     assert_eq!(d.junctions[1].staleness, 1);
     assert_eq!(d.block_cycle_clocks, 16 + BLOCK_CYCLE_OVERHEAD);
+    // 32·4 = 128 edges with FF and UP, 16·4 = 64 with FF, BP and UP
+    assert_eq!((s.edges(0), s.edges(1)), (128, 64));
+    assert_eq!(s.edge_ops_per_sample(), 2 * 128 + 3 * 64);
 }
 
 #[test]

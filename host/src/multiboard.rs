@@ -450,11 +450,7 @@ impl Board for PipelineBoard {
         Ok(self.state.clone())
     }
     fn edge_ops_per_sample(&self) -> u64 {
-        (0..self.spec.junctions())
-            .map(|j| {
-                (self.spec.layers[j] * self.spec.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 }
-            })
-            .sum()
+        self.spec.edge_ops_per_sample() as u64
     }
 }
 

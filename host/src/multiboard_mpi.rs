@@ -555,9 +555,6 @@ impl Board for MpiPipeline {
         Ok(st)
     }
     fn edge_ops_per_sample(&self) -> u64 {
-        let sp = &self.local.spec;
-        (0..sp.junctions())
-            .map(|j| (sp.layers[j] * sp.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
-            .sum()
+        self.local.spec.edge_ops_per_sample() as u64
     }
 }

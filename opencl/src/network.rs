@@ -119,10 +119,6 @@ impl OpenClNetwork {
 
     /// Edge operations per training sample (FF and UP everywhere, BP except junction 1).
     pub fn edge_ops_per_sample(&self) -> u64 {
-        (0..self.spec.junctions())
-            .map(|j| {
-                (self.spec.layers[j + 1] * self.spec.fan_in(j)) as u64 * if j > 0 { 3 } else { 2 }
-            })
-            .sum()
+        self.spec.edge_ops_per_sample() as u64
     }
 }

@@ -105,11 +105,7 @@ impl Runner {
 
 /// FF on every edge, UP on every edge, BP on the edges of hidden junctions.
 pub fn sparse_edge_ops(spec: &Spec) -> u64 {
-    spec.derived()
-        .junctions
-        .iter()
-        .map(|j| j.edges as u64 * if j.index > 1 { 3 } else { 2 })
-        .sum()
+    spec.edge_ops_per_sample() as u64
 }
 
 /// How the mini-batch baseline runs: `--batch` and `--threads`.

@@ -235,10 +235,7 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
         }
     }
     fn edge_ops_per_sample(&self) -> u64 {
-        let s = &self.codec.spec;
-        (0..s.junctions())
-            .map(|j| (s.layers[j] * s.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
-            .sum()
+        self.codec.spec.edge_ops_per_sample() as u64
     }
 }
 

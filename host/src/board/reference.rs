@@ -40,11 +40,6 @@ impl Board for ReferenceBoard {
         Ok(self.model.state.clone())
     }
     fn edge_ops_per_sample(&self) -> u64 {
-        self.model
-            .patterns
-            .iter()
-            .enumerate()
-            .map(|(j, p)| p.edges() as u64 * if j > 0 { 3 } else { 2 })
-            .sum()
+        self.model.spec.edge_ops_per_sample() as u64
     }
 }

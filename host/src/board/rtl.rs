@@ -58,11 +58,6 @@ impl Board for RtlBoard {
             .map(|c| c as f64)
     }
     fn edge_ops_per_sample(&self) -> u64 {
-        (0..self.sim.spec.junctions())
-            .map(|j| {
-                (self.sim.spec.layers[j] * self.sim.spec.fan_out[j]) as u64
-                    * if j > 0 { 3 } else { 2 }
-            })
-            .sum()
+        self.sim.spec.edge_ops_per_sample() as u64
     }
 }

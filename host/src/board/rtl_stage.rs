@@ -73,9 +73,6 @@ impl Board for RtlPipeline {
         Ok(self.chain.read_state())
     }
     fn edge_ops_per_sample(&self) -> u64 {
-        let sp = &self.chain.spec;
-        (0..sp.junctions())
-            .map(|j| (sp.layers[j] * sp.fan_out[j]) as u64 * if j > 0 { 3 } else { 2 })
-            .sum()
+        self.chain.spec.edge_ops_per_sample() as u64
     }
 }
