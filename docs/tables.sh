@@ -11,6 +11,7 @@
 #   projections FILE [BOARDS]  board projections of a bench run (only BOARDS, comma-separated)
 #   machine FILE        the machine a bench ran on              [edgeflow bench --json]
 #   summary FILE BOARD  training samples/s of every backend and of BOARD at each clock
+#   accuracy FILE [BOARDS]  seconds of training to the test accuracy asked [edgeflow bench --to-accuracy X --json]
 #   sweep FILE          µs per training sample along a sweep    [edgeflow bench --sweep --json]
 #   calibration FILE    cost model against synthesis            [docs/calibration/reproduce.sh]
 #   plan FILE           planner against the baselines           [docs/plan-table.sh]
@@ -33,6 +34,8 @@ JQ_DEFS='
   def rate: .train_samples_per_second_cpu // .train_samples_per_second;
   def best_float: [.backends[] | select(.backend == "float" or .backend == "sparse-f32") | rate] | max;
   def dense: [.backends[] | select(.backend == "dense") | rate][0];
+  def dur: if . == null then "–" elif . >= 1 then "\(. | sig) s" elif . >= 1e-3 then "\(. * 1e3 | sig) ms"
+           else "\(. * 1e6 | sig) µs" end;
   def exact: if .bit_exact == true then "yes" elif .bit_exact == false then "NO" else "–" end;
 '
 
@@ -70,6 +73,16 @@ table() {
         "| \(.backend)\(if .kind == "float" then " (CPU baseline)" else "" end) | \(rate | si) | \(rate / $bf | x) | \(exact) |"),
       (.projections[] | select(.board == $board and (.clocks_source | startswith("spec"))) |
         "| \(.board) at \(.clock_mhz | sig) MHz (projected, \(.clocks_per_sample) clocks/sample; clock: \(.clock_source | sub(": .*"; "") | sub(", [0-9.]+ MHz$"; ""))) | \(.samples_per_second | si) | \(.samples_per_second / $bf | x) | – |")' "$file"
+    ;;
+  accuracy)
+    jq -r --arg boards "$arg" "$JQ_DEFS"'
+      .to_accuracy as $t | ($boards | split(",")) as $only |
+      "| trains on | epochs | samples | seconds to \($t.target * 100 | round) % test accuracy | how |",
+      "|---|---:|---:|---:|---|",
+      ($t.backends[] | select(.available) |
+        "| \(.backend)\(if .kind == "float" then " (CPU baseline)" else "" end) | \(.epochs // "–") | \(.samples // "–") | \(if .reached then (.seconds | dur) else "not reached in \($t.max_epochs) epochs" end) | \(if .method == "trained" then "trained here" else "the reference'"'"'s samples at its measured rate" end) |"),
+      ($t.projections[] | select(($only | length) == 0 or (.board as $b | $only | index($b))) |
+        "| \(.board) at \(.clock_mhz | sig) MHz (projected) | – | \(.samples) | \(if .reached then (.seconds | dur) else "–" end) | the reference'"'"'s samples at \(.samples_per_second | si) samples/s |")' "$file"
     ;;
   sweep)
     jq -r "$JQ_DEFS"'
