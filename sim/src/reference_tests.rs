@@ -400,7 +400,7 @@ fn threads_give_the_bits_of_one_thread() {
             assert_eq!(one.thread_plan().threads, 1);
             let want = one.train(&d);
             let want_second = one.train(&d.select(&[3, 1, 4, 1, 5]));
-            for threads in [2, 3, 4, 7] {
+            for threads in [2, 3, 5] {
                 let mut many = on_threads(&sp, staleness.clone(), threads);
                 split_runs += usize::from(many.thread_plan().threads > 1);
                 let work = many.train(&d);
@@ -413,7 +413,7 @@ fn threads_give_the_bits_of_one_thread() {
         }
     }
     assert!(
-        split_runs > 300,
+        split_runs > 250,
         "only {split_runs} runs on several threads"
     );
 }

@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, TryLockError};
+use std::sync::{Barrier, Condvar, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends, Activation};
@@ -298,14 +298,15 @@ struct Context<'a> {
 }
 
 /// One share's state.
-struct ShareWork<'a> {
+struct ShareWork {
     j: usize,
     /// Its place among junction `j`'s shares (its sums' mailbox).
     index: usize,
     rows: Range<usize>,
     edges: Range<usize>,
-    w: &'a mut [i32],
-    b: &'a mut [i32],
+    /// The share's weights and biases, its own copy for the run (see [`ShareWork::allocate`]).
+    w: Vec<i32>,
+    b: Vec<i32>,
     lanes: Vec<LaneRng>,
     stream: ShareStream,
     words: Vec<u32>,
@@ -323,7 +324,27 @@ struct ShareWork<'a> {
     sums: Vec<i32>,
 }
 
-impl ShareWork<'_> {
+impl ShareWork {
+    /// The share's buffers, made on the thread that will use them: the allocator then keeps
+    /// them in that thread's own memory, and no cache line holds two threads' buffers.
+    fn allocate(&mut self, c: &Context) {
+        (self.w, self.b) = (self.w.clone(), self.b.clone());
+        let (rows, edges) = (self.rows.len(), self.edges.len());
+        let left = c.patterns[self.j].left;
+        let last = self.j + 1 == c.patterns.len();
+        self.words = vec![0; edges];
+        self.x = vec![vec![0; edges]; c.depth];
+        self.sp = vec![vec![0; rows]; c.depth];
+        self.out_delta = vec![vec![0; if last { rows } else { 0 }]; c.depth];
+        self.a_left = vec![0; left];
+        self.h = vec![0; rows];
+        self.d = vec![0; rows];
+        self.t = vec![0; edges];
+        self.spread = vec![0; edges];
+        self.products = vec![0; edges];
+        self.sums = vec![0; left];
+    }
+
     fn ff(&mut self, c: &Context, cycle: usize) {
         let (j, s_count) = (self.j, c.data.len());
         if cycle < j || cycle - j >= s_count {
@@ -344,7 +365,7 @@ impl ShareWork<'_> {
         };
         let x = &mut self.x[slot];
         kernels::gather(&p.left_of_edge[self.edges.clone()], a_left, x);
-        kernels::ff_sums(c.q, p.fan_in, self.w, x, self.b, &mut self.t, &mut self.h);
+        kernels::ff_sums(c.q, p.fan_in, &self.w, x, &self.b, &mut self.t, &mut self.h);
         let last = j + 1 == c.patterns.len();
         let act = if last { Activation::Sigmoid } else { c.hidden };
         let label = c.data.labels[n];
@@ -382,7 +403,7 @@ impl ShareWork<'_> {
         }
         let products = (j > 0).then_some(&mut self.products[..]);
         let (x, words) = (&self.x[slot], &self.words);
-        let (w, b, d) = (&mut *self.w, &mut *self.b, &self.d);
+        let (w, b, d) = (&mut self.w, &mut self.b, &self.d);
         kernels::update(c.q, p.fan_in, w, x, words, d, &mut self.spread, b, products);
         if j > 0 {
             let left = &p.left_of_edge[self.edges.clone()];
@@ -395,9 +416,12 @@ impl ShareWork<'_> {
     }
 }
 
-/// Parts a thread takes as its own: more than one, so that a thread held back leaves little
-/// for the others to wait on, and the threads even out what the split could not.
-pub const PARTS_PER_THREAD: usize = 2;
+/// A part's shares, alone in their cache lines: the threads lock parts every block cycle.
+#[repr(align(128))]
+struct Part(Mutex<Vec<ShareWork>>);
+
+/// Parts a thread takes as its own: one, since every share adds a jump of its lanes per pass.
+pub const PARTS_PER_THREAD: usize = 1;
 
 /// [`Reference::train`] on `threads` threads with the junctions' rows in `parts` (from
 /// [`split`]).
@@ -465,47 +489,54 @@ pub(crate) fn train(
         mailbox,
         meeting: Meeting::new(parts.len(), threads),
     };
-    // Hand each share its rows' weights and biases.
+    // Each share with a copy of its rows' weights and biases.
     let mut works: Vec<Vec<ShareWork>> = parts.iter().map(|_| vec![]).collect();
-    let rows_iter = state.weights.iter_mut().zip(state.biases.iter_mut());
-    for (j, (w, b)) in rows_iter.enumerate() {
-        let (mut w, mut b): (&mut [i32], &mut [i32]) = (w, b);
-        let p = &c.patterns[j];
+    for (j, p) in c.patterns.iter().enumerate() {
         for (index, (part, rows)) in shares_of[j].iter().enumerate() {
             let edges = rows.start * p.fan_in..rows.end * p.fan_in;
-            let (w_share, w_rest) = std::mem::take(&mut w).split_at_mut(edges.len());
-            let (b_share, b_rest) = std::mem::take(&mut b).split_at_mut(rows.len());
-            (w, b) = (w_rest, b_rest);
-            let (n_rows, n_edges) = (rows.len(), edges.len());
+            let n_edges = edges.len();
+            let stream = ShareStream::new(p.z, p.edges(), edges.start, n_edges);
+            let mut share_lanes = lanes[j].clone();
+            stream.start(&mut share_lanes);
             works[*part].push(ShareWork {
                 j,
                 index,
                 rows: rows.clone(),
-                stream: ShareStream::new(p.z, p.edges(), edges.start, n_edges),
-                edges,
-                w: w_share,
-                b: b_share,
-                lanes: lanes[j].clone(),
-                words: vec![0; n_edges],
-                x: vec![vec![0; n_edges]; depth],
-                sp: vec![vec![0; n_rows]; depth],
-                out_delta: vec![vec![0; if j + 1 == l { n_rows } else { 0 }]; depth],
-                a_left: vec![0; p.left],
-                h: vec![0; n_rows],
-                d: vec![0; n_rows],
-                t: vec![0; n_edges],
-                spread: vec![0; n_edges],
-                products: vec![0; n_edges],
-                sums: vec![0; p.left],
+                stream,
+                edges: edges.clone(),
+                w: state.weights[j][edges.clone()].to_vec(),
+                b: state.biases[j][rows.clone()].to_vec(),
+                lanes: share_lanes,
+                // made by the thread that owns the share (ShareWork::allocate)
+                words: vec![],
+                x: vec![],
+                sp: vec![],
+                out_delta: vec![],
+                a_left: vec![],
+                h: vec![],
+                d: vec![],
+                t: vec![],
+                spread: vec![],
+                products: vec![],
+                sums: vec![],
             });
         }
     }
-    let parts: Vec<Mutex<Vec<ShareWork>>> = works.into_iter().map(Mutex::new).collect();
+    let parts: Vec<Part> = works.into_iter().map(|w| Part(Mutex::new(w))).collect();
     let cycles = s_count + c.bp[0];
+    let allocated = Barrier::new(threads);
     let run = |me: usize| {
         let _guard = FailGuard(&c.meeting);
         let mut tuner = Tuner::new(threads);
-        let order = preference(me, threads, parts.len());
+        let own: Vec<usize> = (0..parts.len())
+            .filter(|&i| i * threads / parts.len() == me)
+            .collect();
+        let all: Vec<usize> = (0..parts.len()).collect();
+        for &i in &own {
+            let mut part = parts[i].0.lock().expect("no thread has failed yet");
+            part.iter_mut().for_each(|s| s.allocate(&c));
+        }
+        allocated.wait();
         let mut cycle = 0;
         while cycle < cycles {
             c.meeting.wait(cycle);
@@ -518,23 +549,24 @@ pub(crate) fn train(
                 cycle = c.meeting.current();
                 continue;
             }
-            // A part another thread holds may only be being looked at (by a thread that has
-            // not yet seen the block cycle move on), so try again until every part has run.
-            let mut tries = 0u32;
+            // Each thread runs its own parts (a part that changes thread brings its weights
+            // and buffers through the caches), thread 0 alone runs them all, and a part still
+            // untaken after a while (its thread held back by the operating system) goes to
+            // whoever is waiting.
+            let alone = me == 0 && c.meeting.active() == 1;
+            let mut spins = 0u32;
             loop {
-                let mut held = false;
-                for &i in &order {
+                let order = if alone || spins >= SPINS { &all } else { &own };
+                for &i in order {
                     if c.meeting.finished(i) > cycle {
                         continue;
                     }
-                    let mut part = match parts[i].try_lock() {
+                    let mut part = match parts[i].0.try_lock() {
                         Ok(part) => part,
-                        Err(TryLockError::WouldBlock) => {
-                            held = true;
-                            continue;
-                        }
+                        Err(TryLockError::WouldBlock) => continue,
                         Err(TryLockError::Poisoned(_)) => panic!("another training thread failed"),
                     };
+                    // another thread may have run it between the look and the lock
                     if c.meeting.finished(i) > cycle {
                         continue;
                     }
@@ -544,11 +576,11 @@ pub(crate) fn train(
                     }
                     c.meeting.finish(i, cycle);
                 }
-                if !held {
+                if (0..parts.len()).all(|i| c.meeting.finished(i) > cycle) {
                     break;
                 }
-                tries += 1;
-                if tries < SPINS {
+                spins += 1;
+                if spins < SPINS {
                     std::hint::spin_loop();
                 } else {
                     std::thread::yield_now();
@@ -569,27 +601,21 @@ pub(crate) fn train(
             }
         }
     });
-    // Every share of a junction stepped its lanes through whole passes: any one is the end.
-    let ended: Vec<(usize, Vec<LaneRng>)> = parts
+    // The weights and biases back, and the lanes of the share that starts each junction's
+    // pass: it holds the junction's lanes between passes.
+    for s in parts
         .into_iter()
-        .flat_map(|p| p.into_inner().expect("every part finished"))
-        .map(|s| (s.j, s.lanes))
-        .collect();
-    for (j, l) in ended {
-        lanes[j] = l;
+        .flat_map(|p| p.0.into_inner().expect("every part finished"))
+    {
+        state.weights[s.j][s.edges.clone()].copy_from_slice(&s.w);
+        state.biases[s.j][s.rows.clone()].copy_from_slice(&s.b);
+        if s.edges.start == 0 {
+            lanes[s.j] = s.lanes;
+        }
     }
     Work {
         samples: s_count as u64,
         block_cycles: cycles as u64,
         edge_ops: (s_count * spec.edge_ops_per_sample()) as u64,
     }
-}
-
-/// The order in which thread `me` of `threads` tries the `parts` parts in a block cycle: its
-/// own (an even, contiguous run), then the others from the far end.
-fn preference(me: usize, threads: usize, parts: usize) -> Vec<usize> {
-    let own = |i: usize| i * threads / parts == me;
-    let mut order: Vec<usize> = (0..parts).filter(|&i| own(i)).collect();
-    order.extend((0..parts).rev().filter(|&i| !own(i)));
-    order
 }

@@ -132,13 +132,13 @@ impl WordStream {
 }
 
 /// Word maker of one share of a junction's pass: edges `first .. first + len` (whole lane
-/// steps), as one thread that owns those rows makes them. Its own copy of the lanes stands at
-/// the pass's start; it jumps them to the share's first step, makes the share's words and
-/// jumps to the pass's end, so every share's lanes step as the whole pass's do.
+/// steps), as the thread that owns those rows makes them. The share keeps its own copy of the
+/// lanes where its words start (put there once by [`ShareStream::start`]); after a pass's words
+/// it jumps them over the rest of the pass to where its words of the next pass start.
 #[derive(Clone, Debug)]
 pub struct ShareStream {
     before: Option<Jump>,
-    after: Option<Jump>,
+    rest: Option<Jump>,
     stream: WordStream,
 }
 
@@ -151,22 +151,28 @@ impl ShareStream {
         let jump = |steps: usize| (steps > 0).then(|| Jump::new(steps));
         ShareStream {
             before: jump(first / z),
-            after: jump((edges - first - len) / z),
+            rest: jump((edges - len) / z),
             stream: WordStream::new(z, len),
         }
     }
 
-    /// The share's words of one pass, `words[e - first]`; `lanes` go from the pass's start to
-    /// its end.
-    pub fn fill(&mut self, lanes: &mut [LaneRng], words: &mut [u32]) {
-        let jump = |j: &Option<Jump>, lanes: &mut [LaneRng]| {
-            if let Some(j) = j {
-                lanes.iter_mut().for_each(|l| l.0 = j.apply(l.0));
-            }
-        };
+    /// Lanes at a pass's start to where the share's words of that pass start.
+    pub fn start(&self, lanes: &mut [LaneRng]) {
         jump(&self.before, lanes);
+    }
+
+    /// The share's words of one pass, `words[e - first]`; `lanes` go from where they start
+    /// in this pass to where they start in the next. The share that starts the pass
+    /// (`first = 0`) holds the whole junction's lanes between passes.
+    pub fn fill(&mut self, lanes: &mut [LaneRng], words: &mut [u32]) {
         self.stream.fill(lanes, words);
-        jump(&self.after, lanes);
+        jump(&self.rest, lanes);
+    }
+}
+
+fn jump(j: &Option<Jump>, lanes: &mut [LaneRng]) {
+    if let Some(j) = j {
+        lanes.iter_mut().for_each(|l| l.0 = j.apply(l.0));
     }
 }
 
@@ -248,8 +254,8 @@ mod tests {
         }
     }
 
-    /// Each share's words are the pass's words at its edges, and its lanes end where the
-    /// pass's do.
+    /// Each share's words are the pass's words at its edges, and the first share's lanes
+    /// are the junction's between passes.
     #[test]
     fn shares_make_the_words_of_their_edges() {
         for (z, edges, cuts) in [
@@ -265,11 +271,10 @@ mod tests {
             let mut shares: Vec<_> = cuts
                 .windows(2)
                 .map(|c| {
-                    (
-                        c[0],
-                        ShareStream::new(z, edges, c[0], c[1] - c[0]),
-                        start.clone(),
-                    )
+                    let share = ShareStream::new(z, edges, c[0], c[1] - c[0]);
+                    let mut lanes = start.clone();
+                    share.start(&mut lanes);
+                    (c[0], share, lanes)
                 })
                 .collect();
             for pass in 0..3 {
@@ -283,7 +288,9 @@ mod tests {
                         all[at..at + words.len()],
                         "z {z} share {at} pass {pass}"
                     );
-                    assert_eq!(*lanes, whole, "z {z} share {at} pass {pass}: lanes");
+                    if at == 0 {
+                        assert_eq!(*lanes, whole, "z {z} pass {pass}: lanes");
+                    }
                 }
             }
         }
