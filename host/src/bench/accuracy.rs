@@ -37,7 +37,7 @@ pub(super) fn check_target(x: f64, epochs: usize, sweep: bool) -> Result<()> {
 /// The CPU backends trained to the target here; the reference always (the others use its
 /// samples).
 fn trained_here(name: &str) -> bool {
-    name == "reference" || FLOAT_BASELINES.contains(&name)
+    crate::backends::parse(name).is_ok_and(|c| c.backend.cpu_reference)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -97,7 +97,7 @@ fn train_to(
     mb: MiniBatchOpts,
     pb: &ProgressBar,
 ) -> Result<BackendToAccuracy> {
-    let mut r = open(spec, name, mb)?;
+    let (mut r, c) = open(spec, name, mb)?;
     r.reset(spec)?;
     let n = split.train.len();
     let mut order = SampleOrder::new(n);
@@ -123,11 +123,7 @@ fn train_to(
     }
     Ok(BackendToAccuracy {
         backend: name.into(),
-        kind: if matches!(r, Runner::Board(_)) {
-            "bit-exact"
-        } else {
-            "float"
-        },
+        kind: c.kind().label(),
         method: "trained",
         available: true,
         unavailable_reason: None,
@@ -136,7 +132,7 @@ fn train_to(
         samples: reached.map(|e| e * n),
         seconds: reached.map(|_| wall.max(1e-9)),
         seconds_cpu: reached
-            .filter(|_| r.on_this_thread(name))
+            .filter(|_| r.on_calling_thread())
             .map(|_| cpu.max(1e-9)),
         samples_per_second: None,
         test_accuracy: acc,

@@ -1,9 +1,13 @@
 //! `edgeflow train`: one board, a plan across boards, or a resident run.
 
 use super::parse_mhz;
+use crate::backends::{self, Choice, Use};
 use crate::paths::Paths;
 use anyhow::Result;
 use std::path::PathBuf;
+
+/// `--backend` trains one board, a plan's chain of them, or a resident run.
+const USES: &[Use] = &[Use::Train, Use::Plan, Use::Resident];
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["spec", "plan", "init"])))]
@@ -39,12 +43,13 @@ pub struct Args {
     /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
     #[arg(long, default_value_t = 30)]
     epochs: usize,
-    /// Where training runs: reference (the bit-exact model), float (f64 SGD on the same
-    /// sparse network, for accuracy comparison), opencl[:DEVICE] (see `edgeflow devices`),
-    /// rtl (rust-hdl simulation), verilator (the emitted Verilog) or
-    /// serial:/dev/ttyUSBn[@BAUD] (a board). All but float give the reference's bits.
-    #[arg(long, default_value = "reference")]
-    pub backend: String,
+    #[arg(
+        long,
+        default_value = "reference",
+        value_parser = backends::parser(USES),
+        help = backends::help("Where training runs; all but the float ones give the reference's bits:", USES)
+    )]
+    pub backend: Choice,
     /// Save the trained model (spec, format, complete state) to this file.
     #[arg(short, long)]
     out: Option<PathBuf>,
@@ -117,7 +122,7 @@ impl Args {
                 label_column: self.label_column,
                 scale: self.scale,
                 epochs: self.epochs,
-                backend: self.backend,
+                backend: self.backend.to_string(),
                 baud: self.baud,
                 freq: self.freq,
                 out: self.out,
