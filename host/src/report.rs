@@ -59,6 +59,12 @@ pub struct Written<T: Serialize> {
     pub text: String,
 }
 
+impl<T: Serialize> Written<T> {
+    pub fn new(value: T, text: String) -> Self {
+        Written { value, text }
+    }
+}
+
 impl<T: Serialize> fmt::Display for Written<T> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(&self.text)

@@ -24,7 +24,7 @@ mod sweep;
 mod tests;
 
 use crate::backends::Use;
-use crate::util::{print_json, write_atomic};
+use crate::util::write_atomic;
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -238,21 +238,18 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     let spec = Spec::load(&a.spec)?;
     let boards = board_list(&a, &spec)?;
-    let json_stdout = a.json;
     match a.sweep {
-        Some(s) => sweep_cmd(&a, &spec, s, &boards, json_stdout),
-        None => single_cmd(&a, &spec, &boards, json_stdout),
+        Some(s) => sweep_cmd(&a, &spec, s, &boards),
+        None => single_cmd(&a, &spec, &boards),
     }
 }
 
-fn emit_json(a: &BenchArgs, v: &serde_json::Value) -> Result<()> {
+/// Writes the JSON report to `-o`, when given.
+fn write_report(a: &BenchArgs, v: &serde_json::Value) -> Result<()> {
     if let Some(p) = &a.out {
         let mut text = serde_json::to_string_pretty(v)?;
         text.push('\n');
         write_atomic(p, text.as_bytes())?;
-    }
-    if a.json {
-        print_json(v);
     }
     Ok(())
 }
