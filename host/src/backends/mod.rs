@@ -156,7 +156,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Plan],
         needs: Needs::Cpu,
         cpu_reference: true,
-        help: "the bit-exact reference model",
+        help: "the bit-exact reference model (a plan: one thread per board)",
         limits: "",
         open: |spec, _, o| {
             let b = ReferenceBoard::new(spec, o.staleness(spec))?;
@@ -222,7 +222,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Plan],
         needs: Needs::OpenCl,
         cpu_reference: false,
-        help: "the OpenCL kernels on a device (see `edgeflow devices`)",
+        help: "the OpenCL kernels on a device (see `edgeflow devices`; a plan: stage i on device i)",
         limits: "",
         open: |spec, dev, o| {
             let b = crate::board::opencl::OpenClBoard::new(spec, o.staleness(spec), dev)?;
@@ -237,7 +237,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Plan],
         needs: Needs::Cpu,
         cpu_reference: false,
-        help: "the RTL in rust-hdl simulation",
+        help: "the RTL in rust-hdl simulation (a plan: one simulated stage per board)",
         limits: "",
         open: |spec, _, _| {
             let b = crate::board::rtl::RtlBoard::new(spec)?;

@@ -19,8 +19,8 @@ pub struct Args {
     #[arg(long)]
     init: Option<PathBuf>,
     /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
-    /// spec comes from the plan. Backends: reference (one thread per board), opencl
-    /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
+    /// spec comes from the plan. The backends that run plans are marked [train --plan]
+    /// under --backend.
     #[arg(long, conflicts_with = "spec")]
     plan: Option<PathBuf>,
     /// With --plan: also train the reference model with the plan's staleness on the same
