@@ -2,20 +2,86 @@
 //! network at the spec's own z, and, given an `edgeflow synth --json` report, how far that
 //! is from what yosys actually mapped (the calibration of docs/calibration/reproduce.sh).
 
-use crate::util::print_json;
+use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::Spec;
 use edgeflow_planner::calibrate::{fit, Case, Terms};
 use edgeflow_planner::cost::{single_board_usage, Net, Usage};
 use edgeflow_planner::Board;
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
+use std::fmt::Write as _;
 use std::path::Path;
 
 /// One resource: the model's prediction and, when a synthesis report was given, yosys' count.
+#[derive(Serialize)]
 struct Row {
     resource: &'static str,
     predicted: f64,
     synthesized: Option<f64>,
+    /// predicted / synthesized: 1.0 is exact, below 1 the model underestimates.
+    ratio: Option<f64>,
+}
+
+impl Row {
+    fn new(resource: &'static str, predicted: f64, synthesized: Option<f64>) -> Row {
+        let ratio = synthesized.filter(|&s| s > 0.0).map(|s| predicted / s);
+        Row {
+            resource,
+            predicted,
+            synthesized,
+            ratio,
+        }
+    }
+}
+
+/// `edgeflow cost`'s report.
+#[derive(Serialize)]
+struct Costed {
+    spec: String,
+    board: String,
+    z: Vec<u64>,
+    fits: bool,
+    verdict: String,
+    overflows: Vec<serde_json::Value>,
+    /// The synthesis report's target, when one was given.
+    target: Option<String>,
+    usage: Usage,
+    flip_flops: u64,
+    rows: Vec<Row>,
+    terms: Terms,
+    #[serde(skip)]
+    vs_yosys: bool,
+}
+
+impl fmt::Display for Costed {
+    fn fmt(&self, w: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(
+            w,
+            "{} on {} at z = {:?} (cost model{})",
+            self.spec,
+            self.board,
+            self.z,
+            if self.vs_yosys { " vs yosys" } else { "" }
+        )?;
+        writeln!(
+            w,
+            "{:<6} {:>10} {:>12} {:>16}",
+            "", "predicted", "synthesized", "pred/synth"
+        )?;
+        for r in &self.rows {
+            writeln!(
+                w,
+                "{:<6} {:>10} {:>12} {:>16}",
+                r.resource,
+                r.predicted,
+                r.synthesized.map(|s| s.to_string()).unwrap_or("-".into()),
+                r.ratio.map(|x| format!("{x:.2}")).unwrap_or("-".into())
+            )?;
+        }
+        writeln!(w, "{}", self.verdict)
+    }
 }
 
 pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool) -> Result<()> {
@@ -50,70 +116,35 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
         }
     };
     let rows = vec![
-        Row {
-            resource: "LUT",
-            predicted: u.logic as f64,
-            synthesized: used("LUT")?,
-        },
-        Row {
-            resource: "FF",
-            predicted: ffs as f64,
-            synthesized: used("FF")?,
-        },
-        Row {
-            resource: "DSP",
-            predicted: u.dsp as f64,
-            synthesized: used("DSP")?,
-        },
-        Row {
-            resource: "BRAM",
-            predicted: u.ram_blocks as f64,
-            synthesized: used("BRAM")?,
-        },
+        Row::new("LUT", u.logic as f64, used("LUT")?),
+        Row::new("FF", ffs as f64, used("FF")?),
+        Row::new("DSP", u.dsp as f64, used("DSP")?),
+        Row::new("BRAM", u.ram_blocks as f64, used("BRAM")?),
     ];
-    // predicted / synthesized: 1.0 is exact, below 1 the model underestimates
-    let ratio = |r: &Row| r.synthesized.filter(|&s| s > 0.0).map(|s| r.predicted / s);
-    if json {
-        let out: Vec<_> = rows
+    let r = Costed {
+        spec: spec.name.clone(),
+        board: board.name.clone(),
+        fits: u.fits(),
+        verdict: verdict(&u, &board.name),
+        overflows: overflows(&u)
             .iter()
-            .map(|r| {
-                json!({"resource": r.resource, "predicted": r.predicted,
-                       "synthesized": r.synthesized, "ratio": ratio(r)})
-            })
-            .collect();
-        print_json(&json!({
-            "spec": spec.name, "board": board.name, "z": z,
-            "fits": u.fits(), "verdict": verdict(&u, &board.name),
-            "overflows": overflows(&u).iter().map(|o| json!({
+            .map(|o| {
+                json!({
                 "resource": o.resource, "predicted": o.predicted, "available": o.available,
-                "allowed": o.allowed, "percent": o.percent()})).collect::<Vec<_>>(),
-            "target": report.as_ref().and_then(|v| v["table"]["target"].as_str().map(String::from)),
-            "usage": u, "flip_flops": ffs, "rows": out,
-            "terms": Terms::new(&net, &board, &z),
-        }));
-    } else {
-        println!(
-            "{} on {} at z = {:?} (cost model{})",
-            spec.name,
-            board.name,
-            z,
-            if report.is_some() { " vs yosys" } else { "" }
-        );
-        println!(
-            "{:<6} {:>10} {:>12} {:>16}",
-            "", "predicted", "synthesized", "pred/synth"
-        );
-        for r in &rows {
-            println!(
-                "{:<6} {:>10} {:>12} {:>16}",
-                r.resource,
-                r.predicted,
-                r.synthesized.map(|s| s.to_string()).unwrap_or("-".into()),
-                ratio(r).map(|x| format!("{x:.2}")).unwrap_or("-".into())
-            );
-        }
-        println!("{}", verdict(&u, &board.name));
-    }
+                "allowed": o.allowed, "percent": o.percent()})
+            })
+            .collect(),
+        target: report
+            .as_ref()
+            .and_then(|v| v["table"]["target"].as_str().map(String::from)),
+        usage: u,
+        flip_flops: ffs,
+        rows,
+        terms: Terms::new(&net, &board, &z),
+        z,
+        vs_yosys: report.is_some(),
+    };
+    emit(&r, Format::json(json));
     Ok(())
 }
 
@@ -290,26 +321,44 @@ pub fn fit_cmd(dir: &Path, board: &str, json: bool) -> Result<()> {
                    "ff_synthesized": c.flip_flops, "ff_ratio": ff / c.flip_flops})
         })
         .collect();
-    if json {
-        print_json(&json!({
+    let r = Written {
+        value: json!({
             "board": board.name, "fit": f, "lut_per_multiplier": lpm, "cases": rows,
             "skipped": skipped.iter().map(|(n, why)| json!({"case": n, "why": why})).collect::<Vec<_>>(),
-        }));
-        return Ok(());
-    }
-    println!(
+        }),
+        text: fit_text(&board.name, dir, &f, lpm, &rows, &skipped, &cases)?,
+    };
+    emit(&r, Format::json(json));
+    Ok(())
+}
+
+/// `cost --fit`'s table, and the fit as the board file's `[fit]` table.
+fn fit_text(
+    board: &str,
+    dir: &Path,
+    f: &edgeflow_planner::Fit,
+    lpm: u64,
+    rows: &[serde_json::Value],
+    skipped: &[(String, String)],
+    cases: &[Case],
+) -> Result<String> {
+    let mut w = String::new();
+    writeln!(
+        w,
         "{} cases of board {} in {} (least squares; logic_per_board held at its measured {}):",
         cases.len(),
-        board.name,
+        board,
         dir.display(),
         f.logic_per_board
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "{:<28} {:>10} {:>10} {:>7} {:>8} {:>8} {:>7}",
         "case", "LUT pred", "LUT synth", "ratio", "FF pred", "FF synth", "ratio"
-    );
-    for r in &rows {
-        println!(
+    )?;
+    for r in rows {
+        writeln!(
+            w,
             "{:<28} {:>10} {:>10} {:>7.2} {:>8} {:>8} {:>7.2}",
             r["case"].as_str().unwrap_or(""),
             r["logic_predicted"].as_f64().unwrap_or(0.0),
@@ -318,12 +367,15 @@ pub fn fit_cmd(dir: &Path, board: &str, json: bool) -> Result<()> {
             r["ff_predicted"].as_f64().unwrap_or(0.0),
             r["ff_synthesized"].as_f64().unwrap_or(0.0),
             r["ff_ratio"].as_f64().unwrap_or(0.0)
-        );
+        )?;
     }
-    for (n, why) in &skipped {
-        println!("skipped {n}: {why}");
+    for (n, why) in skipped {
+        writeln!(w, "skipped {n}: {why}")?;
     }
-    println!("\nfor the board file (lut_per_multiplier = {lpm}):\n[fit]");
-    print!("{}", toml::to_string(&f)?);
-    Ok(())
+    writeln!(
+        w,
+        "\nfor the board file (lut_per_multiplier = {lpm}):\n[fit]"
+    )?;
+    w.push_str(&toml::to_string(f)?);
+    Ok(w)
 }

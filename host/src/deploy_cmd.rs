@@ -1,12 +1,11 @@
 //! `edgeflow deploy`: load a bitstream onto a board with openFPGALoader, after checking the
 //! file is a bitstream for that board.
 
+use crate::report::{emit, Format};
 use crate::ui::spinner;
-use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_hdl::boards::{board, BoardInfo};
 use edgeflow_hdl::flow::tools::OPENFPGALOADER;
-use serde_json::json;
 use std::path::Path;
 
 /// USB devices present, as `vvvv:pppp` ids, from sysfs.
@@ -89,6 +88,28 @@ fn check_bitstream(b: &BoardInfo, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `edgeflow deploy`'s report: the loader's command, run or (`--dry-run`) not.
+#[derive(serde::Serialize)]
+struct Deployed {
+    board: &'static str,
+    command: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dry_run: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loaded: Option<bool>,
+    #[serde(skip)]
+    bitstream: String,
+}
+
+impl std::fmt::Display for Deployed {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self.loaded {
+            Some(_) => writeln!(f, "loaded {} onto the {}", self.bitstream, self.board),
+            None => writeln!(f, "would run: {}", self.command),
+        }
+    }
+}
+
 pub fn deploy_cmd(
     bname: &str,
     bitstream: &Path,
@@ -104,12 +125,15 @@ pub fn deploy_cmd(
     }
     args.push(bitstream.display().to_string());
     let cmd = format!("openFPGALoader {}", args.join(" "));
+    let mut r = Deployed {
+        board: b.name,
+        command: cmd.clone(),
+        dry_run: dry_run.then_some(true),
+        loaded: None,
+        bitstream: bitstream.display().to_string(),
+    };
     if dry_run {
-        if json {
-            print_json(&json!({"board": b.name, "command": cmd, "dry_run": true}));
-        } else {
-            println!("would run: {cmd}");
-        }
+        emit(&r, Format::json(json));
         return Ok(());
     }
     OPENFPGALOADER.require()?;
@@ -134,10 +158,7 @@ pub fn deploy_cmd(
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    if json {
-        print_json(&json!({"board": b.name, "command": cmd, "loaded": true}));
-    } else {
-        println!("loaded {} onto the {}", bitstream.display(), b.name);
-    }
+    r.loaded = Some(true);
+    emit(&r, Format::json(json));
     Ok(())
 }

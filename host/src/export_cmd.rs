@@ -5,7 +5,8 @@
 mod onnx;
 
 use crate::model::ModelFile;
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format};
+use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::matrices::{to_dense, DenseJunction};
 use edgeflow_core::Spec;
@@ -42,6 +43,39 @@ pub struct ExportCli {
     pub json: bool,
 }
 
+/// `edgeflow export`'s report.
+#[derive(serde::Serialize)]
+struct Exported {
+    model: std::path::PathBuf,
+    format: &'static str,
+    out: std::path::PathBuf,
+    bytes: usize,
+    spec: String,
+    layers: Vec<usize>,
+    /// Edges per junction (the masks' ones).
+    edges: Vec<usize>,
+    input_width: usize,
+    features: Option<usize>,
+    opset: Option<i64>,
+    state_sha256: String,
+}
+
+impl std::fmt::Display for Exported {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} ({}) exported as {} to {} ({} bytes); input: {} values in [0, 1] per sample, state sha256 {}",
+            self.spec,
+            self.model.display(),
+            self.format,
+            self.out.display(),
+            self.bytes,
+            self.input_width,
+            self.state_sha256
+        )
+    }
+}
+
 /// The format asked for, or the one the output's extension names.
 fn format_of(asked: Option<ExportFormat>, out: &Path) -> Result<ExportFormat> {
     let ext = out
@@ -73,31 +107,23 @@ pub fn exec(a: ExportCli) -> Result<()> {
         ExportFormat::Npz => "npz",
     };
     let features = m.features.or(m.scaling.as_ref().map(|s| s.min.len()));
-    if a.json {
-        print_json(&json!({
-            "model": a.model,
-            "format": name,
-            "out": a.out,
-            "bytes": bytes.len(),
-            "spec": spec.name,
-            "layers": spec.layers,
-            "edges": dense.iter().map(|d| d.mask.iter().filter(|&&v| v == 1).count()).collect::<Vec<_>>(),
-            "input_width": spec.layers[0],
-            "features": features,
-            "opset": (format == ExportFormat::Onnx).then_some(onnx::OPSET),
-            "state_sha256": m.state_sha256,
-        }));
-    } else {
-        println!(
-            "{} ({}) exported as {name} to {} ({} bytes); input: {} values in [0, 1] per sample, state sha256 {}",
-            spec.name,
-            a.model.display(),
-            a.out.display(),
-            bytes.len(),
-            spec.layers[0],
-            m.state_sha256
-        );
-    }
+    let r = Exported {
+        model: a.model.clone(),
+        format: name,
+        out: a.out.clone(),
+        bytes: bytes.len(),
+        spec: spec.name.clone(),
+        layers: spec.layers.clone(),
+        edges: dense
+            .iter()
+            .map(|d| d.mask.iter().filter(|&&v| v == 1).count())
+            .collect(),
+        input_width: spec.layers[0],
+        features,
+        opset: (format == ExportFormat::Onnx).then_some(onnx::OPSET),
+        state_sha256: m.state_sha256.clone(),
+    };
+    emit(&r, Format::json(a.json));
     Ok(())
 }
 

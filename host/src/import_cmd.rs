@@ -6,11 +6,10 @@
 //! format's limits (docs/export.md).
 
 use crate::model::ModelFile;
-use crate::util::print_json;
+use crate::report::{emit, Format};
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::matrices::{from_real, RealJunction};
 use edgeflow_core::{ScaleKind, Scaling, Spec};
-use serde_json::json;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::path::PathBuf;
@@ -183,25 +182,44 @@ pub fn exec(a: ImportCli) -> Result<()> {
 }
 
 fn report(a: &ImportCli, spec: &Spec, m: &ModelFile, saturated: usize, features: Option<usize>) {
-    if a.json {
-        print_json(&json!({
-            "spec": spec.name,
-            "npz": a.npz,
-            "out": a.out,
-            "rounding": "nearest, ties up",
-            "saturated": saturated,
-            "scale": m.scaling.as_ref().map(|s| s.kind),
-            "features": features,
-            "state_sha256": m.state_sha256,
-        }));
-    } else {
-        println!(
-            "{} imported from {} into {} (rounded to nearest, {saturated} saturated); state sha256 {}",
-            spec.name,
-            a.npz.display(),
-            a.out.display(),
-            m.state_sha256
-        );
+    let r = Imported {
+        spec: spec.name.clone(),
+        npz: a.npz.clone(),
+        out: a.out.clone(),
+        rounding: "nearest, ties up",
+        saturated,
+        scale: m.scaling.as_ref().map(|s| s.kind),
+        features,
+        state_sha256: m.state_sha256.clone(),
+    };
+    emit(&r, Format::json(a.json));
+}
+
+/// `edgeflow import`'s report.
+#[derive(serde::Serialize)]
+struct Imported {
+    spec: String,
+    npz: PathBuf,
+    out: PathBuf,
+    rounding: &'static str,
+    /// Weights and biases beyond the format's range, saturated at its limits.
+    saturated: usize,
+    scale: Option<ScaleKind>,
+    features: Option<usize>,
+    state_sha256: String,
+}
+
+impl std::fmt::Display for Imported {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} imported from {} into {} (rounded to nearest, {} saturated); state sha256 {}",
+            self.spec,
+            self.npz.display(),
+            self.out.display(),
+            self.saturated,
+            self.state_sha256
+        )
     }
 }
 

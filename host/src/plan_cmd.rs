@@ -1,7 +1,8 @@
 //! `edgeflow plan`: split a network across boards in a chain (docs/design.md, "Multi-board
 //! pipelines").
 
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format};
+use crate::util::write_atomic;
 use anyhow::{anyhow, Context, Result};
 use edgeflow_core::Spec;
 use edgeflow_planner::report::{plan, PlanFile};
@@ -28,7 +29,7 @@ pub fn rate(sps: f64) -> String {
     }
 }
 
-fn pct(a: u64, b: u64) -> String {
+pub fn pct(a: u64, b: u64) -> String {
     format!("{:.0}%", 100.0 * a as f64 / b.max(1) as f64)
 }
 
@@ -54,116 +55,13 @@ pub fn plan_cmd(
         let text = serde_json::to_string_pretty(&p)?;
         write_atomic(o, text.as_bytes()).with_context(|| format!("writing {}", o.display()))?;
     }
-    if json {
-        let mut v = serde_json::to_value(&p)?;
-        v["planning_seconds"] = seconds.into();
-        print_json(&v);
-    } else {
-        print_text(&p, seconds);
-        if let Some(o) = out {
-            println!(
-                "plan written to {}; train with: edgeflow train --plan {}",
-                o.display(),
-                o.display()
-            );
-        }
-    }
+    let r = crate::plan_report::Planned {
+        plan: &p,
+        planning_seconds: seconds,
+        out,
+    };
+    emit(&r, Format::json(json));
     Ok(())
-}
-
-fn print_text(p: &PlanFile, seconds: f64) {
-    println!(
-        "{}: {} junctions on {} of {} boards ({}), planned in {:.1} ms",
-        p.spec.name,
-        p.spec.junctions(),
-        p.stages.len(),
-        p.boards.len(),
-        if p.permute {
-            "any order"
-        } else {
-            "chain order"
-        },
-        seconds * 1e3
-    );
-    for (i, s) in p.stages.iter().enumerate() {
-        let u = &s.utilisation;
-        println!(
-            "  board {} {:<14} junctions {}-{}  z = {:?}  block cycle {} clocks = {}",
-            s.board_index + 1,
-            s.board,
-            s.junctions[0],
-            s.junctions[1],
-            s.z,
-            s.block_cycle_clocks,
-            us(s.block_cycle_ps)
-        );
-        println!(
-            "      DSP {}/{}{}  logic {}/{} ({})  RAM {}/{} bits ({})  {}/{} blocks ({})",
-            u.dsp,
-            u.dsp_available,
-            if u.lut_multipliers > 0 {
-                format!(" + {} LUT multipliers", u.lut_multipliers)
-            } else {
-                String::new()
-            },
-            u.logic,
-            u.logic_available,
-            pct(u.logic, u.logic_available),
-            u.ram_bits,
-            u.ram_bits_available,
-            pct(u.ram_bits, u.ram_bits_available),
-            u.ram_blocks,
-            u.ram_blocks_available,
-            pct(u.ram_blocks, u.ram_blocks_available)
-        );
-        if let Some(l) = p.links.get(i) {
-            println!(
-                "  link after junction {} ({} -> {}): transfer {}, latency {}, delay {} block cycles each way",
-                l.after_junction,
-                l.from_board,
-                l.to_board,
-                us(l.transfer_ps),
-                us(l.latency_ps),
-                l.delay_block_cycles
-            );
-        }
-    }
-    println!(
-        "staleness {:?}  link delays {:?}",
-        p.staleness, p.link_delay
-    );
-    println!(
-        "predicted {} (block cycle {}); bottleneck: {}",
-        rate(p.figures.samples_per_second),
-        us(p.figures.period_ps),
-        p.figures.bottleneck
-    );
-    println!(
-        "lower bound: block cycle ≥ {}, at most {} ({}); gap {:.1}%",
-        us(p.lower_bound.period_ps),
-        rate(p.lower_bound.samples_per_second),
-        p.lower_bound.binding,
-        p.gap * 100.0
-    );
-    println!("baselines:");
-    for b in &p.baselines {
-        let groups: Vec<String> = b
-            .groups
-            .iter()
-            .map(|g| format!("{}-{}", g[0], g[1]))
-            .collect();
-        match &b.figures {
-            Some(f) => println!(
-                "  {:<22} [{}]: {} ({:.2}x of plan); bottleneck: {}",
-                b.name,
-                groups.join(", "),
-                rate(f.samples_per_second),
-                f.samples_per_second / p.figures.samples_per_second,
-                f.bottleneck
-            ),
-            None => println!("  {:<22} [{}]: does not fit", b.name, groups.join(", ")),
-        }
-    }
 }
 
 /// The plan's stages as 0-based inclusive junction ranges.
@@ -176,6 +74,47 @@ pub(crate) fn stage_ranges(p: &PlanFile) -> Vec<(usize, usize)> {
 
 /// Each stage built as its board builds it (registered reads, deep pipeline), so its
 /// block cycle is the plan's.
+/// `train --plan --backend reference`: one thread per stage.
+pub fn reference_pipeline(
+    p: &crate::backends::Pipeline,
+) -> Result<(Box<dyn crate::board::Board>, crate::backends::Timings)> {
+    no_device(p)?;
+    let b = crate::multiboard::PipelineBoard::new(p.spec, p.stages.to_vec(), p.link_delay.to_vec());
+    let t = b.timings.clone();
+    Ok((Box::new(b), t))
+}
+
+/// `train --plan --backend opencl`: stage i on OpenCL device i.
+pub fn opencl_pipeline(
+    p: &crate::backends::Pipeline,
+) -> Result<(Box<dyn crate::board::Board>, crate::backends::Timings)> {
+    no_device(p)?;
+    let b = crate::multiboard_opencl::OpenClPipeline::new(p.spec, p.stages, p.link_delay)?;
+    let t = b.timings.clone();
+    Ok((Box::new(b), t))
+}
+
+/// `train --plan --backend rtl`: one simulated RTL stage per board, built as that board builds.
+pub fn rtl_pipeline(
+    p: &crate::backends::Pipeline,
+) -> Result<(Box<dyn crate::board::Board>, crate::backends::Timings)> {
+    no_device(p)?;
+    let builds = rtl_builds(p.plan, p.plan_name)?;
+    let b = crate::board::rtl_stage::RtlPipeline::new(p.spec, p.stages, p.link_delay, &builds)?;
+    let t = b.timings.clone();
+    Ok((Box::new(b), t))
+}
+
+/// A plan puts stage i on device i: it takes no device of its own.
+fn no_device(p: &crate::backends::Pipeline) -> Result<()> {
+    match p.arg {
+        Some(a) => {
+            anyhow::bail!("--backend ...:{a}: a plan puts stage i on device i; drop the ':{a}'")
+        }
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn rtl_builds(p: &PlanFile, plan_name: &str) -> Result<Vec<(bool, bool)>> {
     p.stages
         .iter()
@@ -207,7 +146,7 @@ pub struct TrainPlanArgs<'a> {
     pub label_column: Option<usize>,
     pub scale: Option<edgeflow_core::ScaleKind>,
     pub epochs: usize,
-    pub backend: &'a str,
+    pub backend: &'a crate::backends::Choice,
     pub out: Option<&'a Path>,
     pub plot: Option<&'a Path>,
     pub json: bool,
@@ -228,8 +167,8 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         json,
         verify,
     } = a;
-    use crate::multiboard::PipelineBoard;
     use crate::train::{run_from, Trainer};
+    backend.check("--backend", crate::backends::Use::Plan)?;
     // Under mpirun every rank runs one stage; rank 0 goes on here, the others serve it.
     #[cfg(feature = "mpi")]
     let mut mpi = match under_mpirun() {
@@ -272,35 +211,27 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
             staleness
         );
     }
-    let (board, timings): (Box<dyn crate::board::Board>, _) = match backend {
-        #[cfg(feature = "mpi")]
-        "reference" | "opencl" | "rtl" if mpi.is_some() => {
-            let s = mpi.take().expect("checked");
-            let b = crate::multiboard_mpi::MpiPipeline::new(s, &text, backend)?;
-            let t = b.timings.clone();
-            (Box::new(b), t)
-        }
-        "reference" => {
-            let b = PipelineBoard::new(&spec, stages.clone(), link_delay.clone());
-            let t = b.timings.clone();
-            (Box::new(b), t)
-        }
-        "opencl" => {
-            let b = crate::multiboard_opencl::OpenClPipeline::new(&spec, &stages, &link_delay)?;
-            let t = b.timings.clone();
-            (Box::new(b), t)
-        }
-        "rtl" => {
-            let builds = rtl_builds(&p, &plan_path.display().to_string())?;
-            let b =
-                crate::board::rtl_stage::RtlPipeline::new(&spec, &stages, &link_delay, &builds)?;
-            let t = b.timings.clone();
-            (Box::new(b), t)
-        }
-        other => anyhow::bail!(
-            "--plan runs on backend reference (one thread per stage), opencl (stage i on OpenCL device i) or rtl (one simulated RTL stage per board), not '{other}'"
-        ),
+    let parts = crate::backends::Pipeline {
+        spec: &spec,
+        stages: &stages,
+        link_delay: &link_delay,
+        plan: &p,
+        plan_name: &plan_path.display().to_string(),
+        arg: backend.arg.as_deref(),
     };
+    let open = || (backend.backend.pipeline.expect("checked above"))(&parts);
+    #[cfg(feature = "mpi")]
+    let opened = match mpi.take() {
+        Some(s) => {
+            let b = crate::multiboard_mpi::MpiPipeline::new(s, &text, backend.name())?;
+            let t = b.timings.clone();
+            (Box::new(b) as Box<dyn crate::board::Board>, t)
+        }
+        None => open()?,
+    };
+    #[cfg(not(feature = "mpi"))]
+    let opened = open()?;
+    let (board, timings) = opened;
     let split = crate::train::init::load_data(&spec, init.as_ref(), data, label_column, scale)?;
     let mut trainer = Trainer::Board(board);
     trainer.load_state(&start)?;
@@ -369,100 +300,47 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         .enumerate()
         .fold(0, |b, (i, &x)| if x > predicted[b] { i } else { b });
     let last = rep.epochs.last().unwrap();
-    if json {
-        print_json(&serde_json::json!({
-            "spec": spec.name,
-            "backend": rep.backend,
-            "plan": plan_path,
-            "data": split.name,
-            "epochs": epochs,
-            "train_accuracy": last.train_accuracy,
-            "test_accuracy": last.test_accuracy,
-            "samples_per_second": rep.samples_per_second,
-            "predicted_samples_per_second": p.figures.samples_per_second,
-            "staleness": staleness,
-            "link_delay": p.link_delay,
-            "state_sha256": state.sha256(),
-            "reference_sha256": verified,
-            "stages": p.stages.iter().zip(&timings).zip(&measured).enumerate().map(|(i, ((s, t), m))| serde_json::json!({
-                "board": s.board,
-                "junctions": s.junctions,
-                "predicted_block_cycle_clocks": s.block_cycle_clocks,
-                "predicted_block_cycle_ps": s.block_cycle_ps,
-                "measured_seconds_per_sample": m,
-                "measured_wait_seconds": t.wait_seconds,
-                "measured_block_cycles": t.block_cycles,
-                "measured_clocks_per_block_cycle": t.clocks_per_block_cycle,
-                "measured_block_cycle_ps": simulated.as_ref().map(|v| v[i].round() as u64),
-            })).collect::<Vec<_>>(),
-            "measured_bottleneck_from": if simulated.is_some() { "simulated block cycle at the board's clock" } else { "compute time on this host" },
-            "predicted_bottleneck": p.figures.bottleneck,
-            "predicted_bottleneck_stage": pb + 1,
-            "measured_bottleneck_stage": mb + 1,
-            "history": rep.epochs,
-            "model": out,
-        }));
-    } else {
-        println!(
-            "{} on {} across {} boards ({}): train {:.2}%, test {:.2}% after {epochs} epochs; {:.0} samples/s on this host",
-            spec.name,
-            split.name,
-            p.stages.len(),
-            rep.backend,
-            last.train_accuracy * 100.0,
-            last.test_accuracy * 100.0,
-            rep.samples_per_second
-        );
-        println!(
-            "staleness {staleness:?} from link delays {:?}; state sha256 {}",
-            p.link_delay,
-            state.sha256()
-        );
-        if verified.is_some() {
-            println!("verified: bit-identical to the reference model with the plan's staleness");
-        }
-        println!("stage  board            junctions  predicted block cycle  measured compute/sample  waiting");
-        for (i, ((s, t), m)) in p.stages.iter().zip(&timings).zip(&measured).enumerate() {
-            println!(
-                "{:>5}  {:<15}  {:>4}-{:<4}  {:>21}  {:>20.1} µs  {:>6.3} s",
-                i + 1,
-                s.board,
-                s.junctions[0],
-                s.junctions[1],
-                us(s.block_cycle_ps),
-                m * 1e6,
-                t.wait_seconds
-            );
-        }
-        if let Some(sim) = &simulated {
-            println!("stage  simulated block cycle  at the board's clock  plan (clocks, time)");
-            for (i, ((s, t), x)) in p.stages.iter().zip(&timings).zip(sim).enumerate() {
-                println!(
-                    "{:>5}  {:>14} clocks  {:>20}  {} clocks, {}",
-                    i + 1,
-                    t.clocks_per_block_cycle.unwrap_or(0),
-                    us(x.round() as u64),
-                    s.block_cycle_clocks,
-                    us(s.block_cycle_ps)
-                );
-            }
-        }
-        println!(
-            "bottleneck: predicted stage {} ({}), measured stage {} ({}); predicted {} on the boards",
-            pb + 1,
-            p.figures.bottleneck,
-            mb + 1,
-            if simulated.is_some() {
-                "simulated block cycle"
-            } else {
-                "compute on this host"
-            },
-            rate(p.figures.samples_per_second)
-        );
-        if let Some(o) = out {
-            println!("model written to {}", o.display());
-        }
-    }
+    let stages = p.stages.iter().zip(&timings).zip(&measured).enumerate();
+    let r = crate::plan_report::PlanTrained {
+        spec: &spec.name,
+        backend: rep.backend.clone(),
+        stage_count: p.stages.len(),
+        plan: plan_path,
+        data: &split.name,
+        epochs,
+        train_accuracy: last.train_accuracy,
+        test_accuracy: last.test_accuracy,
+        samples_per_second: rep.samples_per_second,
+        predicted_samples_per_second: p.figures.samples_per_second,
+        staleness: &staleness,
+        link_delay: &p.link_delay,
+        state_sha256: state.sha256(),
+        reference_sha256: verified,
+        stages: stages
+            .map(|(i, ((s, t), m))| crate::plan_report::StageRun {
+                board: &s.board,
+                junctions: s.junctions,
+                predicted_block_cycle_clocks: s.block_cycle_clocks,
+                predicted_block_cycle_ps: s.block_cycle_ps,
+                measured_seconds_per_sample: *m,
+                measured_wait_seconds: t.wait_seconds,
+                measured_block_cycles: t.block_cycles,
+                measured_clocks_per_block_cycle: t.clocks_per_block_cycle,
+                measured_block_cycle_ps: simulated.as_ref().map(|v| v[i].round() as u64),
+            })
+            .collect(),
+        measured_bottleneck_from: if simulated.is_some() {
+            "simulated block cycle at the board's clock"
+        } else {
+            "compute time on this host"
+        },
+        predicted_bottleneck: &p.figures.bottleneck,
+        predicted_bottleneck_stage: pb + 1,
+        measured_bottleneck_stage: mb + 1,
+        history: &rep.epochs,
+        model: out,
+    };
+    emit(&r, Format::json(json));
     Ok(())
 }
 

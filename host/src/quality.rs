@@ -7,8 +7,9 @@
 //! Every network is generated as spec TOML and read by the spec parser, so options the grid
 //! does not mention take the parser's defaults, and `--set KEY=VALUE` reaches any of them.
 
+use crate::report::{emit, Format, Written};
 use crate::train::{load_scaled, make_trainer, run, Scale, Split};
-use crate::util::{print_json, write_atomic};
+use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::{ScaleKind, Spec};
 use serde::Serialize;
@@ -351,11 +352,7 @@ pub fn quality_cmd(a: QualityCli) -> Result<()> {
             chart(&dir.join(format!("quality.{ext}")), &a, &rows)?;
         }
     }
-    if a.json {
-        print_json(&report);
-    } else {
-        print!("{table}");
-    }
+    emit(&Written::new(report, table), Format::json(a.json));
     Ok(())
 }
 

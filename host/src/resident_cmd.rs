@@ -3,19 +3,19 @@
 //! Over a serial port to a real board, or `verilator`: the board top itself (PLL, UART bit by
 //! bit, SPRAM from yosys' simulation model) in a Verilator co-simulation.
 
+use crate::backends::{Needs, Use};
 use crate::board::hostlink::WordLink;
 use crate::board::resident::{check_fits, ResidentBoard};
 use crate::board::serial::ByteStreamLink;
 use crate::model::ModelFile;
+use crate::report::{emit, Format};
 use crate::train::init::{self, Init};
-use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::{ScaleKind, Spec, State};
 use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::{board_top_verilog, Inner};
 use edgeflow_hdl::flow::verilator_uart::{build_cached, sim_models, UartStream};
 use edgeflow_sim::accuracy;
-use serde_json::json;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -60,16 +60,21 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     }
     let b = board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
     let (_, words) = edgeflow_hdl::data_memory::for_board(b).map_err(|e| anyhow!(e))?;
-    let (port, port_baud) = match a.backend.as_str() {
-        "verilator" => (None, None),
-        s if s.starts_with("serial:") => {
-            let (p, baud) = crate::board::serial::parse_backend(s)
-                .ok_or_else(|| anyhow!("bad serial backend '{s}'; use serial:/dev/ttyUSB1 or serial:/dev/ttyUSB1@BAUD"))?;
+    let backend = crate::backends::parse(&a.backend)?;
+    backend.check("--backend", Use::Resident)?;
+    // a board on a port, else the board top co-simulated
+    let on_board = backend.backend.needs == Needs::Board;
+    let (port, port_baud) = match on_board {
+        false => (None, None),
+        true => {
+            let s = &a.backend;
+            let (p, baud) = crate::board::serial::parse_backend(s).ok_or_else(|| {
+                anyhow!(
+                    "bad serial backend '{s}'; use serial:/dev/ttyUSB1 or serial:/dev/ttyUSB1@BAUD"
+                )
+            })?;
             (Some(p), s.contains('@').then_some(baud))
         }
-        other => bail!(
-            "--backend {other}: resident training runs on a board: serial:PORT[@BAUD], or verilator (the board top co-simulated)"
-        ),
     };
     let baud = match (a.baud, port_baud) {
         (Some(x), Some(y)) if x != y => {
@@ -152,53 +157,80 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
         m.epochs = Some(start.first_epoch + a.epochs);
         m.save(out)?;
     }
-    let sha = state.sha256();
-    if a.json {
-        print_json(&json!({
-            "spec": spec.name,
-            "board": b.name,
-            "backend": a.backend,
-            "data": split.name,
-            "epochs": a.epochs,
-            "train_samples": split.train.len(),
-            "test_samples": split.test.len(),
-            "test_accuracy": test_accuracy,
-            "state_sha256": sha,
-            "clock_mhz": top.mhz,
-            "baud": baud,
-            "record_words": r,
-            "resident_capacity_samples": capacity,
-            "load_clocks": clocks.load_clocks,
-            "upload_clocks": clocks.upload_clocks,
-            "train_clocks": clocks.train_clocks,
-            "infer_clocks": clocks.infer_clocks,
-            "readback_clocks": clocks.readback_clocks,
-            "end_to_end_seconds": seconds,
-            "end_to_end_samples_per_second": samples / seconds,
-            "simulation_seconds": (a.backend == "verilator").then_some(wall),
-            "model": a.out,
-        }));
-    } else {
-        println!(
-            "{} on {} ({}, resident): test {:.2}% after {} epochs; {:.0} training samples/s end to end at {} MHz, {} baud",
-            spec.name,
-            b.name,
-            a.backend,
-            test_accuracy * 100.0,
-            a.epochs,
-            samples / seconds,
-            top.mhz,
-            baud
-        );
-        println!(
-            "clocks: upload {}, train {}, infer {}, read-back {}; state sha256 {sha}",
-            clocks.upload_clocks, clocks.train_clocks, clocks.infer_clocks, clocks.readback_clocks
-        );
-        if let Some(o) = &a.out {
-            println!("model written to {}", o.display());
-        }
-    }
+    let r = Resident {
+        spec: spec.name.clone(),
+        board: b.name,
+        backend: a.backend,
+        data: split.name.clone(),
+        epochs: a.epochs,
+        train_samples: split.train.len(),
+        test_samples: split.test.len(),
+        test_accuracy,
+        state_sha256: state.sha256(),
+        clock_mhz: top.mhz,
+        baud,
+        record_words: r,
+        resident_capacity_samples: capacity,
+        clocks,
+        end_to_end_seconds: seconds,
+        end_to_end_samples_per_second: samples / seconds,
+        simulation_seconds: (!on_board).then_some(wall),
+        model: a.out,
+    };
+    emit(&r, Format::json(a.json));
     Ok(())
+}
+
+/// `train --resident`'s report.
+#[derive(serde::Serialize)]
+struct Resident {
+    spec: String,
+    board: &'static str,
+    backend: String,
+    data: String,
+    epochs: usize,
+    train_samples: usize,
+    test_samples: usize,
+    test_accuracy: f64,
+    state_sha256: String,
+    clock_mhz: f64,
+    baud: u32,
+    record_words: usize,
+    resident_capacity_samples: usize,
+    #[serde(flatten)]
+    clocks: crate::board::resident::ResidentClocks,
+    end_to_end_seconds: f64,
+    end_to_end_samples_per_second: f64,
+    /// Wall-clock seconds of a co-simulation.
+    simulation_seconds: Option<f64>,
+    model: Option<PathBuf>,
+}
+
+impl std::fmt::Display for Resident {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} on {} ({}, resident): test {:.2}% after {} epochs; {:.0} training samples/s end to end at {} MHz, {} baud",
+            self.spec,
+            self.board,
+            self.backend,
+            self.test_accuracy * 100.0,
+            self.epochs,
+            self.end_to_end_samples_per_second,
+            self.clock_mhz,
+            self.baud
+        )?;
+        let c = &self.clocks;
+        writeln!(
+            f,
+            "clocks: upload {}, train {}, infer {}, read-back {}; state sha256 {}",
+            c.upload_clocks, c.train_clocks, c.infer_clocks, c.readback_clocks, self.state_sha256
+        )?;
+        if let Some(o) = &self.model {
+            writeln!(f, "model written to {}", o.display())?;
+        }
+        Ok(())
+    }
 }
 
 type Run = (State, crate::board::resident::ResidentClocks, Vec<usize>);

@@ -1,11 +1,11 @@
 //! `edgeflow sim`: the RTL network in simulation against the reference model.
 
-use crate::util::print_json;
+use crate::report::{emit, Format};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::{Dataset, Spec};
 use edgeflow_sim::rtl::{check_lanes, random_data};
-use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
+use serde::Serialize;
+use std::fmt;
 use std::path::Path;
 
 pub fn sim_cmd(
@@ -48,15 +48,10 @@ pub fn sim_cmd(
             }
         }
     };
-    let bar = ProgressBar::new_spinner();
-    if !json_out {
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
-        bar.set_message(format!(
-            "simulating '{}' ({lanes} input lanes): load, train {samples}, infer, read back",
-            spec.name
-        ));
-    }
-    let bar = if json_out { bar } else { crate::ui::show(bar) };
+    let bar = crate::ui::spinner(&format!(
+        "simulating '{}' ({lanes} input lanes): load, train {samples}, infer, read back",
+        spec.name
+    ));
     // the waveform goes to a temporary file beside --vcd and replaces it only when complete
     let tmp = vcd
         .map(|v| edgeflow_hdl::flow::temp_beside(v, "vcd"))
@@ -77,58 +72,90 @@ pub fn sim_cmd(
         }
     };
     bar.finish_and_clear();
-    if json_out {
-        print_json(&json!({
-            "spec": spec.name,
-            "bit_exact": rep.bit_exact,
-            "first_difference": rep.first_difference,
-            "samples": rep.samples,
-            "clocks": rep.clocks,
-            "train_clocks": rep.train_clocks,
-            "infer_clocks": rep.infer_clocks,
-            "clocks_per_sample": rep.train_steady_clocks_per_sample,
-            "infer_clocks_per_sample": rep.infer_steady_clocks_per_sample,
-            "block_cycle_clocks": rep.block_cycle_clocks,
-            "input_lanes": rep.input_lanes,
-            "state_sha256": rep.state_sha256,
-            "sim_clocks_per_second": rep.sim_clocks_per_second.round(),
-        }));
-    } else {
-        println!(
-            "spec '{}': {} samples trained, inferred and read back",
-            spec.name, rep.samples
-        );
-        println!(
-            "  block cycle            {} clocks (C = max C_i)",
-            rep.block_cycle_clocks
-        );
-        println!(
-            "  input lanes            {} sample words per clock",
-            rep.input_lanes
-        );
-        println!(
-            "  training, steady state {} clocks/sample ({} clocks for the whole stream)",
-            rep.train_steady_clocks_per_sample, rep.train_clocks
-        );
-        println!(
-            "  inference              {} clocks/sample ({} clocks)",
-            rep.infer_steady_clocks_per_sample, rep.infer_clocks
-        );
-        println!(
-            "  simulated              {} clocks at {:.0} clocks/s",
-            rep.clocks, rep.sim_clocks_per_second
-        );
-        println!("  state sha256           {}", rep.state_sha256);
-        if let Some(v) = vcd {
-            println!("  waveform               {}", v.display());
-        }
-        println!(
-            "  bit-exact with the reference model: {}",
-            if rep.bit_exact { "yes" } else { "NO" }
-        );
-    }
+    let r = Simulated {
+        spec: &spec.name,
+        bit_exact: rep.bit_exact,
+        first_difference: rep.first_difference.as_deref(),
+        samples: rep.samples,
+        clocks: rep.clocks,
+        train_clocks: rep.train_clocks,
+        infer_clocks: rep.infer_clocks,
+        clocks_per_sample: rep.train_steady_clocks_per_sample,
+        infer_clocks_per_sample: rep.infer_steady_clocks_per_sample,
+        block_cycle_clocks: rep.block_cycle_clocks,
+        input_lanes: rep.input_lanes,
+        state_sha256: &rep.state_sha256,
+        sim_clocks_per_second: rep.sim_clocks_per_second.round(),
+        vcd,
+    };
+    emit(&r, Format::json(json_out));
     if let Some(d) = rep.first_difference {
         bail!("RTL differs from the reference model: {d}");
     }
     Ok(())
+}
+
+/// `edgeflow sim`'s report: the RTL's run and its comparison with the reference model.
+#[derive(Serialize)]
+struct Simulated<'a> {
+    spec: &'a str,
+    bit_exact: bool,
+    first_difference: Option<&'a str>,
+    samples: usize,
+    clocks: u64,
+    train_clocks: u64,
+    infer_clocks: u64,
+    /// Steady-state training clocks per sample.
+    clocks_per_sample: u64,
+    infer_clocks_per_sample: u64,
+    block_cycle_clocks: usize,
+    input_lanes: usize,
+    state_sha256: &'a str,
+    sim_clocks_per_second: f64,
+    #[serde(skip)]
+    vcd: Option<&'a Path>,
+}
+
+impl fmt::Display for Simulated<'_> {
+    fn fmt(&self, w: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(
+            w,
+            "spec '{}': {} samples trained, inferred and read back",
+            self.spec, self.samples
+        )?;
+        writeln!(
+            w,
+            "  block cycle            {} clocks (C = max C_i)",
+            self.block_cycle_clocks
+        )?;
+        writeln!(
+            w,
+            "  input lanes            {} sample words per clock",
+            self.input_lanes
+        )?;
+        writeln!(
+            w,
+            "  training, steady state {} clocks/sample ({} clocks for the whole stream)",
+            self.clocks_per_sample, self.train_clocks
+        )?;
+        writeln!(
+            w,
+            "  inference              {} clocks/sample ({} clocks)",
+            self.infer_clocks_per_sample, self.infer_clocks
+        )?;
+        writeln!(
+            w,
+            "  simulated              {} clocks at {:.0} clocks/s",
+            self.clocks, self.sim_clocks_per_second
+        )?;
+        writeln!(w, "  state sha256           {}", self.state_sha256)?;
+        if let Some(v) = self.vcd {
+            writeln!(w, "  waveform               {}", v.display())?;
+        }
+        writeln!(
+            w,
+            "  bit-exact with the reference model: {}",
+            if self.bit_exact { "yes" } else { "NO" }
+        )
+    }
 }

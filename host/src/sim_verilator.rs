@@ -3,13 +3,14 @@
 //! model bit for bit. Much faster than the rust-hdl simulation, and it checks the Verilog
 //! itself rather than the rust-hdl models.
 
-use crate::util::print_json;
+use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::flow::verilator;
 use edgeflow_sim::rtl::check_stream_lanes;
 use edgeflow_sim::Reference;
 use serde_json::json;
+use std::fmt::Write as _;
 
 pub fn sim_verilator(spec: &Spec, data: &Encoded, lanes: usize, json_out: bool) -> Result<()> {
     let (words, reply) = check_stream_lanes(spec, data, lanes);
@@ -70,39 +71,48 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, lanes: usize, json_out: bool) 
         diff = edgeflow_sim::rtl::first_prediction_difference(&r.infer(data), &preds[..n]);
     }
     let cps = got.clocks as f64 / got.seconds.max(1e-9);
-    if json_out {
-        print_json(&json!({
-            "spec": spec.name, "engine": "verilator", "bit_exact": diff.is_none(), "first_difference": diff,
-            "samples": n, "input_lanes": lanes, "train_clocks": train_clocks,
-            "train_clocks_per_sample": train_clocks as f64 / n as f64,
-            "infer_clocks_per_sample": infer_clocks as f64 / n as f64, "infer_clocks": infer_clocks, "clocks": got.clocks,
-            "state_sha256": state.sha256(), "sim_clocks_per_second": cps.round(),
-            "verilator_build_seconds": h.build_seconds,
-        }));
-    } else {
-        println!(
-            "spec '{}' in Verilator: {n} samples trained, inferred and read back",
-            spec.name
-        );
-        println!(
-            "  training               {train_clocks} device clocks ({:.1} per sample)",
-            train_clocks as f64 / n as f64
-        );
-        println!(
-            "  inference              {infer_clocks} device clocks ({:.1} per sample)",
-            infer_clocks as f64 / n as f64
-        );
-        println!("  input lanes            {lanes} sample words per clock");
-        println!(
-            "  simulated              {} clocks at {cps:.0} clocks/s (build {:.1} s)",
-            got.clocks, h.build_seconds
-        );
-        println!("  state sha256           {}", state.sha256());
-        println!(
-            "  bit-exact with the reference model: {}",
-            if diff.is_none() { "yes" } else { "NO" }
-        );
-    }
+    let mut w = String::new();
+    writeln!(
+        w,
+        "spec '{}' in Verilator: {n} samples trained, inferred and read back",
+        spec.name
+    )?;
+    writeln!(
+        w,
+        "  training               {train_clocks} device clocks ({:.1} per sample)",
+        train_clocks as f64 / n as f64
+    )?;
+    writeln!(
+        w,
+        "  inference              {infer_clocks} device clocks ({:.1} per sample)",
+        infer_clocks as f64 / n as f64
+    )?;
+    writeln!(w, "  input lanes            {lanes} sample words per clock")?;
+    writeln!(
+        w,
+        "  simulated              {} clocks at {cps:.0} clocks/s (build {:.1} s)",
+        got.clocks, h.build_seconds
+    )?;
+    writeln!(w, "  state sha256           {}", state.sha256())?;
+    writeln!(
+        w,
+        "  bit-exact with the reference model: {}",
+        if diff.is_none() { "yes" } else { "NO" }
+    )?;
+    emit(
+        &Written {
+            value: json!({
+                "spec": spec.name, "engine": "verilator", "bit_exact": diff.is_none(), "first_difference": diff,
+                "samples": n, "input_lanes": lanes, "train_clocks": train_clocks,
+                "train_clocks_per_sample": train_clocks as f64 / n as f64,
+                "infer_clocks_per_sample": infer_clocks as f64 / n as f64, "infer_clocks": infer_clocks, "clocks": got.clocks,
+                "state_sha256": state.sha256(), "sim_clocks_per_second": cps.round(),
+                "verilator_build_seconds": h.build_seconds,
+            }),
+            text: w,
+        },
+        Format::json(json_out),
+    );
     if let Some(d) = diff {
         bail!("the Verilog in Verilator differs from the reference model: {d}");
     }

@@ -2,10 +2,13 @@
 //! `top` in `<spec>_stage<i>.v`): the stage's junctions on the plan's schedule, with the
 //! boundary ports of hdl/src/stage.rs, each checked by yosys when it is installed.
 
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format};
+use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_planner::report::PlanFile;
-use std::path::Path;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
     let text = std::fs::read_to_string(plan)
@@ -52,33 +55,56 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
         };
         let file = out.join(format!("{name}.v"));
         write_atomic(&file, v.as_bytes())?;
-        stages.push(serde_json::json!({
-            "stage": i + 1,
-            "board": s.board,
-            "junctions": s.junctions,
-            "file": file,
-            "lint": lint,
-        }));
+        stages.push(StageFile {
+            stage: i + 1,
+            board: s.board.clone(),
+            junctions: s.junctions,
+            file,
+            lint,
+        });
     }
-    if json {
-        print_json(&serde_json::json!({
-            "spec": p.spec.name,
-            "link_delay": p.link_delay,
-            "staleness": sched.staleness(),
-            "stages": stages,
-        }));
-    } else {
-        for s in &stages {
-            println!(
-                "wrote {} (stage {}, junctions {}-{}, {}): {}",
-                s["file"].as_str().unwrap_or(""),
-                s["stage"],
-                s["junctions"][0],
-                s["junctions"][1],
-                s["board"].as_str().unwrap_or(""),
-                s["lint"].as_str().unwrap_or("")
-            );
-        }
-    }
+    let r = Stages {
+        spec: p.spec.name.clone(),
+        link_delay: p.link_delay.clone(),
+        staleness: sched.staleness(),
+        stages,
+    };
+    emit(&r, Format::json(json));
     Ok(())
+}
+
+/// `edgeflow verilog --plan`'s report: a file per stage.
+#[derive(Serialize)]
+struct Stages {
+    spec: String,
+    link_delay: Vec<u64>,
+    staleness: Vec<usize>,
+    stages: Vec<StageFile>,
+}
+
+#[derive(Serialize)]
+struct StageFile {
+    stage: usize,
+    board: String,
+    junctions: [usize; 2],
+    file: PathBuf,
+    lint: String,
+}
+
+impl fmt::Display for Stages {
+    fn fmt(&self, w: &mut fmt::Formatter) -> fmt::Result {
+        for s in &self.stages {
+            writeln!(
+                w,
+                "wrote {} (stage {}, junctions {}-{}, {}): {}",
+                s.file.display(),
+                s.stage,
+                s.junctions[0],
+                s.junctions[1],
+                s.board,
+                s.lint
+            )?;
+        }
+        Ok(())
+    }
 }

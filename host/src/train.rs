@@ -2,19 +2,23 @@
 
 #[path = "init.rs"]
 pub mod init;
+#[path = "train_report.rs"]
+pub mod report;
 
+use crate::backends::{Choice, Kind, Options, Use};
 use crate::board::{reference::ReferenceBoard, Board};
 use crate::model::ModelFile;
 use crate::plot::{line_chart, Series};
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format};
+use crate::ui;
+use crate::util::write_atomic;
 use anyhow::{bail, Context, Result};
 use edgeflow_core::order::{SampleOrder, DATA_SEED};
 use edgeflow_core::{Dataset, Encoded, ScaleKind, Scaling, Spec, State};
+use edgeflow_sim::accuracy;
 use edgeflow_sim::trace::JunctionTrace;
-use edgeflow_sim::{accuracy, FloatReference};
 use indicatif::{ProgressBar, ProgressStyle};
 use init::{check_epochs, Init};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -104,53 +108,8 @@ pub fn load_split_checked(
     })
 }
 
-pub enum Trainer {
-    Board(Box<dyn Board>),
-    // Boxed like the boards, so a Trainer stays the size of a pointer.
-    Float(Box<FloatReference>),
-}
-
-impl Trainer {
-    fn train(&mut self, d: &Encoded) -> Result<()> {
-        match self {
-            Trainer::Board(b) => b.train(d),
-            Trainer::Float(f) => {
-                f.train(d);
-                Ok(())
-            }
-        }
-    }
-    fn infer(&mut self, d: &Encoded) -> Result<Vec<usize>> {
-        match self {
-            Trainer::Board(b) => b.infer(d),
-            Trainer::Float(f) => Ok(f.infer(d)),
-        }
-    }
-    /// Start from `state` (`train --init`): a board loads it as it loads the spec's initial
-    /// state; the float reference takes its values.
-    pub fn load_state(&mut self, state: &State) -> Result<()> {
-        match self {
-            Trainer::Board(b) => b.load_state(state),
-            Trainer::Float(f) => {
-                let fmt = f.spec.format();
-                let real = |v: &Vec<Vec<i32>>| -> Vec<Vec<f64>> {
-                    v.iter()
-                        .map(|w| w.iter().map(|&x| fmt.to_f64(x)).collect())
-                        .collect()
-                };
-                f.weights = real(&state.weights);
-                f.biases = real(&state.biases);
-                Ok(())
-            }
-        }
-    }
-    fn name(&self) -> String {
-        match self {
-            Trainer::Board(b) => b.name(),
-            Trainer::Float(_) => "float".into(),
-        }
-    }
-}
+/// What `train` runs on: a backend of the registry, opened.
+pub use crate::backends::Engine as Trainer;
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct EpochReport {
@@ -253,7 +212,7 @@ pub fn run_traced(
                 &split.train,
                 TRACE_SAMPLES,
             )),
-            (Some(_), Trainer::Float(_)) => {
+            (Some(_), Trainer::Float(..)) => {
                 bail!("--trace measures the fixed-point arithmetic; the float backend has none")
             }
             (None, _) => None,
@@ -286,10 +245,7 @@ pub fn run_traced(
         });
     }
     pb.finish_and_clear();
-    let state = match &mut t {
-        Trainer::Board(b) => Some(b.read_state()?),
-        Trainer::Float(_) => None,
-    };
+    let state = t.read_state()?;
     Ok((
         RunReport {
             epochs: reports,
@@ -301,15 +257,11 @@ pub fn run_traced(
     ))
 }
 
+/// Opens a backend of the registry to train with.
 pub fn make_trainer(spec: &Spec, backend: &str) -> Result<Trainer> {
-    match backend {
-        "reference" => Ok(Trainer::Board(Box::new(ReferenceBoard::new(
-            spec,
-            spec.default_staleness(),
-        )?))),
-        "float" => Ok(Trainer::Float(Box::new(FloatReference::new(spec)))),
-        other => crate::backends::open_board(spec, other).map(Trainer::Board),
-    }
+    crate::backends::parse(backend)?
+        .check("--backend", Use::Train)?
+        .open(spec, &Options::default())
 }
 
 pub struct TrainArgs {
@@ -319,11 +271,13 @@ pub struct TrainArgs {
     pub label_column: Option<usize>,
     pub scale: Option<ScaleKind>,
     pub epochs: usize,
-    pub backend: String,
+    pub backend: Choice,
     pub out: Option<PathBuf>,
     pub plot: Option<PathBuf>,
     pub json: bool,
     pub trace: bool,
+    /// Threads of the reference model (`None`: every core the network is big enough for).
+    pub threads: Option<usize>,
 }
 
 /// Refuse a chart name that is neither SVG nor PNG before any training time is spent.
@@ -346,14 +300,28 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
     check_epochs(a.epochs, init.is_some())?;
     check_plot_path(a.plot.as_deref())?;
-    if a.trace && a.backend == "float" {
+    let float = a.backend.kind() == Kind::Float;
+    if a.trace && float {
         bail!("--trace measures the fixed-point arithmetic; the float backend has none. Drop --trace or use --backend reference");
     }
-    if a.out.is_some() && a.backend == "float" {
+    if a.out.is_some() && float {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
+    if a.threads.is_some() && a.backend.name() != "reference" {
+        bail!(
+            "--threads sets the reference model's threads; --backend {} has none. Drop --threads or use --backend reference",
+            a.backend.name()
+        );
+    }
     let split = init::load_data(&spec, init.as_ref(), &a.data, a.label_column, a.scale)?;
-    let mut trainer = make_trainer(&spec, &a.backend)?;
+    let opts = Options {
+        threads: a.threads,
+        ..Options::default()
+    };
+    let mut trainer = a
+        .backend
+        .check("--backend", Use::Train)?
+        .open(&spec, &opts)?;
     if let Some(i) = &init {
         trainer.load_state(i.state())?;
     }
@@ -370,44 +338,29 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
         write_curve(p, &spec.name, &rep)?;
     }
     let last = rep.epochs.last().unwrap();
-    let sha = rep.state.as_ref().map(|s| s.sha256());
-    if a.json {
-        print_json(&json!({
-            "spec": spec.name,
-            "backend": rep.backend,
-            "data": split.name,
-            "scale": split.scaling.kind,
-            "epochs": a.epochs,
-            "first_epoch": first,
-            "init": a.init,
-            "train_samples": split.train.len(),
-            "test_samples": split.test.len(),
-            "train_accuracy": last.train_accuracy,
-            "test_accuracy": last.test_accuracy,
-            "best_test_accuracy": rep.epochs.iter().map(|e| e.test_accuracy).fold(0.0, f64::max),
-            "samples_per_second": rep.samples_per_second,
-            "state_sha256": sha,
-            "history": rep.epochs,
-            "model": a.out,
-        }));
-    } else {
-        println!(
-            "{} on {} ({}): train {:.2}%, test {:.2}% after {} epochs; {:.0} training samples/s",
-            spec.name,
-            split.name,
-            rep.backend,
-            last.train_accuracy * 100.0,
-            last.test_accuracy * 100.0,
-            a.epochs,
-            rep.samples_per_second
-        );
-        if let Some(s) = sha {
-            println!("state sha256 {s}");
-        }
-        if let Some(o) = &a.out {
-            println!("model written to {}", o.display());
-        }
-    }
+    let r = report::Trained {
+        spec: spec.name.clone(),
+        backend: rep.backend.clone(),
+        data: split.name.clone(),
+        scale: split.scaling.kind,
+        epochs: a.epochs,
+        first_epoch: first,
+        init: a.init,
+        train_samples: split.train.len(),
+        test_samples: split.test.len(),
+        train_accuracy: last.train_accuracy,
+        test_accuracy: last.test_accuracy,
+        best_test_accuracy: rep
+            .epochs
+            .iter()
+            .map(|e| e.test_accuracy)
+            .fold(0.0, f64::max),
+        samples_per_second: rep.samples_per_second,
+        state_sha256: rep.state.as_ref().map(|s| s.sha256()),
+        history: rep.epochs,
+        model: a.out,
+    };
+    emit(&r, Format::json(a.json));
     Ok(())
 }
 
@@ -451,7 +404,7 @@ pub fn write_curve(path: &Path, name: &str, rep: &RunReport) -> Result<()> {
 
 pub fn eval_cmd(
     model: &Path,
-    backend: &str,
+    backend: &Choice,
     data: &str,
     label_column: Option<usize>,
     scale: Option<ScaleKind>,
@@ -461,40 +414,30 @@ pub fn eval_cmd(
     m.check_scale(model, scale)?;
     let width = |d: &Dataset| m.check_features(model, data, d.features);
     let split = load_split_checked(&spec, data, label_column, m.scale(), &width)?;
-    let mut b: Box<dyn Board> = match backend {
-        "reference" => Box::new(ReferenceBoard::new(&spec, m.staleness.clone())?),
-        "float" => bail!(
-            "--backend float: a saved model is fixed point and runs on reference, opencl[:DEVICE], rtl, verilator or serial:PORT; the float reference has no saved models (compare it with `edgeflow train --backend float`)"
-        ),
-        other => crate::backends::open_board(&spec, other)?,
+    let opts = Options {
+        staleness: Some(m.staleness.clone()),
+        ..Options::default()
     };
+    let mut b = backend
+        .check("--backend", Use::Eval)?
+        .open_board(&spec, &opts)?;
     b.load_state(&m.state)?;
     let t0 = Instant::now();
     let tr = accuracy(&b.infer(&split.train)?, &split.train.labels);
     let te = accuracy(&b.infer(&split.test)?, &split.test.labels);
     let sps = (split.train.len() + split.test.len()) as f64 / t0.elapsed().as_secs_f64().max(1e-9);
-    if json {
-        print_json(&json!({
-            "spec": spec.name,
-            "backend": b.name(),
-            "data": split.name,
-            "scale": split.scaling.kind,
-            "epochs": serde_json::Value::Null,
-            "train_accuracy": tr,
-            "test_accuracy": te,
-            "samples_per_second": sps,
-            "state_sha256": m.state_sha256,
-        }));
-    } else {
-        println!(
-            "{} on {}: train {:.2}%, test {:.2}%; {:.0} inference samples/s",
-            spec.name,
-            split.name,
-            tr * 100.0,
-            te * 100.0,
-            sps
-        );
-    }
+    let r = report::Evaluated {
+        spec: spec.name.clone(),
+        backend: b.name(),
+        data: split.name.clone(),
+        scale: split.scaling.kind,
+        epochs: None,
+        train_accuracy: tr,
+        test_accuracy: te,
+        samples_per_second: sps,
+        state_sha256: m.state_sha256.clone(),
+    };
+    emit(&r, Format::json(json));
     Ok(())
 }
 
@@ -515,33 +458,28 @@ pub fn infer_cmd(
     let mut b = ReferenceBoard::new(&spec, m.staleness.clone())?;
     b.load_state(&m.state)?;
     let pred = b.infer(&enc)?;
-    let mut text = String::from("sample,predicted,label\n");
-    for (i, p) in pred.iter().enumerate() {
-        text.push_str(&format!("{i},{p},{}\n", enc.labels[i]));
-    }
     let acc = accuracy(&pred, &enc.labels);
-    match out {
-        Some(p) => {
-            write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?
-        }
-        None if !json => print!("{text}"),
-        None => {}
+    if let Some(p) = out {
+        let text = report::Inferred::csv(&pred, &enc.labels);
+        write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?
     }
-    if json {
-        // Without -o the predictions come inline, so the JSON alone is the whole answer.
-        print_json(&json!({
-            "spec": spec.name,
-            "data": d.name,
-            "scale": scaling.kind,
-            "samples": enc.len(),
-            "accuracy": acc,
-            "state_sha256": m.state_sha256,
-            "out": out,
-            "predictions": if out.is_none() { json!(pred) } else { serde_json::Value::Null },
-        }));
-    } else {
-        eprintln!("accuracy {:.2}% over {} samples", acc * 100.0, enc.len());
-    }
+    let r = report::Inferred {
+        spec: spec.name.clone(),
+        data: d.name.clone(),
+        scale: scaling.kind,
+        samples: enc.len(),
+        accuracy: acc,
+        state_sha256: m.state_sha256.clone(),
+        out: out.map(Path::to_path_buf),
+        predictions: out.is_none().then_some(pred),
+        labels: enc.labels.clone(),
+    };
+    emit(&r, Format::json(json));
+    ui::note(format!(
+        "accuracy {:.2}% over {} samples",
+        acc * 100.0,
+        enc.len()
+    ));
     Ok(())
 }
 

@@ -1,13 +1,6 @@
-//! Small helpers every command shares: atomic file writes, JSON output, and the removal of a
-//! temporary file when a run is interrupted.
+//! Small helpers every command shares: atomic file writes and the removal of a temporary
+//! file when a run is interrupted. (Results are printed by [`crate::report`].)
 pub use edgeflow_hdl::flow::write_atomic;
-
-pub fn print_json(v: &serde_json::Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).expect("JSON values serialize")
-    );
-}
 
 /// The temporary file a long write fills (`sim --vcd`), removed if the user interrupts the
 /// run (Ctrl-C, SIGTERM), so nothing half-written is left beside the output.

@@ -13,6 +13,7 @@ use anyhow::{bail, Result};
 use edgeflow_core::order::SampleOrder;
 use edgeflow_sim::accuracy;
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::time::Instant;
 
 /// `--to-accuracy` takes a fraction of the test samples.
@@ -37,7 +38,7 @@ pub(super) fn check_target(x: f64, epochs: usize, sweep: bool) -> Result<()> {
 /// The CPU backends trained to the target here; the reference always (the others use its
 /// samples).
 fn trained_here(name: &str) -> bool {
-    name == "reference" || FLOAT_BASELINES.contains(&name)
+    crate::backends::parse(name).is_ok_and(|c| c.backend.cpu_reference)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -97,7 +98,7 @@ fn train_to(
     mb: MiniBatchOpts,
     pb: &ProgressBar,
 ) -> Result<BackendToAccuracy> {
-    let mut r = open(spec, name, mb)?;
+    let (mut r, c) = open(spec, name, mb)?;
     r.reset(spec)?;
     let n = split.train.len();
     let mut order = SampleOrder::new(n);
@@ -123,11 +124,7 @@ fn train_to(
     }
     Ok(BackendToAccuracy {
         backend: name.into(),
-        kind: if matches!(r, Runner::Board(_)) {
-            "bit-exact"
-        } else {
-            "float"
-        },
+        kind: c.kind().label(),
         method: "trained",
         available: true,
         unavailable_reason: None,
@@ -136,7 +133,7 @@ fn train_to(
         samples: reached.map(|e| e * n),
         seconds: reached.map(|_| wall.max(1e-9)),
         seconds_cpu: reached
-            .filter(|_| r.on_this_thread(name))
+            .filter(|_| r.on_calling_thread())
             .map(|_| cpu.max(1e-9)),
         samples_per_second: None,
         test_accuracy: acc,
@@ -241,14 +238,16 @@ fn fmt_seconds(s: f64) -> String {
     }
 }
 
-pub(super) fn print(t: &ToAccuracy) {
-    println!(
+/// The text report of a time-to-accuracy run, into `w`.
+pub(super) fn print(t: &ToAccuracy, w: &mut String) -> std::fmt::Result {
+    writeln!(
+        w,
         "time to {:.1} % test accuracy ({} training, {} test samples; at most {} epochs; training time only):",
         t.target * 100.0,
         t.train_samples,
         t.test_samples,
         t.max_epochs
-    );
+    )?;
     let miss = |best: Option<f64>| match best {
         Some(b) => format!(
             "not reached in {} epochs (best {:.1} %)",
@@ -260,12 +259,13 @@ pub(super) fn print(t: &ToAccuracy) {
     for b in &t.backends {
         if !b.available {
             let why = b.unavailable_reason.as_deref().unwrap_or("");
-            println!("  {:<28} unavailable: {why}", b.backend);
+            writeln!(w, "  {:<28} unavailable: {why}", b.backend)?;
             continue;
         }
         let best = b.test_accuracy.iter().cloned().reduce(f64::max);
         match (b.epochs, b.samples, b.seconds) {
-            (Some(e), Some(s), Some(sec)) => println!(
+            (Some(e), Some(s), Some(sec)) => writeln!(
+                w,
                 "  {:<28} {:>4} epochs {:>9} samples {:>10} s  {}",
                 b.backend,
                 e,
@@ -275,20 +275,22 @@ pub(super) fn print(t: &ToAccuracy) {
                     Some(r) => format!("the reference's samples at {} samples/s", fmt_rate(r)),
                     None => "trained epoch by epoch, wall clock".into(),
                 }
-            ),
-            _ => println!("  {:<28} {}", b.backend, miss(best)),
+            )?,
+            _ => writeln!(w, "  {:<28} {}", b.backend, miss(best))?,
         }
     }
     for p in &t.projections {
         let label = format!("{} @ {:.2} MHz", p.board, p.clock_mhz);
         match (p.samples, p.seconds) {
-            (Some(s), Some(sec)) => println!(
+            (Some(s), Some(sec)) => writeln!(
+                w,
                 "  {label:<28}             {s:>9} samples {:>10} s  projected: the reference's samples at {} samples/s ({} clocks/sample)",
                 fmt_seconds(sec),
                 fmt_rate(p.samples_per_second),
                 p.clocks_per_sample
-            ),
-            _ => println!("  {label:<28} {}", miss(None)),
+            )?,
+            _ => writeln!(w, "  {label:<28} {}", miss(None))?,
         }
     }
+    Ok(())
 }

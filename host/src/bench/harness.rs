@@ -1,13 +1,11 @@
 //! The measuring harness: a backend or a float baseline trained on one stream, timed, and
 //! compared with the reference model bit for bit.
 
-use super::*;
-use crate::backends::open_board;
-use crate::board::Board;
+use crate::backends::{Choice, Engine, Kind, Options};
 use anyhow::{bail, Result};
 use edgeflow_core::order::epoch_order;
-use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::{DenseMiniBatch, DenseReference, FloatReference, Reference, SparseF32};
+use edgeflow_core::{Encoded, Spec};
+use edgeflow_sim::Reference;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::time::Instant;
@@ -24,105 +22,22 @@ pub(super) fn thread_cpu_seconds() -> Option<f64> {
     (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
-/// What runs a benchmark: a board (bit-exact) or one of the float baselines.
-pub(super) enum Runner {
-    Board(Box<dyn Board>),
-    Float(FloatReference),
-    Sparse(SparseF32),
-    Dense(DenseReference),
-    MiniBatch(DenseMiniBatch),
-}
-
-impl Runner {
-    pub(super) fn reset(&mut self, spec: &Spec) -> Result<()> {
-        match self {
-            Runner::Board(b) => b.load_state(&State::initial(spec)),
-            Runner::Float(f) => {
-                *f = FloatReference::new(spec);
-                Ok(())
-            }
-            Runner::Sparse(x) => {
-                *x = SparseF32::new(spec);
-                Ok(())
-            }
-            Runner::Dense(d) => {
-                *d = DenseReference::new(spec);
-                Ok(())
-            }
-            Runner::MiniBatch(m) => {
-                *m = DenseMiniBatch::new(spec, m.batch, m.threads);
-                Ok(())
-            }
-        }
-    }
-    pub(super) fn train(&mut self, d: &Encoded) -> Result<()> {
-        match self {
-            Runner::Board(b) => b.train(d),
-            Runner::Float(f) => {
-                f.train(d);
-                Ok(())
-            }
-            Runner::Sparse(x) => {
-                x.train(d);
-                Ok(())
-            }
-            Runner::Dense(x) => {
-                x.train(d);
-                Ok(())
-            }
-            Runner::MiniBatch(x) => {
-                x.train(d);
-                Ok(())
-            }
-        }
-    }
-    pub(super) fn infer(&mut self, d: &Encoded) -> Result<Vec<usize>> {
-        match self {
-            Runner::Board(b) => b.infer(d),
-            Runner::Float(f) => Ok(f.infer(d)),
-            Runner::Sparse(x) => Ok(x.infer(d)),
-            Runner::Dense(x) => Ok(x.infer(d)),
-            Runner::MiniBatch(x) => Ok(x.infer(d)),
-        }
-    }
-    pub(super) fn edge_ops_per_sample(&self, spec: &Spec) -> u64 {
-        match self {
-            Runner::Board(b) => b.edge_ops_per_sample(),
-            Runner::Float(_) | Runner::Sparse(_) => sparse_edge_ops(spec),
-            Runner::Dense(d) => d.edge_ops_per_sample(),
-            Runner::MiniBatch(m) => m.edge_ops_per_sample(),
-        }
-    }
-    /// Work of this backend happens on the calling thread, so its CPU time is meaningful.
-    pub(super) fn on_this_thread(&self, name: &str) -> bool {
-        match self {
-            Runner::Board(_) => name == "reference",
-            Runner::MiniBatch(m) => m.threads == 1,
-            _ => true,
-        }
-    }
-}
-
-/// FF on every edge, UP on every edge, BP on the edges of hidden junctions.
-pub fn sparse_edge_ops(spec: &Spec) -> u64 {
-    spec.edge_ops_per_sample() as u64
-}
-
 /// How the mini-batch baseline runs: `--batch` and `--threads`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct MiniBatchOpts {
     pub(super) batch: usize,
-    pub(super) threads: usize,
+    pub(super) threads: Option<usize>,
 }
 
-pub(super) fn open(spec: &Spec, name: &str, mb: MiniBatchOpts) -> Result<Runner> {
-    Ok(match name {
-        "float" => Runner::Float(FloatReference::new(spec)),
-        "sparse-f32" => Runner::Sparse(SparseF32::new(spec)),
-        "dense" => Runner::Dense(DenseReference::new(spec)),
-        "dense-minibatch" => Runner::MiniBatch(DenseMiniBatch::new(spec, mb.batch, mb.threads)),
-        other => Runner::Board(open_board(spec, other)?),
-    })
+/// Opens `name` from the registry: a board (bit-exact) or one of the float baselines.
+pub(super) fn open(spec: &Spec, name: &str, mb: MiniBatchOpts) -> Result<(Engine, Choice)> {
+    let c = crate::backends::parse(name)?;
+    let opts = Options {
+        batch: mb.batch,
+        threads: mb.threads,
+        ..Options::default()
+    };
+    Ok((c.open(spec, &opts)?, c))
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -160,11 +75,9 @@ impl Measured {
     pub(super) fn unavailable(backend: &str, reason: String) -> Measured {
         Measured {
             backend: backend.into(),
-            kind: if FLOAT_BASELINES.contains(&backend) {
-                "float"
-            } else {
-                "bit-exact"
-            },
+            kind: crate::backends::parse(backend)
+                .map_or(Kind::BitExact, |c| c.kind())
+                .label(),
             available: false,
             unavailable_reason: Some(reason),
             samples: 0,
@@ -227,11 +140,11 @@ pub(super) fn median(v: &mut [f64]) -> f64 {
 
 pub(super) fn measure(ctx: &mut Ctx, name: &str, pb: &ProgressBar) -> Measured {
     pb.set_message(format!("{name}: opening"));
-    let mut r = match open(ctx.spec, name, ctx.minibatch) {
+    let (mut r, c) = match open(ctx.spec, name, ctx.minibatch) {
         Ok(r) => r,
         Err(e) => return Measured::unavailable(name, format!("{e:#}")),
     };
-    match measure_runner(ctx, name, &mut r, pb) {
+    match measure_runner(ctx, &c, &mut r, pb) {
         Ok(m) => m,
         Err(e) => Measured::unavailable(name, format!("failed while running: {e:#}")),
     }
@@ -239,11 +152,12 @@ pub(super) fn measure(ctx: &mut Ctx, name: &str, pb: &ProgressBar) -> Measured {
 
 pub(super) fn measure_runner(
     ctx: &mut Ctx,
-    name: &str,
-    r: &mut Runner,
+    backend: &Choice,
+    r: &mut Engine,
     pb: &ProgressBar,
 ) -> Result<Measured> {
     let spec = ctx.spec;
+    let name = &backend.to_string();
     // A short probe sizes the run so slow backends (RTL simulation) fit the time budget.
     let probe_n = ctx.samples.min(16);
     pb.set_message(format!("{name}: probing speed on {probe_n} samples"));
@@ -275,7 +189,7 @@ pub(super) fn measure_runner(
             cpu.push(n as f64 / (c1 - c0).max(1e-9));
         }
         if run == 0 {
-            if let Runner::Board(b) = r {
+            if let Engine::Board(b) = r {
                 // before read_state, which is a command of its own
                 clocks = b.clocks_per_sample();
                 sha = Some(b.read_state()?.sha256());
@@ -293,17 +207,14 @@ pub(super) fn measure_runner(
         }
     }
     let best = wall.iter().cloned().fold(0.0, f64::max);
-    let best_cpu = (r.on_this_thread(name) && cpu.len() == wall.len())
-        .then(|| cpu.iter().cloned().fold(0.0, f64::max));
+    let best_cpu =
+        (backend.backend.cpu_reference && r.on_calling_thread() && cpu.len() == wall.len())
+            .then(|| cpu.iter().cloned().fold(0.0, f64::max));
     let ops = r.edge_ops_per_sample(spec);
     let bit_exact = sha.as_ref().map(|s| *s == ctx.reference_sha(n));
     Ok(Measured {
         backend: name.into(),
-        kind: if matches!(r, Runner::Board(_)) {
-            "bit-exact"
-        } else {
-            "float"
-        },
+        kind: backend.kind().label(),
         available: true,
         unavailable_reason: None,
         samples: n,

@@ -23,25 +23,24 @@ mod sweep;
 #[cfg(test)]
 mod tests;
 
-use crate::util::{print_json, write_atomic};
+use crate::backends::Use;
+use crate::util::write_atomic;
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
+pub use crate::backends::sparse_edge_ops;
 use boards::*;
 pub use boards::{board_clocks, fmax_from_report, machine, rate, BoardClocks, Projection};
+pub use harness::Measured;
 use harness::*;
-pub use harness::{sparse_edge_ops, Measured};
 use single::single_cmd;
 use sweep::sweep_cmd;
 pub use sweep::sweep_specs;
 
-/// The backends `edgeflow bench` tries when `--backends` is not given.
-/// The CPU baselines every run measures: the float reference (f64) and a fast `f32` version
-/// of the same sparse network, and the dense network of the same layer sizes, with batch 1
-/// and with mini-batches.
-pub const FLOAT_BASELINES: [&str; 4] = ["float", "sparse-f32", "dense", "dense-minibatch"];
+/// The backends `edgeflow bench` tries when `--backends` is not given (the float baselines,
+/// [`crate::backends::float_baselines`], are measured on every run).
 pub const DEFAULT_BACKENDS: &str = "reference,float,dense,opencl,rtl,verilator";
 /// A sweep builds many networks, some large: the simulations would take hours.
 pub const SWEEP_BACKENDS: &str = "reference,float,dense,opencl";
@@ -93,7 +92,7 @@ pub struct BenchArgs {
     /// Samples per step of the `dense-minibatch` baseline.
     pub batch: usize,
     /// Threads of the `dense-minibatch` baseline.
-    pub threads: usize,
+    pub threads: Option<usize>,
     /// Test accuracy (a fraction) to train the CPU backends to.
     pub to_accuracy: Option<f64>,
     /// Most epochs `--to-accuracy` trains.
@@ -130,24 +129,18 @@ fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
             v.push(b.to_string());
         }
     }
-    for base in FLOAT_BASELINES {
-        if !v.iter().any(|x| x == base) {
-            v.push(base.into());
+    for base in crate::backends::float_baselines() {
+        if !v.iter().any(|x| x == base.name) {
+            v.push(base.name.into());
         }
     }
-    // the CPU references first, then the accelerators in the order asked for
-    let order = |b: &String| {
-        [
-            "reference",
-            "float",
-            "sparse-f32",
-            "dense",
-            "dense-minibatch",
-        ]
+    // the CPU references first, in the registry's order, then the others in the order asked for
+    let cpu: Vec<&str> = crate::backends::BACKENDS
         .iter()
-        .position(|x| x == b)
-        .unwrap_or(5)
-    };
+        .filter(|b| b.cpu_reference)
+        .map(|b| b.name)
+        .collect();
+    let order = |b: &String| cpu.iter().position(|x| x == b).unwrap_or(cpu.len());
     v.sort_by_key(order);
     v
 }
@@ -219,14 +212,20 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
-    crate::backends::check_bench_names(a.backends.iter().flatten())?;
+    for b in a.backends.iter().flatten().flat_map(|s| s.split(',')) {
+        if !b.trim().is_empty() {
+            crate::backends::parse(b)
+                .and_then(|c| c.check("--backends", Use::Bench).cloned())
+                .map_err(|e| anyhow::anyhow!("--backends: {e}"))?;
+        }
+    }
     if a.samples == 0 || a.repeat == 0 {
         bail!("--samples and --repeat must be at least 1");
     }
     if !(a.budget > 0.0) {
         bail!("--budget must be a positive number of seconds");
     }
-    if a.batch == 0 || a.threads == 0 {
+    if a.batch == 0 || a.threads == Some(0) {
         bail!("--batch and --threads must be at least 1");
     }
     if let Some(x) = a.to_accuracy {
@@ -239,21 +238,18 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     let spec = Spec::load(&a.spec)?;
     let boards = board_list(&a, &spec)?;
-    let json_stdout = a.json;
     match a.sweep {
-        Some(s) => sweep_cmd(&a, &spec, s, &boards, json_stdout),
-        None => single_cmd(&a, &spec, &boards, json_stdout),
+        Some(s) => sweep_cmd(&a, &spec, s, &boards),
+        None => single_cmd(&a, &spec, &boards),
     }
 }
 
-fn emit_json(a: &BenchArgs, v: &serde_json::Value) -> Result<()> {
+/// Writes the JSON report to `-o`, when given.
+fn write_report(a: &BenchArgs, v: &serde_json::Value) -> Result<()> {
     if let Some(p) = &a.out {
         let mut text = serde_json::to_string_pretty(v)?;
         text.push('\n');
         write_atomic(p, text.as_bytes())?;
-    }
-    if a.json {
-        print_json(v);
     }
     Ok(())
 }

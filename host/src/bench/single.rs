@@ -2,16 +2,13 @@
 
 use super::*;
 use crate::chart::{self, BarChart};
+use crate::report::{emit, Format, Written};
 use anyhow::Result;
 use edgeflow_core::Spec;
 use serde_json::json;
+use std::fmt::Write as _;
 
-pub(super) fn single_cmd(
-    a: &BenchArgs,
-    spec: &Spec,
-    boards: &[BoardClocks],
-    json_stdout: bool,
-) -> Result<()> {
+pub(super) fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks]) -> Result<()> {
     let (train, data_name) = crate::bench_data::train_samples(spec, a.data.as_deref(), a.scale)?;
     let mb = MiniBatchOpts {
         batch: a.batch,
@@ -26,7 +23,7 @@ pub(super) fn single_cmd(
         )?),
         None => None,
     };
-    let pb = progress(json_stdout);
+    let pb = progress(a.json);
     let mut ctx = Ctx {
         spec,
         train: &train,
@@ -68,7 +65,7 @@ pub(super) fn single_cmd(
         "samples_requested": a.samples,
         "repeat": a.repeat,
         "batch": a.batch,
-        "threads": a.threads,
+        "threads": a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         "machine": mach,
         "backends": measured,
         "projections": proj,
@@ -81,7 +78,7 @@ pub(super) fn single_cmd(
             "projections: one training (or inference) sample per block cycle at the given clock; they do not check that the design fits the board",
         ],
     });
-    emit_json(a, &report)?;
+    write_report(a, &report)?;
     for p in &a.plot {
         let mut bars: Vec<(String, f64, usize)> = measured
             .iter()
@@ -126,10 +123,8 @@ pub(super) fn single_cmd(
             },
         )?;
     }
-    if json_stdout {
-        return Ok(());
-    }
-    println!(
+    let mut w = String::new();
+    writeln!(w,
         "{}: {} edges, {} edge-ops per training sample, block cycle {} clocks; {} training samples from {} (best of {})",
         spec.name,
         d.total_edges,
@@ -138,8 +133,9 @@ pub(super) fn single_cmd(
         a.samples,
         data_name,
         a.repeat
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "{:<15} {:>8} {:>13} {:>13} {:>13} {:>14} {:>10} {:>10}  bit-exact",
         "backend",
         "samples",
@@ -149,17 +145,19 @@ pub(super) fn single_cmd(
         "edge-ops/s",
         "vs float",
         "vs dense"
-    );
+    )?;
     for m in &measured {
         if !m.available {
-            println!(
+            writeln!(
+                w,
                 "{:<15} unavailable: {}",
                 m.backend,
                 m.unavailable_reason.as_deref().unwrap_or("")
-            );
+            )?;
             continue;
         }
-        println!(
+        writeln!(
+            w,
             "{:<15} {:>8} {:>13} {:>13} {:>13} {:>14} {:>10} {:>10}  {}",
             m.backend,
             m.samples,
@@ -174,11 +172,14 @@ pub(super) fn single_cmd(
             m.bit_exact
                 .map(|b| if b { "yes" } else { "NO" })
                 .unwrap_or("-")
-        );
+        )?;
     }
-    println!("board projections (one sample per block cycle, training and inference):");
+    writeln!(
+        w,
+        "board projections (one sample per block cycle, training and inference):"
+    )?;
     for p in &proj {
-        println!(
+        writeln!(w,
             "  {:<12} {:>7.2} MHz / {:>5} clocks = {:>10} samples/s  {:>8} vs float {:>8} vs dense {:>8} vs reference   [{}; clocks from {}]",
             p.board,
             p.clock_mhz,
@@ -189,21 +190,22 @@ pub(super) fn single_cmd(
             fmt_x(p.speedup_vs_reference),
             p.clock_source,
             p.clocks_source
-        );
+        )?;
     }
     for b in boards {
         if let Some(n) = &b.fmax_note {
-            println!("  {}: {n}", b.name);
+            writeln!(w, "  {}: {n}", b.name)?;
         }
     }
     if let Some(t) = &to_acc {
-        accuracy::print(t);
+        accuracy::print(t, &mut w)?;
     }
     for p in &a.plot {
-        println!("plot written to {}", p.display());
+        writeln!(w, "plot written to {}", p.display())?;
     }
     if let Some(j) = &a.out {
-        println!("JSON written to {}", j.display());
+        writeln!(w, "JSON written to {}", j.display())?;
     }
+    emit(&Written::new(report, w), Format::json(a.json));
     Ok(())
 }

@@ -3,10 +3,12 @@
 use super::*;
 use crate::chart::{self, Axes, LineChart};
 use crate::plot::Series;
+use crate::report::{emit, Format, Written};
 use anyhow::{bail, Result};
 use edgeflow_core::Spec;
 use serde::Serialize;
 use serde_json::json;
+use std::fmt::Write as _;
 
 /// A spec with the `z` of each junction moved to the valid value nearest (by ratio) to what
 /// it asks for, or `None` when no junction can be made valid.
@@ -106,14 +108,13 @@ pub(super) fn sweep_cmd(
     base: &Spec,
     sweep: Sweep,
     boards: &[BoardClocks],
-    json_stdout: bool,
 ) -> Result<()> {
     let specs = sweep_specs(base, sweep);
     if specs.len() < 2 {
         bail!("sweep {sweep:?} of {}: fewer than 2 valid specs; start from a spec with room to grow (e.g. specs/dey-mnist.toml)", base.name);
     }
     let (train, data_name) = crate::bench_data::train_samples(base, a.data.as_deref(), a.scale)?;
-    let pb = progress(json_stdout);
+    let pb = progress(a.json);
     let load_before = load_average();
     let mut points = Vec::new();
     for (i, (label, s)) in specs.iter().enumerate() {
@@ -223,9 +224,7 @@ pub(super) fn sweep_cmd(
     }
     let mut mach = machine();
     mach["load_average_before"] = json!(load_before);
-    emit_json(
-        a,
-        &json!({
+    let report = json!({
             "sweep": format!("{sweep:?}").to_lowercase(),
             "base_spec": base.name,
             "data": data_name,
@@ -234,24 +233,24 @@ pub(super) fn sweep_cmd(
             "machine": mach,
             "x_axis": xname,
             "points": points,
-        }),
-    )?;
-    if json_stdout {
-        return Ok(());
-    }
-    println!(
+    });
+    write_report(a, &report)?;
+    let mut w = String::new();
+    writeln!(
+        w,
         "{} sweep of {} (µs per training sample; boards projected at one sample per block cycle)",
         format!("{sweep:?}").to_lowercase(),
         base.name
-    );
-    print!(
+    )?;
+    write!(
+        w,
         "{:<7} {:<18} {:<10} {:<10} {:>8} {:>6} {:>7}",
         "point", "layers", "fan_out", "z", "edges", "mults", "clocks"
-    );
+    )?;
     for s in &series {
-        print!(" {:>22}", s.name);
+        write!(w, " {:>22}", s.name)?;
     }
-    println!();
+    writeln!(w)?;
     for (i, p) in points.iter().enumerate() {
         let fmtv = |v: &[usize]| {
             v.iter()
@@ -259,7 +258,8 @@ pub(super) fn sweep_cmd(
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        print!(
+        write!(
+            w,
             "{:<7} {:<18} {:<10} {:<10} {:>8} {:>6} {:>7}",
             p.label,
             fmtv(&p.layers),
@@ -268,7 +268,7 @@ pub(super) fn sweep_cmd(
             p.edges,
             p.multipliers,
             p.block_cycle_clocks
-        );
+        )?;
         for s in &series {
             let x = xof(p);
             // series points are in point order; find this point's value
@@ -278,26 +278,29 @@ pub(super) fn sweep_cmd(
                 .filter(|q| q.0 == x)
                 .nth(points[..i].iter().filter(|o| xof(o) == x).count())
                 .map(|q| q.1);
-            print!(
+            write!(
+                w,
                 " {:>22}",
                 v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
-            );
+            )?;
         }
-        println!();
+        writeln!(w)?;
     }
     for m in points
         .iter()
         .flat_map(|p| &p.backends)
         .filter(|m| !m.available)
     {
-        println!(
+        writeln!(
+            w,
             "{} unavailable: {}",
             m.backend,
             m.unavailable_reason.as_deref().unwrap_or("")
-        );
+        )?;
     }
     for p in &a.plot {
-        println!("plot written to {}", p.display());
+        writeln!(w, "plot written to {}", p.display())?;
     }
+    emit(&Written::new(report, w), Format::json(a.json));
     Ok(())
 }

@@ -126,7 +126,7 @@ fn every_backend_is_reported_and_the_reference_is_bit_exact_with_itself() {
         budget: 5.0,
         minibatch: MiniBatchOpts {
             batch: 8,
-            threads: 2,
+            threads: Some(2),
         },
         ref_sha: Default::default(),
     };

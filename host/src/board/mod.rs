@@ -20,6 +20,11 @@ use edgeflow_core::{Encoded, State};
 pub trait Board {
     /// A short name for reports, e.g. `reference` or `opencl:pthread-cpu`.
     fn name(&self) -> String;
+    /// Whether its training runs on the calling thread alone (so that thread's CPU time
+    /// measures it).
+    fn on_calling_thread(&self) -> bool {
+        true
+    }
     /// Replace the complete state (every weight and bias). New weights start a training run:
     /// the stochastic-rounding lane generators start again from the spec's seed.
     fn load_state(&mut self, state: &State) -> Result<()>;

@@ -7,6 +7,8 @@ use edgeflow_sim::Reference;
 
 pub struct ReferenceBoard {
     pub model: Reference,
+    /// The threads asked for (`None`: every core the network is big enough for).
+    threads: Option<usize>,
 }
 
 impl ReferenceBoard {
@@ -14,7 +16,17 @@ impl ReferenceBoard {
         Ok(ReferenceBoard {
             model: Reference::with_state(spec, State::initial(spec), staleness)
                 .map_err(|e| anyhow!(e))?,
+            threads: None,
         })
+    }
+
+    /// Train on this many threads (`None`: the model's own choice).
+    pub fn with_threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
+        if let Some(t) = threads {
+            self.model.set_threads(t);
+        }
+        self
     }
 }
 
@@ -22,11 +34,17 @@ impl Board for ReferenceBoard {
     fn name(&self) -> String {
         "reference".into()
     }
+    fn on_calling_thread(&self) -> bool {
+        self.model.thread_plan().threads == 1
+    }
     fn load_state(&mut self, state: &State) -> Result<()> {
         // New weights start a training run: the lane streams start again with them.
         let m = &self.model;
         self.model = Reference::with_state(&m.spec, state.clone(), m.staleness().to_vec())
             .map_err(|e| anyhow!(e))?;
+        if let Some(t) = self.threads {
+            self.model.set_threads(t);
+        }
         Ok(())
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {

@@ -1,5 +1,6 @@
 //! `edgeflow bench`.
 
+use crate::backends::{self, Choice, Needs, Use};
 use crate::bench::{BenchArgs, Sweep};
 use crate::paths::Paths;
 use anyhow::Result;
@@ -10,13 +11,13 @@ pub struct Args {
     /// Spec file (TOML).
     #[arg(long)]
     spec: PathBuf,
-    /// Backends to measure, comma-separated; ones that cannot run here are reported as
-    /// unavailable with the reason. The CPU baselines float and sparse-f32 (same sparse
-    /// network), dense (same layer sizes, fully connected) and dense-minibatch (the same with
-    /// mini-batch SGD on a GEMM) are always measured. Default: reference, float, dense, opencl,
-    /// rtl, verilator (a sweep: reference, float, dense, opencl).
-    #[arg(long, value_delimiter = ',')]
-    backends: Option<Vec<String>>,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = backends::parser(&[Use::Bench]),
+        help = backends_help()
+    )]
+    backends: Option<Vec<Choice>>,
     /// Boards to project (board files in boards/, comma-separated or repeated); default: every
     /// FPGA board file, and nexys4-ddr.
     #[arg(long, alias = "board", value_delimiter = ',')]
@@ -60,7 +61,9 @@ pub struct Args {
     /// Samples per SGD step of the dense-minibatch baseline.
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// Threads the dense-minibatch baseline runs on (default: the machine's logical CPUs).
+    /// Threads the reference model and the dense-minibatch baseline train on (default:
+    /// dense-minibatch every logical CPU, the reference every one the network is big enough
+    /// for). The reference's bits do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
     /// Also train the CPU backends epoch by epoch until the test accuracy reaches this
@@ -73,6 +76,19 @@ pub struct Args {
     epochs: usize,
     #[command(flatten)]
     pub opencl: super::OpenClArgs,
+}
+
+fn backends_help() -> String {
+    let always: Vec<&str> = backends::float_baselines().map(|b| b.name).collect();
+    backends::help(
+        &format!(
+            "Backends to measure, comma-separated; ones that cannot run here are reported as unavailable with the reason. The float baselines ({}) are always measured. Default: {} (a sweep: {}).",
+            always.join(", "),
+            crate::bench::DEFAULT_BACKENDS.replace(',', ", "),
+            crate::bench::SWEEP_BACKENDS.replace(',', ", ")
+        ),
+        &[Use::Bench],
+    )
 }
 
 impl Args {
@@ -90,17 +106,17 @@ impl Args {
 
     /// Whether an OpenCL backend is among those measured (the default list has one).
     pub fn uses_opencl(&self) -> bool {
-        self.backends.as_ref().is_none_or(|v| {
-            v.iter()
-                .flat_map(|s| s.split(','))
-                .any(|s| crate::backends::is_opencl(s.trim()))
-        })
+        self.backends
+            .as_ref()
+            .is_none_or(|v| v.iter().any(|c| c.backend.needs == Needs::OpenCl))
     }
 
     pub fn exec(self) -> Result<()> {
         crate::bench::bench_cmd(BenchArgs {
             spec: self.spec,
-            backends: self.backends,
+            backends: self
+                .backends
+                .map(|v| v.iter().map(Choice::to_string).collect()),
             boards: self.boards,
             freq: self.freq,
             synth_report: self.synth_report,
@@ -114,9 +130,7 @@ impl Args {
             plot: self.plot,
             sweep: self.sweep,
             batch: self.batch,
-            threads: self
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: self.threads,
             to_accuracy: self.to_accuracy,
             epochs: self.epochs,
         })

@@ -1,5 +1,6 @@
 //! `edgeflow eval`.
 
+use crate::backends::{self, Choice, Use};
 use crate::paths::Paths;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -9,10 +10,13 @@ pub struct Args {
     /// Model file written by `edgeflow train --out` (it carries its spec).
     #[arg(long)]
     model: PathBuf,
-    /// Where inference runs: reference, opencl[:DEVICE], rtl, verilator or
-    /// serial:/dev/ttyUSBn[@BAUD].
-    #[arg(long, default_value = "reference")]
-    pub backend: String,
+    #[arg(
+        long,
+        default_value = "reference",
+        value_parser = backends::parser(&[Use::Eval]),
+        help = backends::help("Where inference runs:", &[Use::Eval])
+    )]
+    pub backend: Choice,
     /// `digits` (bundled), a CSV file, or an MNIST `*-images-idx3-ubyte[.gz]` file; split
     /// into train and test exactly as `train` split it.
     #[arg(long, default_value = "digits")]

@@ -1,7 +1,7 @@
 //! The command line: one module per subcommand, each with its clap arguments, the files it
 //! reads and writes, and an `exec` that hands the work to the library modules.
 
-use crate::backends::is_opencl;
+use crate::backends::Needs;
 use crate::paths::Paths;
 use crate::ui;
 use anyhow::{bail, Result};
@@ -204,8 +204,8 @@ impl Cmd {
     /// The `--kernel-binary` of a command that can run OpenCL, and whether this run does.
     fn opencl(&self) -> Option<(&OpenClArgs, bool)> {
         match self {
-            Cmd::Train(a) => Some((&a.opencl, is_opencl(&a.backend))),
-            Cmd::Eval(a) => Some((&a.opencl, is_opencl(&a.backend))),
+            Cmd::Train(a) => Some((&a.opencl, a.backend.backend.needs == Needs::OpenCl)),
+            Cmd::Eval(a) => Some((&a.opencl, a.backend.backend.needs == Needs::OpenCl)),
             Cmd::Bench(a) => Some((&a.opencl, a.uses_opencl())),
             _ => None,
         }

@@ -1,9 +1,13 @@
 //! `edgeflow train`: one board, a plan across boards, or a resident run.
 
 use super::parse_mhz;
+use crate::backends::{self, Choice, Use};
 use crate::paths::Paths;
 use anyhow::Result;
 use std::path::PathBuf;
+
+/// `--backend` trains one board, a plan's chain of them, or a resident run.
+const USES: &[Use] = &[Use::Train, Use::Plan, Use::Resident];
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["spec", "plan", "init"])))]
@@ -15,8 +19,8 @@ pub struct Args {
     #[arg(long)]
     init: Option<PathBuf>,
     /// Train across several boards as this plan (from `edgeflow plan -o`) lays out; the
-    /// spec comes from the plan. Backends: reference (one thread per board), opencl
-    /// (stage i on OpenCL device i) or rtl (one simulated RTL stage per board).
+    /// spec comes from the plan. The backends that run plans are marked [train --plan]
+    /// under --backend.
     #[arg(long, conflicts_with = "spec")]
     plan: Option<PathBuf>,
     /// With --plan: also train the reference model with the plan's staleness on the same
@@ -39,12 +43,13 @@ pub struct Args {
     /// Passes over the training set; each is one pipelined stream in a fresh shuffled order.
     #[arg(long, default_value_t = 30)]
     epochs: usize,
-    /// Where training runs: reference (the bit-exact model), float (f64 SGD on the same
-    /// sparse network, for accuracy comparison), opencl[:DEVICE] (see `edgeflow devices`),
-    /// rtl (rust-hdl simulation), verilator (the emitted Verilog) or
-    /// serial:/dev/ttyUSBn[@BAUD] (a board). All but float give the reference's bits.
-    #[arg(long, default_value = "reference")]
-    pub backend: String,
+    #[arg(
+        long,
+        default_value = "reference",
+        value_parser = backends::parser(USES),
+        help = backends::help("Where training runs; all but the float ones give the reference's bits:", USES)
+    )]
+    pub backend: Choice,
     /// Save the trained model (spec, format, complete state) to this file.
     #[arg(short, long)]
     out: Option<PathBuf>,
@@ -60,6 +65,10 @@ pub struct Args {
     /// ends. Printed under each epoch and in --json's history.
     #[arg(long, conflicts_with_all = ["plan", "resident"])]
     trace: bool,
+    /// Threads the reference model trains on (default: every core the network is big
+    /// enough for). The bits do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024), conflicts_with_all = ["plan", "resident"])]
+    threads: Option<u64>,
     /// Keep the data set on the board (needs --board; backend serial:PORT or verilator,
     /// the board top co-simulated): upload it once, run every epoch on chip, infer the
     /// test set on chip, read the weights back. Same bits as every other backend.
@@ -117,7 +126,7 @@ impl Args {
                 label_column: self.label_column,
                 scale: self.scale,
                 epochs: self.epochs,
-                backend: self.backend,
+                backend: self.backend.to_string(),
                 baud: self.baud,
                 freq: self.freq,
                 out: self.out,
@@ -139,6 +148,7 @@ impl Args {
             plot: self.plot,
             json: self.json,
             trace: self.trace,
+            threads: self.threads.map(|t| t as usize),
         })
     }
 }

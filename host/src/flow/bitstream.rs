@@ -3,13 +3,15 @@
 
 use super::synth::{fmax_note, ECP5_FMAX_KIND, PNR_FMAX_KIND};
 use super::*;
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format, Written};
+use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_hdl::boards::{board, constraints, BoardInfo};
 use edgeflow_hdl::design::{board_top_verilog, Inner};
 use edgeflow_hdl::flow::targets::target;
 use edgeflow_hdl::flow::{nextpnr, nextpnr_ecp5, yosys};
 use serde_json::json;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 pub struct BitstreamArgs {
@@ -151,42 +153,47 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
         "seconds": {"yosys": s.seconds, "nextpnr_icepack": p.seconds},
     });
-    if a.json {
-        print_json(&report);
-    } else {
-        println!("wrote {}", bin.display());
-        print!("{}", s.table.to_text());
-        println!(
-            "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}",
-            top.mhz,
-            p.timing.fmax_mhz,
-            if met { "met" } else { "NOT met" },
-            fmax_note(&p)
-        );
-        if let (Some(first), Some(last)) = (
-            p.timing.critical_path.first(),
-            p.timing.critical_path.last(),
-        ) {
-            let half = if p.timing.launch != p.timing.capture {
-                ", a half-cycle path: the period is twice its delay"
-            } else {
-                ""
-            };
-            println!(
-                "critical path ({} → {}{half}): {} → {} at {:.2} ns, period {:.2} ns",
-                p.timing.launch, p.timing.capture, first.0, last.0, last.1, p.timing.period_ns
-            );
-        }
-        if let (Some(c), Some(sps)) = (cycle, samples_s) {
-            println!(
-                "training: {c} clocks per sample → {sps:.0} samples/s at {:.2} MHz",
-                top.mhz
-            );
-        }
-        if let Some(u) = uart_samples_s {
-            println!("UART at {} baud carries at most {u:.0} samples/s", a.baud);
-        }
+    let mut w = String::new();
+    writeln!(w, "wrote {}", bin.display())?;
+    write!(w, "{}", s.table.to_text())?;
+    writeln!(
+        w,
+        "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}",
+        top.mhz,
+        p.timing.fmax_mhz,
+        if met { "met" } else { "NOT met" },
+        fmax_note(&p)
+    )?;
+    if let (Some(first), Some(last)) = (
+        p.timing.critical_path.first(),
+        p.timing.critical_path.last(),
+    ) {
+        let half = if p.timing.launch != p.timing.capture {
+            ", a half-cycle path: the period is twice its delay"
+        } else {
+            ""
+        };
+        writeln!(
+            w,
+            "critical path ({} → {}{half}): {} → {} at {:.2} ns, period {:.2} ns",
+            p.timing.launch, p.timing.capture, first.0, last.0, last.1, p.timing.period_ns
+        )?;
     }
+    if let (Some(c), Some(sps)) = (cycle, samples_s) {
+        writeln!(
+            w,
+            "training: {c} clocks per sample → {sps:.0} samples/s at {:.2} MHz",
+            top.mhz
+        )?;
+    }
+    if let Some(u) = uart_samples_s {
+        writeln!(
+            w,
+            "UART at {} baud carries at most {u:.0} samples/s",
+            a.baud
+        )?;
+    }
+    emit(&Written::new(report, w), Format::json(a.json));
     if !met {
         // the fastest clock this board can make at or below Fmax: the oscillator, a PLL
         // output, or either divided in the fabric (below the PLL's 16 MHz)

@@ -1,12 +1,13 @@
 //! `edgeflow synth`: yosys for a target, resources used against the part's.
 
 use super::*;
-use crate::util::print_json;
+use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, Result};
 use edgeflow_hdl::design::{inner_verilog, Inner};
 use edgeflow_hdl::flow::targets::target;
 use edgeflow_hdl::flow::{nextpnr, yosys};
 use serde_json::json;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// How a synthesis-only Fmax is to be read (no open place and route for Xilinx).
@@ -95,38 +96,39 @@ pub fn synth_cmd(
             crate::report_cache::store(&inner.name(), t_name(tname), &v, &report);
         }
     }
-    if json {
-        print_json(&report);
-    } else {
-        println!(
-            "{} on {} (yosys {}, {:.1} s)",
-            inner.name(),
-            t.name,
-            t.synth,
-            r.seconds
-        );
-        print!("{}", r.table.to_text());
-        if let Some(t) = &r.timing {
-            println!(
-                "Fmax {:.1} MHz: {LOGIC_FMAX_KIND}; logic delay {:.2} ns{}",
-                t.fmax_mhz,
-                t.logic_delay_ns,
-                if t.falling_edge_registers > 0 {
-                    format!(
-                        ", halved for the {} falling-edge registers ({:.1} MHz with a whole clock on every path)",
-                        t.falling_edge_registers, t.full_cycle_mhz
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        }
-        if r.multipliers_in_luts > 0 {
-            println!(
-                "{} of {} multipliers built from LUTs (the DSPs run out; weight-update ones first)",
-                r.multipliers_in_luts, r.multipliers
-            );
-        }
+    let mut w = String::new();
+    writeln!(
+        w,
+        "{} on {} (yosys {}, {:.1} s)",
+        inner.name(),
+        t.name,
+        t.synth,
+        r.seconds
+    )?;
+    write!(w, "{}", r.table.to_text())?;
+    if let Some(t) = &r.timing {
+        writeln!(
+            w,
+            "Fmax {:.1} MHz: {LOGIC_FMAX_KIND}; logic delay {:.2} ns{}",
+            t.fmax_mhz,
+            t.logic_delay_ns,
+            if t.falling_edge_registers > 0 {
+                format!(
+                    ", halved for the {} falling-edge registers ({:.1} MHz with a whole clock on every path)",
+                    t.falling_edge_registers, t.full_cycle_mhz
+                )
+            } else {
+                String::new()
+            }
+        )?;
     }
+    if r.multipliers_in_luts > 0 {
+        writeln!(
+            w,
+            "{} of {} multipliers built from LUTs (the DSPs run out; weight-update ones first)",
+            r.multipliers_in_luts, r.multipliers
+        )?;
+    }
+    emit(&Written::new(report, w), Format::json(json));
     crate::flow::check::check_fit(&inner, None, &r.table)
 }

@@ -1,11 +1,13 @@
 //! `edgeflow verilog`: the network's Verilog, or a board top with its pin constraints, linted.
 
 use super::*;
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format, Written};
+use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_hdl::boards::{board, constraints};
 use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
 use serde_json::json;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 pub struct VerilogArgs {
@@ -72,24 +74,23 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     } else {
         report["lint"] = json!("verilator not installed (Debian package verilator): lint skipped");
     }
-    if a.json {
-        print_json(&report);
-    } else {
-        for f in &files {
-            println!("wrote {f}");
-        }
-        if let Some(l) = report["lint"].as_object() {
-            println!("verilator --lint-only -Wall: {} warnings", l["warnings"]);
-            for c in l["by_category"].as_array().into_iter().flatten() {
-                println!(
-                    "  {:<14} {:>5}  waived: {}",
-                    c["category"].as_str().unwrap_or(""),
-                    c["count"],
-                    c["reason"].as_str().unwrap_or("")
-                );
-            }
+    let mut w = String::new();
+    for f in &files {
+        writeln!(w, "wrote {f}")?;
+    }
+    if let Some(l) = report["lint"].as_object() {
+        writeln!(w, "verilator --lint-only -Wall: {} warnings", l["warnings"])?;
+        for c in l["by_category"].as_array().into_iter().flatten() {
+            writeln!(
+                w,
+                "  {:<14} {:>5}  waived: {}",
+                c["category"].as_str().unwrap_or(""),
+                c["count"],
+                c["reason"].as_str().unwrap_or("")
+            )?;
         }
     }
+    emit(&Written::new(report, w), Format::json(a.json));
     if unwaived > 0 {
         bail!(
             "verilator lint: {unwaived} warnings outside the documented waivers (see the report)"

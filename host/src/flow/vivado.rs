@@ -1,11 +1,11 @@
 //! `edgeflow vivado`: a Vivado project script (TCL, XDC, Verilog) for a Xilinx board.
 
 use super::*;
-use crate::util::{print_json, write_atomic};
+use crate::report::{emit, Format};
+use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_hdl::boards::{board, boards, xdc};
 use edgeflow_hdl::design::board_top_verilog;
-use serde_json::json;
 use std::path::Path;
 
 pub fn vivado_cmd(
@@ -69,16 +69,37 @@ puts \"edgeflow: wrote $here/{name}.bit\"\n",
         format!("{}.xdc", b.name),
         "build.tcl".into(),
     ];
-    if json {
-        print_json(
-            &json!({"design": inner.name(), "board": b.name, "clock_mhz": top.mhz, "dir": out.display().to_string(), "files": files}),
-        );
-    } else {
-        println!("wrote a Vivado project script to {} ({}); build with: cd {} && vivado -mode batch -source build.tcl", out.display(), files.join(", "), out.display());
-        println!(
-            "the design runs at {:.3} MHz (MMCM from {} MHz)",
-            top.mhz, b.osc_mhz
-        );
-    }
+    let r = Exported {
+        design: inner.name(),
+        board: b.name,
+        clock_mhz: top.mhz,
+        dir: out.display().to_string(),
+        files: files.to_vec(),
+        osc_mhz: b.osc_mhz,
+    };
+    emit(&r, Format::json(json));
     Ok(())
+}
+
+/// `edgeflow vivado`'s report: the project's files.
+#[derive(serde::Serialize)]
+struct Exported {
+    design: String,
+    board: &'static str,
+    clock_mhz: f64,
+    dir: String,
+    files: Vec<String>,
+    #[serde(skip)]
+    osc_mhz: f64,
+}
+
+impl std::fmt::Display for Exported {
+    fn fmt(&self, w: &mut std::fmt::Formatter) -> std::fmt::Result {
+        writeln!(w, "wrote a Vivado project script to {} ({}); build with: cd {} && vivado -mode batch -source build.tcl", self.dir, self.files.join(", "), self.dir)?;
+        writeln!(
+            w,
+            "the design runs at {:.3} MHz (MMCM from {} MHz)",
+            self.clock_mhz, self.osc_mhz
+        )
+    }
 }
