@@ -12,6 +12,7 @@
 #   machine FILE        the machine a bench ran on              [edgeflow bench --json]
 #   summary FILE BOARD  training samples/s of every backend and of BOARD at each clock
 #   accuracy FILE [BOARDS]  seconds of training to the test accuracy asked [edgeflow bench --to-accuracy X --json]
+#   threads FILE        the reference on 1 … all cores' threads [docs/bench/threads.sh]
 #   sweep FILE          µs per training sample along a sweep    [edgeflow bench --sweep --json]
 #   calibration FILE    cost model against synthesis            [docs/calibration/reproduce.sh]
 #   plan FILE           planner against the baselines           [docs/plan-table.sh]
@@ -83,6 +84,14 @@ table() {
         "| \(.backend)\(if .kind == "float" then " (CPU baseline)" else "" end) | \(.epochs // "–") | \(.samples // "–") | \(if .reached then (.seconds | dur) else "not reached in \($t.max_epochs) epochs" end) | \(if .method == "trained" then "trained here" else "the reference'"'"'s samples at its measured rate" end) |"),
       ($t.projections[] | select(($only | length) == 0 or (.board as $b | $only | index($b))) |
         "| \(.board) at \(.clock_mhz | sig) MHz (projected) | – | \(.samples) | \(if .reached then (.seconds | dur) else "–" end) | the reference'"'"'s samples at \(.samples_per_second | si) samples/s |")' "$file"
+    ;;
+  threads)
+    jq -r "$JQ_DEFS"'
+      .threads[0].samples_per_second as $one |
+      "| \(.threads[0].spec) trained on | samples/s | × one thread | state SHA-256 |",
+      "|---|---:|---:|---|",
+      (.threads[] | "| \(.threads) thread\(if .threads > 1 then "s" else "" end) | \(.samples_per_second | si) | \(.samples_per_second / $one | x) | `\(.state_sha256[:16])…` |"),
+      "| \(.copies | length) independent one-thread runs at once (the most this machine gives) | \([.copies[].samples_per_second] | add | si) | \([.copies[].samples_per_second] | add / $one | x) | – |"' "$file"
     ;;
   sweep)
     jq -r "$JQ_DEFS"'

@@ -13,11 +13,13 @@ ef=target/release/edgeflow
 for s in dey-mnist digits; do
   report=()
   [[ $s == dey-mnist ]] && report=(--synth-report docs/calibration/dey-mnist-xc7a100t.synth.json)
-  $ef bench --spec specs/$s.toml "${report[@]}" -o $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
+  $ef bench --spec specs/$s.toml "${report[@]}" --threads 1 -o $out/$s.json --plot $out/$s.svg --plot $out/$s.png | tee $out/$s.txt
 done
 # seconds of training until 95 % test accuracy on digits, per backend and board projection
 $ef bench --spec specs/digits.toml --backends reference,float,sparse-f32,dense,dense-minibatch,opencl \
   --to-accuracy 0.95 -o $out/digits-accuracy.json | tee $out/digits-accuracy.txt
+# the reference model on every thread count, against independent runs on every core
+docs/bench/threads.sh
 # cost per training sample as the network grows
 for w in width density z; do
   $ef bench --spec specs/dey-mnist.toml --sweep $w --samples 1000 \
