@@ -80,12 +80,12 @@ fn a_flipped_bit_in_a_streamed_sample_is_dropped_sent_again_and_never_trained_on
     b.load_state(&init).unwrap();
     assert_eq!(b.link.frames_resent, 0);
     b.train(&data).unwrap();
+    let got = b.read_state().unwrap();
+    assert_same(&spec, &got, &reference(&spec, &init, &data), "sample bit");
     assert_eq!(
         b.link.frames_resent, 1,
         "the board did not refuse the frame"
     );
-    let got = b.read_state().unwrap();
-    assert_same(&spec, &got, &reference(&spec, &init, &data), "sample bit");
     // the corrupted word would have changed the training: the check is what kept it out
     let mut bad = data.clone();
     bad.inputs[sample * spec.layers[0] + input] ^= 0x10;
@@ -111,13 +111,13 @@ fn a_flipped_bit_in_a_state_word_writes_no_weight_and_is_sent_again() {
         .flips_to_fpga
         .push((byte_of_word(0, 1 + 5) + 1, 0x01));
     b.load_state(&init).unwrap();
+    b.train(&data).unwrap();
+    let got = b.read_state().unwrap();
+    assert_same(&spec, &got, &reference(&spec, &init, &data), "state bit");
     assert_eq!(
         b.link.frames_resent, 1,
         "the board did not refuse the frame"
     );
-    b.train(&data).unwrap();
-    let got = b.read_state().unwrap();
-    assert_same(&spec, &got, &reference(&spec, &init, &data), "state bit");
     let mut bad = init.clone();
     bad.weights[0][5] ^= 0x100;
     assert_ne!(reference(&spec, &bad, &data).sha256(), got.sha256());
@@ -135,15 +135,15 @@ fn a_flipped_bit_in_a_word_read_back_is_caught_by_the_host_and_read_again() {
     let at = b.link.stream.bytes_from_fpga + 2 * 12;
     b.link.stream.flips_from_fpga.push((at, 0x02));
     let got = b.read_state().unwrap();
-    assert_eq!(
-        b.link.answers_corrupted, 1,
-        "the host did not see the error"
-    );
     assert_same(
         &spec,
         &got,
         &reference(&spec, &init, &data),
         "read-back bit",
+    );
+    assert_eq!(
+        b.link.answers_corrupted, 1,
+        "the host did not see the error"
     );
     // a TRAIN whose acknowledgement is corrupted is not run again: the run stops, clearly
     let at = b.link.stream.bytes_from_fpga;
