@@ -75,9 +75,9 @@ pub struct UartLink {
     // clocks since the last byte, saturating at `quiet_clocks`
     quiet: DFF<Bits<32>>,
     rstate: DFF<RxFrame>,
-    rlen: DFF<Bits<16>>,
-    widx: DFF<Bits<16>>,
-    ridx: DFF<Bits<16>>,
+    rlen: DFF<Bits<7>>,
+    widx: DFF<Bits<7>>,
+    ridx: DFF<Bits<7>>,
     rsum1: DFF<Bits<16>>,
     rsum2: DFF<Bits<16>>,
     sum1_ok: DFF<Bit>,
@@ -90,8 +90,8 @@ pub struct UartLink {
     // 0: empty, 1: low byte pending, 2: high byte pending.
     tx_phase: DFF<Bits<2>>,
     tstate: DFF<TxFrame>,
-    ocount: DFF<Bits<16>>,
-    tleft: DFF<Bits<16>>,
+    ocount: DFF<Bits<7>>,
+    tleft: DFF<Bits<7>>,
     tsum1: DFF<Bits<16>>,
     tsum2: DFF<Bits<16>>,
 }
@@ -187,7 +187,7 @@ impl Logic for UartLink {
         match self.rstate.q.val() {
             RxFrame::Head => {
                 if self.rvalid.q.val() {
-                    self.rlen.d.next = self.rword.q.val();
+                    self.rlen.d.next = self.rword.q.val().get_bits::<7>(0);
                     self.rsum1.d.next = self.rword.q.val();
                     self.rsum2.d.next = self.rword.q.val();
                     self.widx.d.next = 0.into();
@@ -296,10 +296,10 @@ impl Logic for UartLink {
                         self.word.d.next = self.ok_word.val();
                         self.tx_phase.d.next = 1.into();
                     } else if self.ocount.q.val() != 0 {
-                        self.word.d.next = self.ocount.q.val();
+                        self.word.d.next = bit_cast::<16, 7>(self.ocount.q.val());
                         self.tleft.d.next = self.ocount.q.val();
-                        self.tsum1.d.next = self.ocount.q.val();
-                        self.tsum2.d.next = self.ocount.q.val();
+                        self.tsum1.d.next = bit_cast::<16, 7>(self.ocount.q.val());
+                        self.tsum2.d.next = bit_cast::<16, 7>(self.ocount.q.val());
                         self.tx_phase.d.next = 1.into();
                         self.tstate.d.next = TxFrame::Body;
                     }
