@@ -18,8 +18,9 @@
 //
 // Values are stored as `short` (the format is at most 16 bits wide) and computed in `int`:
 // a 16x16 product is at most 2^30 in magnitude, adding the rounding rnd keeps it below 2^31,
-// and a neuron's sum of at most 32768 rounded products plus a bias stays below 2^31 (the spec
-// validation bounds layer sizes), so `int` is exact everywhere the contract says "wide".
+// and a neuron's sum of its rounded products plus a bias stays below 2^31 (the spec
+// validation bounds layer sizes, and fan-ins where FF products are not saturated), so `int`
+// is exact everywhere the contract says "wide".
 
 // ---- cfg layout (ints); must match stage.rs ----
 #define C_NJ 0        // junctions in the stage
@@ -39,7 +40,8 @@
 #define C_OUT_FIRST 14 // output delta stops at this σ when its class is not the label's
 #define C_OUT_LAST 15  // ... and at this σ when it is (INT_MIN: never)
 #define C_ROUNDING 16 // rounding of the updates: 0 nearest, 1 stochastic
-#define C_JUNC 17     // first junction record
+#define C_FF_SAT 17   // FF products: 0 rounded (only the sum saturates), 1 saturated too
+#define C_JUNC 18     // first junction record
 #define C_JSIZE 16    // ints per junction record
 // junction record fields
 #define J_NL 0        // left layer size
@@ -70,10 +72,12 @@ inline int mulq(int a, int b, int frac, int rnd, int lo, int hi) {
 inline int eta(int x, int shift, int rnd) { return (x + rnd) >> shift; }
 
 // FF of one junction for one sample: right activations (and σ′) from left activations.
+// Products are clamped to [plo, phi]: the format's range, or INT_MIN..INT_MAX when only the
+// sum saturates (step 2).
 void ff(__global const int *jr, __global const short *w, __global const short *bias,
         __global const ushort *left, __global const short *tsig, __global const short *tsp,
         __global const short *al, __global short *ar, __global short *spr, int frac, int rnd,
-        int lo, int hi, int drop, int ibits) {
+        int lo, int hi, int plo, int phi, int drop, int ibits) {
   const int nr = jr[J_NR], fi = jr[J_FI], act = jr[J_ACT];
   const int woff = jr[J_WOFF], boff = jr[J_BOFF];
   const int mid = 1 << (ibits - 1);
@@ -85,7 +89,7 @@ void ff(__global const int *jr, __global const short *w, __global const short *b
     for (int c = 0; c < cpn; ++c) {
       const int e0 = woff + q * fi + c * lanes;
       for (int l = 0; l < lanes; ++l) {  // the lanes of one clock: z different banks
-        acc += mulq(w[e0 + l], al[left[e0 + l]], frac, rnd, lo, hi);
+        acc += mulq(w[e0 + l], al[left[e0 + l]], frac, rnd, plo, phi);
       }
     }
     const int h = sat(acc, lo, hi);
@@ -142,6 +146,7 @@ __kernel void train_window(__global short *w, __global short *bias,
                            __global short *d_out, int t0, int t1, int a_in_base,
                            int d_in_base, int a_out_base, int d_out_base) {
   const int nj = cfg[C_NJ], frac = cfg[C_FRAC], lo = cfg[C_VMIN], hi = cfg[C_VMAX];
+  const int plo = cfg[C_FF_SAT] ? lo : INT_MIN, phi = cfg[C_FF_SAT] ? hi : INT_MAX;
   const int shift = cfg[C_SHIFT], drop = cfg[C_DROP], ibits = cfg[C_IBITS];
   const int depth = cfg[C_DEPTH], stride = cfg[C_STRIDE], samples = cfg[C_SAMPLES];
   const int last = cfg[C_LAST], hidden = cfg[C_HIDDEN], one = cfg[C_ONE];
@@ -166,7 +171,7 @@ __kernel void train_window(__global short *w, __global short *bias,
           for (int k = 0; k < nl; ++k) slot[jr[J_AL] + k] = src[k];
         }
         ff(jr, w, bias, left, tsig, tsp, slot + jr[J_AL], slot + jr[J_AR], slot + jr[J_SPR],
-           frac, rnd, lo, hi, drop, ibits);
+           frac, rnd, lo, hi, plo, phi, drop, ibits);
         if (r == nj - 1) {
           if (last) {
             // Step 6: output delta a - y with y = saturate(1.0) at the label, 0 where the
@@ -256,6 +261,7 @@ __kernel void infer_chunk(__global const short *w, __global const short *bias,
                           __global short *tmp, int widest, __global const short *a_in,
                           __global short *a_out, int count) {
   const int nj = cfg[C_NJ], frac = cfg[C_FRAC], lo = cfg[C_VMIN], hi = cfg[C_VMAX];
+  const int plo = cfg[C_FF_SAT] ? lo : INT_MIN, phi = cfg[C_FF_SAT] ? hi : INT_MAX;
   const int drop = cfg[C_DROP], ibits = cfg[C_IBITS];
   const int rnd = frac > 0 ? 1 << (frac - 1) : 0;
   const int n_j0 = cfg[C_JUNC + J_NL];
@@ -266,7 +272,7 @@ __kernel void infer_chunk(__global const short *w, __global const short *bias,
     for (int r = 0; r < nj; ++r) {
       __global const int *jr = cfg + C_JUNC + r * C_JSIZE;
       __global short *out = r == nj - 1 ? a_out + n * n_j1 : tmp + (r & 1) * widest;
-      ff(jr, w, bias, left, tsig, tsp, cur, out, sp, frac, rnd, lo, hi, drop, ibits);
+      ff(jr, w, bias, left, tsig, tsp, cur, out, sp, frac, rnd, lo, hi, plo, phi, drop, ibits);
       cur = out;
     }
   }

@@ -10,8 +10,15 @@
 //!    value range. Never wraps.
 //! 2. **Sum**: the rounded products of one neuron (and its bias, or the partial deltas of one
 //!    left neuron) are added exactly in a wide (`i32`) accumulator and saturated once, when the
-//!    sum is written back (`saturate`). The accumulator cannot overflow: validation keeps
-//!    layer sizes ≤ 32768, so `fan-in · 2^15 + 2^15 < 2^31`.
+//!    sum is written back (`saturate`). FF's products are under [`FfProducts::Rounded`] (the
+//!    default) rounded but not saturated ([`Format::mul_rounded`], at most
+//!    [`Format::product_bits`] bits): a product of two large ReLU activations and weights can
+//!    exceed the format's range, and saturating it before the sum discards how far it is out
+//!    of range, where the other products of the neuron may bring the sum back. Under
+//!    [`FfProducts::Saturated`] they are `mul` as in step 1. Back-propagated products are
+//!    always `mul`. The accumulator cannot overflow: validation keeps layer sizes ≤ 32768, so
+//!    `fan-in · 2^15 + 2^15 < 2^31`, and with rounded FF products
+//!    `fan-in · 2^(product_bits − 1) + 2^15 < 2^31` (`Spec::validate`).
 //! 3. **Learning-rate shift** `eta(x, shift)`: `x + 2^(shift-1)` (nothing when `shift = 0`),
 //!    arithmetic shift right by `shift`. The result is in range by construction.
 //! 4. **Update** under `rounding = "nearest"`: `w' = saturate(w − eta(mul(δ, a), shift))`,
@@ -85,6 +92,29 @@ impl Format {
         self.saturate(round_shift(p, self.frac_bits))
     }
 
+    /// Bits of an FF product rounded but not saturated (step 2): FF's activation operand is
+    /// never negative (inputs, sigmoid and ReLU), so `|w·a| < 2^(2·width − 2)` and after the
+    /// shift by `frac_bits` the product fits `width + int_bits` bits with its sign.
+    pub const fn product_bits(&self) -> u32 {
+        self.width + self.int_bits
+    }
+
+    /// Step 2's FF product under [`FfProducts::Rounded`]: exact product, round half up,
+    /// shift; not saturated.
+    #[inline(always)]
+    pub fn mul_rounded(&self, a: i32, b: i32) -> i32 {
+        round_shift(a as i64 * b as i64, self.frac_bits) as i32
+    }
+
+    /// FF's product under `rule` (step 2).
+    #[inline(always)]
+    pub fn ff_product(&self, rule: FfProducts, a: i32, b: i32) -> i32 {
+        match rule {
+            FfProducts::Rounded => self.mul_rounded(a, b),
+            FfProducts::Saturated => self.mul(a, b),
+        }
+    }
+
     /// Step 3 of the contract: multiply by `η = 2^-shift` with the same rounding.
     #[inline(always)]
     pub fn eta(&self, x: i32, shift: u32) -> i32 {
@@ -140,6 +170,17 @@ pub fn round_shift(x: i64, s: u32) -> i64 {
 pub enum Activation {
     Sigmoid,
     Relu,
+}
+
+/// FF's products before they are summed (step 2 of the contract).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FfProducts {
+    /// Rounded and not saturated; only the neuron's sum saturates.
+    #[default]
+    Rounded,
+    /// Each product saturated to the format before the sum, as back-propagation does.
+    Saturated,
 }
 
 /// The ReLU gate (σ′) at a pre-activation saturated at the format's maximum (step 5).
@@ -310,6 +351,26 @@ mod tests {
                 assert_eq!(f.mul(a, b) as i64, want, "{a} * {b}");
             }
         }
+    }
+
+    #[test]
+    fn rounded_products_keep_what_saturated_ones_lose() {
+        // 2.7: 3.0·3.0 = 9.0 and −3.0·2.0 = −6.0, both outside ±4
+        let f = Format::new(2, 7);
+        assert_eq!(f.product_bits(), 12);
+        assert_eq!(f.mul_rounded(384, 384), 9 * 128);
+        assert_eq!(f.mul_rounded(-384, 256), -6 * 128);
+        assert_eq!(f.ff_product(FfProducts::Saturated, 384, 384), 511);
+        assert_eq!(f.ff_product(FfProducts::Saturated, -384, 256), -512);
+        assert_eq!(f.ff_product(FfProducts::Rounded, 384, 384), 1152);
+        // rounded half up like mul: 1·1 = 2^-14 rounds to 0, 64·1 = 2^-8 rounds to 2^-7
+        assert_eq!(f.mul_rounded(1, 1), 0);
+        assert_eq!(f.mul_rounded(64, 1), 1);
+        assert_eq!(f.mul_rounded(-64, 1), 0);
+        // FF's activations are never negative, so the extremes are −512·511 and 511·511,
+        // which fit product_bits with its sign: −2044 and 2040 of ±2048
+        assert_eq!(f.mul_rounded(-512, 511), -2044);
+        assert_eq!(f.mul_rounded(511, 511), 2040);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub mod spec;
 pub mod state;
 
 pub use data::{Dataset, Encoded};
-pub use fixed::{Activation, ActivationTable, Format, OutputDelta, ReluGate};
+pub use fixed::{Activation, ActivationTable, FfProducts, Format, OutputDelta, ReluGate};
 pub use pattern::JunctionPattern;
 pub use rounding::{LaneRng, Rounding};
 pub use scaling::{ScaleKind, Scaling};

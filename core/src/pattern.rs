@@ -195,6 +195,7 @@ mod tests {
                     learning_rate_shift: 3,
                     output_delta: Default::default(),
                     relu_gate: Default::default(),
+                    ff_products: Default::default(),
                     rounding: None,
                     input_bits: None,
                     pattern: PatternSpec {
@@ -284,6 +285,7 @@ mod tests {
             learning_rate_shift: 3,
             output_delta: Default::default(),
             relu_gate: Default::default(),
+            ff_products: Default::default(),
             rounding: None,
             input_bits: None,
             pattern: PatternSpec {

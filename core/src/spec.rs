@@ -1,6 +1,6 @@
 //! The network spec (TOML): what a user writes, how it is validated, and what follows from it.
 
-use crate::fixed::{Activation, ActivationTable, Format, OutputDelta, ReluGate};
+use crate::fixed::{Activation, ActivationTable, FfProducts, Format, OutputDelta, ReluGate};
 use crate::rounding::Rounding;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -65,6 +65,10 @@ pub struct Spec {
     /// (the default: shut) or `plain` (open). See `fixed` step 5.
     #[serde(default)]
     pub relu_gate: ReluGate,
+    /// FF's products before the neuron's sum: `rounded` (the default: only the sum
+    /// saturates) or `saturated` (each product too). See `fixed` step 2.
+    #[serde(default)]
+    pub ff_products: FfProducts,
     /// Rounding of the updates: `stochastic` or `nearest` (see `rounding`). When absent,
     /// [`Spec::rounding`] picks the one that learns for the activation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -388,6 +392,24 @@ impl Spec {
                         format!("try {}", list(&nearest(good_fo, fo, 3))),
                     );
                     continue;
+                }
+                if self.ff_products == FfProducts::Rounded && (1..=16).contains(&fx.width) {
+                    // The FF accumulator: fan-in products of up to `product_bits` bits and a bias.
+                    let product_bits = fx.width + fx.int_bits.min(fx.width - 1);
+                    let largest = ((fi as u64) << (product_bits - 1)) + (1u64 << (fx.width - 1));
+                    if largest >= 1u64 << 31 {
+                        add(
+                            format!("{name}: fan_out[{j}]"),
+                            format!(
+                                "= {fo} gives fan-in {fi}: with ff_products = \"rounded\" a neuron sums {fi} products of up to {product_bits} bits, which can overflow the 32-bit accumulator"
+                            ),
+                            format!(
+                                "lower the fan-in to at most {}, use fewer int_bits, or set ff_products = \"saturated\"",
+                                ((1u64 << 31) - (1u64 << (fx.width - 1)) - 1) >> (product_bits - 1)
+                            ),
+                        );
+                        continue;
+                    }
                 }
                 let good_z: Vec<usize> = divisors(left)
                     .into_iter()

@@ -259,3 +259,29 @@ fn missing_file() {
         "{e}"
     );
 }
+
+#[test]
+fn rounded_ff_products_must_fit_the_accumulator() {
+    // 16 bits with 3 integer bits: products of up to 19 bits, so 8191 of them and a bias fit
+    // 31 bits (8191·2^18 + 2^15 < 2^31) and 8192 do not.
+    let wide = |fan_in: usize, extra: &str| {
+        GOOD.replace(
+            "layers = [32, 16, 8]",
+            &format!("layers = [{fan_in}, 4, 8]"),
+        )
+        .replace("z = [8, 4]", "z = [1, 4]")
+        .replace(
+            "width = 10\nint_bits = 2\nfrac_bits = 7",
+            "width = 16\nint_bits = 3\nfrac_bits = 12",
+        )
+        .replace("seed = 1\n", &format!("seed = 1\n{extra}"))
+    };
+    let e = err(&wide(8192, ""));
+    assert!(e.contains("junction 1: fan_out[0]"), "{e}");
+    assert!(e.contains("8192 products of up to 19 bits"), "{e}");
+    assert!(e.contains("at most 8191"), "{e}");
+    let s = Spec::from_toml_str(&wide(8192, "ff_products = \"saturated\"\n"), "x.toml").unwrap();
+    assert_eq!(s.ff_products, FfProducts::Saturated);
+    let s = Spec::from_toml_str(&wide(4096, ""), "x.toml").unwrap();
+    assert_eq!(s.ff_products, FfProducts::Rounded);
+}

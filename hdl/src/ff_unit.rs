@@ -66,12 +66,13 @@ impl FfUnit {
             pred: Default::default(),
             done: Default::default(),
             r_out: crate::sigs(g),
-            lanes: Lanes::new(z, p.format)
+            lanes: Lanes::new(z, p.format, p.ff_products)
                 .with_registered(p.deep_pipeline)
                 .with_selects(p.input_selects),
             // the deep pipeline's register between the saturated sum and the lookup sits in
             // the ROM, after the index's mirror
-            sum: NeuronSum::new(g, p.lanes_per_group, p.format).with_fan_in(p.fan_in),
+            sum: NeuronSum::new(g, p.lanes_per_group, p.format, p.ff_products)
+                .with_fan_in(p.fan_in),
             roms: (0..g)
                 .map(|_| {
                     ActivationRom::new(p.right_act, p.table.clone())

@@ -47,10 +47,12 @@ pub fn mul(f: Format, a: i32, b: i32) -> i32 {
 }
 
 /// Verilog functions shared by every module that computes: `mul_rs` (multiply, round,
-/// saturate), `sat32` (saturate a 32-bit sum), `eta` (learning-rate shift with rounding),
-/// `sx` (a value's `width` bits, sign-extended to the 16-bit bus). With registered products
-/// the multiply and what follows are split at the product register: `mul_raw` (product plus
-/// rounding constant, what the register holds) then `sat_rs` is `mul_rs`; `mul_eta_raw` then
+/// saturate), `mul_r` (FF's product rounded but not saturated: `Format::product_bits` bits,
+/// sign-extended to 32; its activation operand is never negative), `sat32` (saturate a
+/// 32-bit sum), `eta` (learning-rate shift with rounding), `sx` (a value's `width` bits,
+/// sign-extended to the 16-bit bus). With registered products the multiply and what follows
+/// are split at the product register: `mul_raw` (product plus rounding constant, what the
+/// register holds) then `sat_rs` is `mul_rs` and `rs` is `mul_r`; `mul_eta_raw` then
 /// `eta_rs` is `eta(mul_rs(..))`.
 ///
 /// Every value is a format value held sign-extended in 16 bits (`edgeflow_core::fixed`), so
@@ -178,6 +180,31 @@ function signed [15:0] sat_rs;
     end
 endfunction
 
+function signed [31:0] mul_r;
+    input signed [{wm}:0] a;
+    input signed [{wm}:0] b;
+    reg signed [{pm}:0] p;
+    reg signed [{qm}:0] q;
+    reg signed [{prm}:0] y;
+    begin
+        p = a * b;
+        q = ($signed({{p[{pm}], p}}) + {round}) >>> {frac};
+        y = q[{prm}:0];
+        mul_r = y;
+    end
+endfunction
+
+function signed [31:0] rs;
+    input signed [31:0] pr;
+    reg signed [31:0] q;
+    reg signed [{prm}:0] y;
+    begin
+        q = pr >>> {frac};
+        y = q[{prm}:0];
+        rs = y;
+    end
+endfunction
+
 function signed [31:0] mul_eta_raw;
     input signed [{wm}:0] a;
     input signed [{wm}:0] b;
@@ -211,6 +238,7 @@ endfunction
         wm = w - 1,
         pm = 2 * w - 1,
         qm = 2 * w,
+        prm = f.product_bits() - 1,
         max = f.max(),
         neg = -(f.min() as i64),
         round = round,
@@ -330,14 +358,14 @@ mod tests {
                 "module tb;\n{}\ninitial begin\n",
                 verilog_functions(f, shift)
             );
+            let lit = |x: i32| {
+                if x < 0 {
+                    format!("-{w}'sd{}", -x)
+                } else {
+                    format!("{w}'sd{x}")
+                }
+            };
             for (a, b) in &pairs {
-                let lit = |x: i32| {
-                    if x < 0 {
-                        format!("-{w}'sd{}", -x)
-                    } else {
-                        format!("{w}'sd{x}")
-                    }
-                };
                 let (a, b) = (lit(*a), lit(*b));
                 v += &format!(
                     "    $display(\"%0d %0d %0d\", mul_rs({a}, {b}), sat_rs(mul_raw({a}, {b})), eta_rs(mul_eta_raw({a}, {b})));\n"
@@ -370,6 +398,13 @@ mod tests {
             for x in &raws {
                 v += &format!("    $display(\"e %0d\", eta_rs({}));\n", lit32(*x));
             }
+            // FF's rounded products, whose activation operand is never negative
+            let ff_pairs: Vec<(i32, i32)> = pairs.iter().filter(|p| p.1 >= 0).copied().collect();
+            for (a, b) in &ff_pairs {
+                let (a, b) = (lit(*a), lit(*b));
+                v += &format!("    $display(\"r %0d\", mul_r({a}, {b}));\n");
+                v += &format!("    $display(\"q %0d\", rs(mul_raw({a}, {b})));\n");
+            }
             v += "end\nendmodule\n";
             let Some(out) = crate::testing::icarus_run(&v, &format!("mul-rs-{ib}-{fb}")) else {
                 return;
@@ -397,6 +432,13 @@ mod tests {
             assert_eq!(sat.len(), sums.len(), "{f:?}");
             for (x, y) in sums.iter().zip(&sat) {
                 assert_eq!(*y, f.saturate(*x) as i64, "sat32({x}) in {f:?}");
+            }
+            for tag in ["r ", "q "] {
+                let got = tagged(tag);
+                assert_eq!(got.len(), ff_pairs.len(), "{f:?}");
+                for ((a, b), y) in ff_pairs.iter().zip(&got) {
+                    assert_eq!(*y, f.mul_rounded(*a, *b) as i64, "{tag}({a}, {b}) in {f:?}");
+                }
             }
             let eta = tagged("e ");
             assert_eq!(eta.len(), raws.len(), "{f:?}");

@@ -21,6 +21,7 @@ pub mod input_lanes;
 pub mod junction;
 pub mod lane_rng;
 pub mod lanes;
+pub mod link;
 pub mod network;
 pub mod neuron_sum;
 pub mod params;

@@ -1,6 +1,6 @@
 //! Everything a block needs to know about its junction, derived once from the spec at run time.
 
-use edgeflow_core::fixed::{output_delta_ends, Activation, ActivationTable, Format};
+use edgeflow_core::fixed::{output_delta_ends, Activation, ActivationTable, FfProducts, Format};
 use edgeflow_core::rounding::Rounding;
 use edgeflow_core::{JunctionPattern, Spec};
 
@@ -34,6 +34,8 @@ pub struct JunctionParams {
     /// multi-board chain uses the chain's schedule, links included).
     pub ff_offset: usize,
     pub format: Format,
+    /// FF's products rounded, or saturated too (`Spec::ff_products`).
+    pub ff_products: FfProducts,
     pub shift: u32,
     /// Rounding of the updates (`Spec::rounding`).
     pub rounding: Rounding,
@@ -105,6 +107,7 @@ impl JunctionParams {
             sp_copies: stale + 3,
             ff_offset: ff[j],
             format,
+            ff_products: spec.ff_products,
             shift: spec.learning_rate_shift,
             rounding: spec.rounding(),
             seed: spec.seed,

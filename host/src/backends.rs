@@ -52,12 +52,19 @@ pub fn check_bench_names<'a>(lists: impl Iterator<Item = &'a String>) -> Result<
     for b in named.map(str::trim).filter(|b| !b.is_empty()) {
         let known = matches!(
             b,
-            "reference" | "float" | "sparse-f32" | "dense" | "opencl" | "rtl" | "verilator"
+            "reference"
+                | "float"
+                | "sparse-f32"
+                | "dense"
+                | "dense-minibatch"
+                | "opencl"
+                | "rtl"
+                | "verilator"
         ) || b.starts_with("opencl:")
             || b.starts_with("serial:");
         if !known {
             bail!(
-                "--backends: unknown backend '{b}'; the names are reference, float, sparse-f32, dense, opencl[:DEVICE], rtl, verilator and serial:PORT[@BAUD]"
+                "--backends: unknown backend '{b}'; the names are reference, float, sparse-f32, dense, dense-minibatch, opencl[:DEVICE], rtl, verilator and serial:PORT[@BAUD]"
             );
         }
     }

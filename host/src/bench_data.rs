@@ -1,6 +1,6 @@
 //! The samples `edgeflow bench` trains on: a data set, or random samples that fit any spec.
 
-use crate::train::{load_split, Scale};
+use crate::train::{load_split, Scale, Split};
 use anyhow::{anyhow, Result};
 use edgeflow_core::{Dataset, Encoded, ScaleKind, Spec};
 
@@ -43,4 +43,18 @@ pub fn train_samples(
         anyhow!("{e:#}; or give --data random to benchmark on random samples made for the spec")
     })?;
     Ok((split.train, split.name))
+}
+
+/// The training and test split `bench --to-accuracy` trains and evaluates on: the data set as
+/// for [`train_samples`] (default digits); random samples have no test split.
+pub fn test_split(spec: &Spec, data: Option<&str>, scale: ScaleKind) -> Result<Split> {
+    let name = data.unwrap_or("digits");
+    if name == "random" {
+        return Err(anyhow!(
+            "--to-accuracy needs a data set with a test split, and --data random has none; give --data digits, a CSV file or MNIST IDX images"
+        ));
+    }
+    load_split(spec, name, None, Scale::Fit(scale)).map_err(|e| {
+        anyhow!("--to-accuracy: {e:#}; it needs a data set that fits the spec, with a test split")
+    })
 }

@@ -14,7 +14,7 @@
 use crate::board::Board;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::fixed::{
-    hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, Format,
+    hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, FfProducts, Format,
 };
 use edgeflow_core::{Encoded, JunctionPattern, LaneRng, Spec, State};
 use edgeflow_sim::reference::{junction_ff, UpdateRule};
@@ -50,6 +50,7 @@ pub(crate) struct Stage {
     pub(crate) last: usize,
     l: usize,
     format: Format,
+    ff_products: FfProducts,
     table: ActivationTable,
     /// Step 6's table ends (`fixed::output_delta_ends`).
     output_ends: Option<(i32, i32)>,
@@ -123,6 +124,7 @@ impl Stage {
             last: b,
             l: spec.junctions(),
             format: spec.format(),
+            ff_products: spec.ff_products,
             table: spec.activation_table(),
             output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
             act: spec.activation,
@@ -166,7 +168,8 @@ impl Stage {
             self.act
         };
         let (p, w, b) = (&self.patterns[k], &self.weights[k], &self.biases[k]);
-        junction_ff(self.format, &self.table, act, p, w, b, a_in, a_out, sp_out);
+        let (f, rule) = (self.format, self.ff_products);
+        junction_ff(f, rule, &self.table, act, p, w, b, a_in, a_out, sp_out);
     }
 
     /// BP (when `sums` is given) and UP of junction `j`; `sums` receives the saturated

@@ -10,6 +10,7 @@ use crate::util::{print_json, write_atomic};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::order::{SampleOrder, DATA_SEED};
 use edgeflow_core::{Dataset, Encoded, ScaleKind, Scaling, Spec, State};
+use edgeflow_sim::trace::JunctionTrace;
 use edgeflow_sim::{accuracy, FloatReference};
 use indicatif::{ProgressBar, ProgressStyle};
 use init::{check_epochs, Init};
@@ -156,7 +157,13 @@ pub struct EpochReport {
     pub epoch: usize,
     pub train_accuracy: f64,
     pub test_accuracy: f64,
+    /// With `train --trace`: where the arithmetic loses what float keeps, per junction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<JunctionTrace>>,
 }
+
+/// Samples of the training split `train --trace` measures after each epoch.
+const TRACE_SAMPLES: usize = 256;
 
 pub struct RunReport {
     pub epochs: Vec<EpochReport>,
@@ -175,11 +182,23 @@ pub fn run(t: Trainer, split: &Split, epochs: usize, quiet: bool) -> Result<(Run
 /// [`run`] from epoch `first` of the sample order (a continued run, `train --init`). With
 /// no epochs, the one report is the accuracy of the state as loaded.
 pub fn run_from(
+    t: Trainer,
+    split: &Split,
+    first: usize,
+    epochs: usize,
+    quiet: bool,
+) -> Result<(RunReport, Trainer)> {
+    run_traced(t, split, first, epochs, quiet, None)
+}
+
+/// [`run_from`], with `trace`'s measurements after every epoch when it is given.
+pub fn run_traced(
     mut t: Trainer,
     split: &Split,
     first: usize,
     epochs: usize,
     quiet: bool,
+    trace: Option<&Spec>,
 ) -> Result<(RunReport, Trainer)> {
     let n = split.train.len();
     let quiet = quiet || crate::ui::quiet();
@@ -208,6 +227,7 @@ pub fn run_from(
             epoch: first,
             train_accuracy: accuracy(&t.infer(&split.train)?, &split.train.labels),
             test_accuracy: accuracy(&t.infer(&split.test)?, &split.test.labels),
+            trace: None,
         });
     }
     for e in 0..epochs {
@@ -226,16 +246,43 @@ pub fn run_from(
             tr * 100.0,
             te * 100.0
         );
+        let traced = match (trace, &mut t) {
+            (Some(spec), Trainer::Board(b)) => Some(edgeflow_sim::trace::trace(
+                spec,
+                &b.read_state()?,
+                &split.train,
+                TRACE_SAMPLES,
+            )),
+            (Some(_), Trainer::Float(_)) => {
+                bail!("--trace measures the fixed-point arithmetic; the float backend has none")
+            }
+            (None, _) => None,
+        };
+        let mut lines = vec![line];
+        for j in traced.iter().flatten() {
+            lines.push(format!(
+                "{:>10}   junction {}: products outside {:5.1}%, sums saturated {:5.1}%, updates below half a step {:5.1}%, weights at range ends {:5.1}%",
+                "",
+                j.junction,
+                j.ff_products_outside * 100.0,
+                j.sums_saturated * 100.0,
+                j.updates_below_half_step * 100.0,
+                j.weights_at_range_ends * 100.0
+            ));
+        }
         // Without a terminal the bar is hidden, but the per-epoch accuracy is still wanted.
-        if pb.is_hidden() && !quiet {
-            eprintln!("{line}");
-        } else {
-            pb.println(line);
+        for line in lines {
+            if pb.is_hidden() && !quiet {
+                eprintln!("{line}");
+            } else {
+                pb.println(line);
+            }
         }
         reports.push(EpochReport {
             epoch: first + e + 1,
             train_accuracy: tr,
             test_accuracy: te,
+            trace: traced,
         });
     }
     pb.finish_and_clear();
@@ -276,6 +323,7 @@ pub struct TrainArgs {
     pub out: Option<PathBuf>,
     pub plot: Option<PathBuf>,
     pub json: bool,
+    pub trace: bool,
 }
 
 /// Refuse a chart name that is neither SVG nor PNG before any training time is spent.
@@ -298,6 +346,9 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
     check_epochs(a.epochs, init.is_some())?;
     check_plot_path(a.plot.as_deref())?;
+    if a.trace && a.backend == "float" {
+        bail!("--trace measures the fixed-point arithmetic; the float backend has none. Drop --trace or use --backend reference");
+    }
     if a.out.is_some() && a.backend == "float" {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
@@ -307,7 +358,8 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
         trainer.load_state(i.state())?;
     }
     let first = init.as_ref().map_or(0, Init::first_epoch);
-    let (rep, _) = run_from(trainer, &split, first, a.epochs, a.json)?;
+    let traced = a.trace.then_some(&spec);
+    let (rep, _) = run_traced(trainer, &split, first, a.epochs, a.json, traced)?;
     if let (Some(out), Some(state)) = (&a.out, &rep.state) {
         let mut m = ModelFile::new(&spec, &spec.default_staleness(), state, &split.scaling);
         m.features = Some(split.features);

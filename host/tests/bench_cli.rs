@@ -34,6 +34,7 @@ fn dey_mnist_reports_backends_baselines_and_the_published_clock() {
             "float",
             "sparse-f32",
             "dense",
+            "dense-minibatch",
             "serial:/dev/no-such-port"
         ],
         "CPU references first, the baselines always, the unavailable one kept"
@@ -47,7 +48,7 @@ fn dey_mnist_reports_backends_baselines_and_the_published_clock() {
     assert!(r["train_samples_per_second"].as_f64().unwrap() > 0.0);
     assert!(r["speedup_vs_float"].as_f64().unwrap() > 0.0);
     assert!(r["speedup_vs_dense"].as_f64().unwrap() > 0.0);
-    let bad = &b[4];
+    let bad = &b[5];
     assert_eq!(bad["available"], false);
     assert!(bad["unavailable_reason"]
         .as_str()

@@ -422,7 +422,7 @@ fn bench_names_and_kernel_binary_are_checked() {
         &[
             "--backends",
             "'bogus'",
-            "reference, float, sparse-f32, dense, opencl[:DEVICE], rtl, verilator",
+            "reference, float, sparse-f32, dense, dense-minibatch, opencl[:DEVICE], rtl, verilator",
         ],
         &[],
     );

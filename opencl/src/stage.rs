@@ -96,7 +96,8 @@ const C_FIRST: usize = 13;
 const C_OUT_FIRST: usize = 14;
 const C_OUT_LAST: usize = 15;
 const C_ROUNDING: usize = 16;
-const C_JUNC: usize = 17;
+const C_FF_SAT: usize = 17;
+const C_JUNC: usize = 18;
 const C_JSIZE: usize = 16;
 const J_NL: usize = 0;
 const J_NR: usize = 1;
@@ -234,6 +235,7 @@ impl OpenClStage {
         cfg[C_ONE] = format.one();
         cfg[C_FIRST] = (j0 == 0) as i32;
         cfg[C_ROUNDING] = (spec.rounding() == Rounding::Stochastic) as i32;
+        cfg[C_FF_SAT] = (spec.ff_products == edgeflow_core::FfProducts::Saturated) as i32;
         // step 6's table ends; a value no short can hold where the rule is off
         let ends = edgeflow_core::fixed::output_delta_ends(spec.output_delta, &table);
         let (first, last) = ends.unwrap_or((i32::MIN, i32::MIN));

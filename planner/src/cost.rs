@@ -303,6 +303,18 @@ pub struct LinkCost {
 
 impl LinkCost {
     pub fn new(net: &Net, j: usize, a: &Board, b: &Board) -> LinkCost {
+        if let (Some(la), Some(lb)) = (&a.link, &b.link) {
+            // Both boards have the link: a transfer each way at the same time, each clocked
+            // by its sender, at the narrower board's width (the slower figures).
+            let words = (net.layers[j + 1] + LINK_FRAME_WORDS) as f64;
+            let per_word = la.clocks_per_word.max(lb.clocks_per_word);
+            let latency = la.latency_clocks.max(lb.latency_clocks) as f64;
+            let slowest = a.clock_mhz.min(b.clock_mhz);
+            return LinkCost {
+                transfer: (words * per_word * 1e6 / slowest).ceil() as Ps,
+                latency: (latency * 1e6 / slowest).ceil() as Ps,
+            };
+        }
         let bits = 2 * net.layers[j + 1] * net.width;
         let mbps = a.link_mbps.min(b.link_mbps);
         let lat = a.link_latency_us.max(b.link_latency_us);
@@ -322,6 +334,10 @@ impl LinkCost {
         self.span().div_ceil(p.max(1))
     }
 }
+
+/// Words a board-to-board link transfer carries beyond the vector: its header and CRC
+/// (hdl/src/link).
+pub const LINK_FRAME_WORDS: u64 = 2;
 
 /// A link that is not the boards' own: how stages talk when each runs in its own process
 /// under mpirun (docs/hardware.md, "Across hosts with MPI"). `edgeflow plan --link NAME`
@@ -370,6 +386,7 @@ impl LinkFigure {
     pub fn apply(&self, board: &mut Board) {
         board.link_mbps = self.mbps;
         board.link_latency_us = self.latency_us;
+        board.link = None;
     }
 }
 
@@ -554,6 +571,41 @@ mod tests {
             frac_bits: 15,
         };
         assert_eq!(single_board_usage(&Net::from_spec(&spec), &b, &z).dsp, 8);
+    }
+
+    /// Boards that both have the link: header, vector and CRC words at the narrower
+    /// board's clocks per word, clocked by the slower board; with a board without it, the
+    /// boards' bandwidth and latency figures as before.
+    #[test]
+    fn linked_pairs_use_the_link_figures() {
+        let net = Net::new(
+            "t",
+            vec![128, 64, 16],
+            vec![16, 8],
+            16,
+            Activation::Sigmoid,
+            false,
+        );
+        let ice = Board::built_in("icebreaker").unwrap();
+        let ulx = Board::from_toml_str(
+            include_str!("../../boards/ulx3s-85f.toml"),
+            "boards/ulx3s-85f.toml",
+        )
+        .unwrap();
+        let nexys = Board::built_in("nexys4-ddr").unwrap();
+        // 66 words x 4 clocks at 30 MHz: 8.8 us; 4 clocks: 0.1333 us.
+        let l = LinkCost::new(&net, 0, &ice, &ice);
+        assert_eq!((l.transfer, l.latency), (8_800_000, 133_334));
+        // 66 x 4 clocks (the iCEBreaker's 4 pins) at 28.125 MHz.
+        let l = LinkCost::new(&net, 0, &ice, &ulx);
+        assert_eq!((l.transfer, l.latency), (9_386_667, 142_223));
+        // 66 x 2 clocks at 28.125 MHz.
+        let l = LinkCost::new(&net, 0, &ulx, &ulx);
+        assert_eq!(l.transfer, 4_693_334);
+        // No link on the Nexys: 2 x 64 x 16 bits at the iCEBreaker's 120 Mbit/s, and the
+        // Nexys' 1 us.
+        let l = LinkCost::new(&net, 0, &ice, &nexys);
+        assert_eq!((l.transfer, l.latency), (17_066_667, 1_000_000));
     }
 
     #[test]

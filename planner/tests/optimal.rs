@@ -61,6 +61,7 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             ram_block_width: [16, 36, 72][r.below(3)],
             link_mbps: [1.0, 10.0, 100.0, 1000.0][r.below(4)],
             link_latency_us: [0.0, 0.05, 1.0, 5.0][r.below(4)],
+            link: None,
             fit: Default::default(),
             // some boards build with registered reads or the deep pipeline: longer block
             // cycles on them
@@ -165,6 +166,7 @@ fn a_plan_at_the_smallest_candidate_period_is_found() {
             ram_block_width: width,
             link_mbps: 1000.0,
             link_latency_us: lat,
+            link: None,
             fit: fit.clone(),
             registered_reads: false,
             deep_pipeline: false,

@@ -48,6 +48,16 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     t
 }
 
+/// Multiply-accumulates per training sample of the fully connected network of these layer
+/// sizes: FF and UP on every weight, BP on the weights of every junction but the first.
+pub fn dense_edge_ops(layers: &[usize]) -> u64 {
+    layers
+        .windows(2)
+        .enumerate()
+        .map(|(j, w)| (w[0] * w[1]) as u64 * if j > 0 { 3 } else { 2 })
+        .sum()
+}
+
 impl DenseReference {
     /// Glorot-uniform initial weights from the spec's weight seed, zero biases; the learning
     /// rate is the spec's `2^-learning_rate_shift`.
@@ -78,11 +88,7 @@ impl DenseReference {
     /// Multiply-accumulates per training sample: FF, BP (not into the inputs) and UP over
     /// every weight; the dense counterpart of the sparse edge-op count.
     pub fn edge_ops_per_sample(&self) -> u64 {
-        self.weights
-            .iter()
-            .enumerate()
-            .map(|(j, w)| w.len() as u64 * if j > 0 { 3 } else { 2 })
-            .sum()
+        dense_edge_ops(&self.layers)
     }
 
     fn load_input(&mut self, input: &[i32]) {

@@ -9,7 +9,7 @@
 //! [`crate::reference::UpdateRule::bp_up`], which states it edge by edge. A row whose delta is
 //! 0 passes nothing back (`mul(w, 0) = 0`), so back-propagation skips it.
 
-use edgeflow_core::fixed::Format;
+use edgeflow_core::fixed::{FfProducts, Format};
 use edgeflow_core::rounding::Rounding;
 use multiversion::multiversion;
 
@@ -26,6 +26,10 @@ pub struct Fast {
     lo: i32,
     hi: i32,
     /// Learning-rate shift and its rounding half.
+    /// The range of FF's products: the format's under [`FfProducts::Saturated`], else the
+    /// whole `i32` (a rounded product never reaches its ends).
+    ff_lo: i32,
+    ff_hi: i32,
     shift: u32,
     eta_half: i32,
     /// Stochastic rounding: `n = frac + shift` and the random bits `(word >> 1) >> (31 − n)`
@@ -46,6 +50,8 @@ impl Fast {
             frac: f.frac_bits,
             lo: f.min(),
             hi: f.max(),
+            ff_lo: f.min(),
+            ff_hi: f.max(),
             shift,
             eta_half: half_of(shift),
             n,
@@ -53,6 +59,23 @@ impl Fast {
             bias_mask: (1u32 << shift) - 1,
             rounding,
         }
+    }
+
+    /// FF's products under `rule` (`fixed` step 2).
+    pub fn with_ff_products(mut self, rule: FfProducts) -> Fast {
+        (self.ff_lo, self.ff_hi) = match rule {
+            FfProducts::Saturated => (self.lo, self.hi),
+            FfProducts::Rounded => (i32::MIN, i32::MAX),
+        };
+        self
+    }
+
+    /// FF's product: rounded, saturated only under [`FfProducts::Saturated`].
+    #[inline(always)]
+    pub fn ff_mul(self, a: i32, b: i32) -> i32 {
+        ((a * b + self.half) >> self.frac)
+            .max(self.ff_lo)
+            .min(self.ff_hi)
     }
 
     #[inline(always)]
@@ -120,7 +143,7 @@ fn gather_masked<const N: usize>(left_of_edge: &[u32], a: &[i32; N], x: &mut [i3
     }
 }
 
-/// Saturated pre-activations of one junction's right neurons: `h[r] = sat(b[r] + Σ mul(w, x))`
+/// Saturated pre-activations of one junction's right neurons: `h[r] = sat(b[r] + Σ ff_mul(w, x))`
 /// over the row's edges (the sum is exact, so its order does not matter). `t` is scratch of
 /// one value per edge: the products are made in one loop over every edge, long enough to
 /// vectorize whatever the fan-in, then summed row by row.
@@ -136,7 +159,7 @@ pub fn ff_sums(
     h: &mut [i32],
 ) {
     for ((t, &w), &x) in t.iter_mut().zip(w).zip(x) {
-        *t = q.mul(w, x);
+        *t = q.ff_mul(w, x);
     }
     for ((hr, tr), &bias) in h.iter_mut().zip(t.chunks_exact(fan_in)).zip(b) {
         *hr = q.saturate(bias + row_sum(tr));

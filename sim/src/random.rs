@@ -1,7 +1,7 @@
 //! Random valid specs and data for the RTL and cross-backend tests, deterministic in their
 //! seed so that a failing case is reproduced by its seed alone.
 
-use edgeflow_core::{Encoded, Spec};
+use edgeflow_core::{Encoded, FfProducts, Spec};
 
 /// A random valid spec with 2–4 junctions for RTL tests: small layers, every pattern type,
 /// dither, activation and format chosen from `seed`.
@@ -71,6 +71,8 @@ pub fn random_spec(seed: u64) -> Spec {
             } else {
                 ReluGate::Plain
             },
+            ff_products: [FfProducts::Rounded, FfProducts::Saturated]
+                [edgeflow_core::rng::SplitMix64::derive(seed, "ff-products", 0).below(2)],
             rounding: [None, Some(Rounding::Nearest), Some(Rounding::Stochastic)]
                 [edgeflow_core::rng::SplitMix64::derive(seed, "rounding", 0).below(3)],
             pattern: PatternSpec {

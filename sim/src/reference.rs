@@ -16,7 +16,8 @@
 //! rounding and saturation). Within one edge, BP reads the weight before UP writes it.
 
 use edgeflow_core::fixed::{
-    activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, Format,
+    activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable,
+    FfProducts, Format,
 };
 use edgeflow_core::rounding::{
     bias_update_stochastic, weight_update_stochastic, LaneRng, Rounding,
@@ -162,7 +163,8 @@ impl Reference {
             table: spec.activation_table(),
             state,
             staleness,
-            fast: Fast::new(format, spec.learning_rate_shift, spec.rounding()),
+            fast: Fast::new(format, spec.learning_rate_shift, spec.rounding())
+                .with_ff_products(spec.ff_products),
             sums: vec![0; widest],
             products: vec![0; widest_junction],
             spread: vec![0; widest_junction],
@@ -340,14 +342,43 @@ impl Reference {
         f.run(self, input).to_vec()
     }
 
-    /// Predicted class of every sample: the first output with the largest activation.
+    /// Predicted class of every sample: the first output with the largest activation. On
+    /// every core ([`Reference::infer_threads`]).
     pub fn infer(&self, data: &Encoded) -> Vec<usize> {
-        let mut f = Forward::new(self);
-        (0..data.len())
-            .map(|n| argmax(f.run(self, data.input(n))))
-            .collect()
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.infer_threads(data, cores)
+    }
+
+    /// [`Reference::infer`] on up to `threads` threads, each over a contiguous share of the
+    /// samples: inference changes no state, so the predictions do not depend on the split.
+    /// Shares are at least [`MIN_SAMPLES_PER_THREAD`] samples, below which a thread costs
+    /// more than it saves.
+    pub fn infer_threads(&self, data: &Encoded, threads: usize) -> Vec<usize> {
+        let n = data.len();
+        let threads = threads.clamp(1, n.div_ceil(MIN_SAMPLES_PER_THREAD).max(1));
+        let predict = |range: std::ops::Range<usize>| -> Vec<usize> {
+            let mut f = Forward::new(self);
+            range.map(|k| argmax(f.run(self, data.input(k)))).collect()
+        };
+        if threads == 1 {
+            return predict(0..n);
+        }
+        let share = n.div_ceil(threads);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = (0..n)
+                .step_by(share)
+                .map(|start| s.spawn(move || predict(start..(start + share).min(n))))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().expect("an inference thread panicked"))
+                .collect()
+        })
     }
 }
+
+/// The fewest samples [`Reference::infer_threads`] gives one thread.
+pub const MIN_SAMPLES_PER_THREAD: usize = 64;
 
 /// Buffers of inference, allocated once for many samples.
 struct Forward {
@@ -380,12 +411,15 @@ impl Forward {
     }
 }
 
-/// FF of one junction (pattern `p`, weights `w`, biases `b`): the right layer's activations
-/// `a_out` and σ′ `sp_out` from the left activations `a_in`. Every runtime that computes in
-/// software (one model or a stage of a chain) calls this.
+/// FF of one junction (pattern `p`, weights `w`, biases `b`, FF products under `products`):
+/// the right layer's activations `a_out` and σ′ `sp_out` from the left activations `a_in`,
+/// edge by edge in the contract's own terms (`Format::ff_product`), apart from the
+/// vectorized kernels the model runs. Every runtime that computes a stage of a chain in
+/// software calls this.
 #[allow(clippy::too_many_arguments)]
 pub fn junction_ff(
     f: Format,
+    products: FfProducts,
     table: &ActivationTable,
     act: Activation,
     p: &JunctionPattern,
@@ -395,16 +429,15 @@ pub fn junction_ff(
     a_out: &mut [i32],
     sp_out: &mut [i32],
 ) {
-    let q = Fast::new(f, 0, Rounding::Nearest);
     let fi = p.fan_in;
     let rows = w.chunks_exact(fi).zip(p.left_of_edge.chunks_exact(fi));
     let outs = a_out.iter_mut().zip(sp_out.iter_mut());
     for (((a, sp), (wr, ir)), &bias) in outs.zip(rows).zip(b) {
-        let mut acc = bias;
+        let mut acc = bias as i64;
         for (&we, &k) in wr.iter().zip(ir) {
-            acc += q.mul(we, a_in[k as usize]);
+            acc += f.ff_product(products, we, a_in[k as usize]) as i64;
         }
-        let (av, spv) = activate(act, table, q.saturate(acc));
+        let (av, spv) = activate(act, table, f.saturate(acc));
         *a = av;
         *sp = spv;
     }

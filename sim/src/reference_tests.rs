@@ -37,6 +37,10 @@ fn naive(spec: &Spec, data: &Encoded, s: &[usize]) -> State {
     let pats = JunctionPattern::all(spec);
     let sat = |x: i64| x.clamp(f.min() as i64, f.max() as i64);
     let mul = |a: i32, b: i32| sat(round_shift(a as i64 * b as i64, f.frac_bits));
+    let ff_mul = |a: i32, b: i32| match spec.ff_products {
+        edgeflow_core::FfProducts::Saturated => mul(a, b),
+        edgeflow_core::FfProducts::Rounded => round_shift(a as i64 * b as i64, f.frac_bits),
+    };
     let mut hist: Vec<Vec<State>> = vec![vec![State::initial(spec)]; l]; // per junction versions
     let mut rngs: Vec<Vec<u32>> = (0..l)
         .map(|j| {
@@ -58,7 +62,7 @@ fn naive(spec: &Spec, data: &Encoded, s: &[usize]) -> State {
             for r in 0..spec.layers[j + 1] {
                 let mut acc = ver.biases[j][r] as i64;
                 for e in r * fi..(r + 1) * fi {
-                    acc += mul(ver.weights[j][e], a[j][pats[j].left_of_edge[e] as usize]);
+                    acc += ff_mul(ver.weights[j][e], a[j][pats[j].left_of_edge[e] as usize]);
                 }
                 let h = sat(acc) as i32;
                 let act = if j == l - 1 {
@@ -236,6 +240,34 @@ fn clipped_relu_gate_is_exercised_and_matches_the_naive_model() {
 }
 
 #[test]
+fn ff_product_rules_are_exercised_and_match_the_naive_model() {
+    // ReLU at a range of ±2 with η = 1 and inputs over [0, 1]: weights and activations pass
+    // 1.4 within a few samples, so FF products leave the range
+    let mut states = Vec::new();
+    for rule in [
+        edgeflow_core::FfProducts::Rounded,
+        edgeflow_core::FfProducts::Saturated,
+    ] {
+        let mut sp = spec("relu", "clipped");
+        sp.ff_products = rule;
+        sp.learning_rate_shift = 0;
+        sp.fixed = edgeflow_core::spec::FixedSpec {
+            width: 10,
+            int_bits: 1,
+            frac_bits: 8,
+        };
+        let mut d = data(&sp, 60);
+        d.inputs.iter_mut().for_each(|x| *x *= 2);
+        let mut r = Reference::new(&sp);
+        r.train(&d);
+        let want = naive(&sp, &d, r.staleness());
+        assert_eq!(r.state.first_difference(&want, None), None, "{rule:?}");
+        states.push(r.state.sha256());
+    }
+    assert_ne!(states[0], states[1], "no FF product ever left the range");
+}
+
+#[test]
 fn staleness_changes_the_result() {
     let sp = spec("sigmoid", "clipped");
     let d = data(&sp, 40);
@@ -313,6 +345,29 @@ fn every_word_and_gather_path_equals_naive_stale_sgd() {
                 "{layers} z={z} {rounding:?}"
             );
             assert_ne!(r.state, State::initial(&sp), "training changed something");
+        }
+    }
+}
+
+#[test]
+fn inference_on_any_number_of_threads_predicts_sample_by_sample() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
+    let sp = Spec::load(&dir.join("digits.toml")).unwrap();
+    let ds = edgeflow_core::Dataset::digits().unwrap();
+    let all = ds.encode(&sp, &(0..ds.len()).collect::<Vec<_>>()).unwrap();
+    let mut r = Reference::new(&sp);
+    r.train(&all);
+    for n in [5, all.len()] {
+        let d = all.select(&(0..n).collect::<Vec<_>>());
+        // each sample alone, through the one-sample path
+        let want: Vec<usize> = (0..n).map(|k| argmax(&r.forward(d.input(k)))).collect();
+        assert!(want.iter().any(|&p| p != want[0]), "one class everywhere");
+        for threads in [1, 2, 3, 7, 16, 1000] {
+            assert_eq!(
+                r.infer_threads(&d, threads),
+                want,
+                "{n} samples, {threads} threads"
+            );
         }
     }
 }

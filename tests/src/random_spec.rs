@@ -79,9 +79,14 @@ pub fn random_spec(seed: u64) -> Spec {
         let gate = ["clipped", "plain"][SplitMix64::derive(seed, "relu-gate", 0).below(2)];
         let rounding = ["", "rounding = 'nearest'\n", "rounding = 'stochastic'\n"]
             [SplitMix64::derive(seed, "rounding", 0).below(3)];
+        let products = [
+            "",
+            "ff_products = 'rounded'\n",
+            "ff_products = 'saturated'\n",
+        ][SplitMix64::derive(seed, "ff-products", 0).below(3)];
         let text = format!(
             "name = 'random-{seed}'\nlayers = {layers:?}\nfan_out = {fan_out:?}\nz = {z:?}\nactivation = '{act}'\n\
-learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\n{rounding}seed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
+learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\n{rounding}{products}seed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
 [pattern]\nkind = '{kind}'\ndither = {dither}\nseed = {}\n",
             1 + r.below(3),
             r.next_u64() % 1000,
@@ -145,6 +150,29 @@ pub fn clipping_cases(spec: &Spec) -> Vec<Spec> {
     .collect()
 }
 
+/// The two FF product rules (`fixed` step 2) where they differ: `spec` with ReLU at a range
+/// of ±2 (10 bits, 1 integer bit) and η = 1, so activations and weights grow past 1.4 within
+/// a few samples and their products past the range. Rounded first, then saturated; the two
+/// must train to different states, or no product ever left the range.
+pub fn product_cases(spec: &Spec) -> Vec<Spec> {
+    use edgeflow_core::{Activation, FfProducts};
+    [FfProducts::Rounded, FfProducts::Saturated]
+        .into_iter()
+        .map(|rule| {
+            let mut s = spec.clone();
+            s.activation = Activation::Relu;
+            s.ff_products = rule;
+            s.fixed = edgeflow_core::spec::FixedSpec {
+                width: 10,
+                int_bits: 1,
+                frac_bits: 8,
+            };
+            s.learning_rate_shift = 0;
+            s
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +207,12 @@ mod tests {
                     "{act:?} {rounding:?}"
                 );
             }
+        }
+        for rule in [
+            edgeflow_core::FfProducts::Rounded,
+            edgeflow_core::FfProducts::Saturated,
+        ] {
+            assert!(specs.iter().any(|s| s.ff_products == rule), "{rule:?}");
         }
         assert!(specs.iter().any(|s| s.rounding.is_none()));
         assert!(specs.iter().any(|s| s.rounding.is_some()));

@@ -8,7 +8,7 @@ use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
 use edgeflow_hdl::flow::verilator;
 use edgeflow_sim::rtl::{check_stream_lanes, random_data, random_spec, RtlSim};
 use edgeflow_sim::Reference;
-use edgeflow_tests::random_spec::clipping_cases;
+use edgeflow_tests::random_spec::{clipping_cases, product_cases};
 use std::path::Path;
 
 fn spec(name: &str) -> Spec {
@@ -276,4 +276,26 @@ fn clipped_rules_cosim_are_bit_exact() {
         "the clipped output delta never applied"
     );
     assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
+}
+
+/// FF's products rounded or saturated (`fixed` step 2) in Verilog, where products leave the
+/// range: rounded on the deep pipeline (registered products: `rs`), saturated on the plain
+/// one (`mul_rs`), every bit as the reference, and the two rules differ. (The default
+/// specs' cosims build `mul_r`.)
+#[test]
+fn ff_product_rules_cosim_are_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let mut hashes = Vec::new();
+    for (i, mut sp) in product_cases(&spec("tiny.toml")).into_iter().enumerate() {
+        let data = edgeflow_tests::random_spec::random_data(&sp, 40, 5);
+        let mut r = Reference::new(&sp);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+        sp.deep_pipeline = i == 0;
+        sp.registered_reads = i == 0;
+        cosim(&sp, &data, &format!("ff-products-{i}"));
+    }
+    assert_ne!(hashes[0], hashes[1], "no FF product ever left the range");
 }

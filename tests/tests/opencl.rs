@@ -7,7 +7,7 @@ use edgeflow_core::{Dataset, Encoded, JunctionPattern, Rounding, Spec, State};
 use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule};
 use edgeflow_sim::Reference;
 use edgeflow_tests::chain;
-use edgeflow_tests::random_spec::{clipping_cases, random_data, random_spec};
+use edgeflow_tests::random_spec::{clipping_cases, product_cases, random_data, random_spec};
 use std::path::PathBuf;
 
 fn bundled(name: &str) -> Spec {
@@ -147,6 +147,24 @@ fn clipped_rules_are_bit_exact() {
         "the clipped output delta never applied"
     );
     assert_ne!(hashes[2], hashes[3], "the clipped ReLU gate never applied");
+}
+
+/// FF products rounded or saturated (`fixed` step 2), where products leave the range: the
+/// two differ, each bit-exact.
+#[test]
+fn ff_product_rules_are_bit_exact() {
+    let Some(dev) = device_for_tests() else {
+        return;
+    };
+    let mut hashes = Vec::new();
+    for spec in product_cases(&bundled("tiny")) {
+        let data = random_data(&spec, 100, 5);
+        compare(&dev, &spec, &data, 2, 37);
+        let mut r = Reference::new(&spec);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+    }
+    assert_ne!(hashes[0], hashes[1], "no FF product ever left the range");
 }
 
 /// Any split of a stream into launches gives the same bits, under both roundings (the lane

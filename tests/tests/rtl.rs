@@ -277,3 +277,30 @@ fn bit_exact_with(random: Vec<Spec>, data_seed: u64, set: impl Fn(&mut Spec, usi
         );
     }
 }
+
+/// FF's products rounded or saturated (`fixed` step 2) where products leave the range, on
+/// the plain pipeline, with registered reads and on the deep pipeline: every bit as the
+/// reference, and the two rules train to different states.
+#[test]
+fn ff_product_rules_are_bit_exact_on_every_pipeline() {
+    let mut hashes = Vec::new();
+    for case in edgeflow_tests::random_spec::product_cases(&spec("tiny.toml")) {
+        let data = edgeflow_tests::random_spec::random_data(&case, 60, 5);
+        for pipeline in 0..3 {
+            let mut sp = case.clone();
+            sp.registered_reads = pipeline >= 1;
+            sp.deep_pipeline = pipeline == 2;
+            let rep = check(&sp, &data, None).unwrap();
+            assert!(
+                rep.bit_exact,
+                "{:?}, pipeline {pipeline}: {}",
+                sp.ff_products,
+                rep.first_difference.unwrap()
+            );
+        }
+        let mut r = edgeflow_sim::Reference::new(&case);
+        r.train(&data);
+        hashes.push(r.state.sha256());
+    }
+    assert_ne!(hashes[0], hashes[1], "no FF product ever left the range");
+}

@@ -7,7 +7,7 @@ use crate::board::Board;
 use anyhow::{bail, Result};
 use edgeflow_core::order::epoch_order;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::{DenseReference, FloatReference, Reference, SparseF32};
+use edgeflow_sim::{DenseMiniBatch, DenseReference, FloatReference, Reference, SparseF32};
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::time::Instant;
@@ -30,6 +30,7 @@ pub(super) enum Runner {
     Float(FloatReference),
     Sparse(SparseF32),
     Dense(DenseReference),
+    MiniBatch(DenseMiniBatch),
 }
 
 impl Runner {
@@ -46,6 +47,10 @@ impl Runner {
             }
             Runner::Dense(d) => {
                 *d = DenseReference::new(spec);
+                Ok(())
+            }
+            Runner::MiniBatch(m) => {
+                *m = DenseMiniBatch::new(spec, m.batch, m.threads);
                 Ok(())
             }
         }
@@ -65,6 +70,10 @@ impl Runner {
                 x.train(d);
                 Ok(())
             }
+            Runner::MiniBatch(x) => {
+                x.train(d);
+                Ok(())
+            }
         }
     }
     pub(super) fn infer(&mut self, d: &Encoded) -> Result<Vec<usize>> {
@@ -73,6 +82,7 @@ impl Runner {
             Runner::Float(f) => Ok(f.infer(d)),
             Runner::Sparse(x) => Ok(x.infer(d)),
             Runner::Dense(x) => Ok(x.infer(d)),
+            Runner::MiniBatch(x) => Ok(x.infer(d)),
         }
     }
     pub(super) fn edge_ops_per_sample(&self, spec: &Spec) -> u64 {
@@ -80,11 +90,16 @@ impl Runner {
             Runner::Board(b) => b.edge_ops_per_sample(),
             Runner::Float(_) | Runner::Sparse(_) => sparse_edge_ops(spec),
             Runner::Dense(d) => d.edge_ops_per_sample(),
+            Runner::MiniBatch(m) => m.edge_ops_per_sample(),
         }
     }
     /// Work of this backend happens on the calling thread, so its CPU time is meaningful.
     pub(super) fn on_this_thread(&self, name: &str) -> bool {
-        !matches!(self, Runner::Board(_)) || name == "reference"
+        match self {
+            Runner::Board(_) => name == "reference",
+            Runner::MiniBatch(m) => m.threads == 1,
+            _ => true,
+        }
     }
 }
 
@@ -97,11 +112,19 @@ pub fn sparse_edge_ops(spec: &Spec) -> u64 {
         .sum()
 }
 
-pub(super) fn open(spec: &Spec, name: &str) -> Result<Runner> {
+/// How the mini-batch baseline runs: `--batch` and `--threads`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct MiniBatchOpts {
+    pub(super) batch: usize,
+    pub(super) threads: usize,
+}
+
+pub(super) fn open(spec: &Spec, name: &str, mb: MiniBatchOpts) -> Result<Runner> {
     Ok(match name {
         "float" => Runner::Float(FloatReference::new(spec)),
         "sparse-f32" => Runner::Sparse(SparseF32::new(spec)),
         "dense" => Runner::Dense(DenseReference::new(spec)),
+        "dense-minibatch" => Runner::MiniBatch(DenseMiniBatch::new(spec, mb.batch, mb.threads)),
         other => Runner::Board(open_board(spec, other)?),
     })
 }
@@ -179,6 +202,7 @@ pub(super) struct Ctx<'a> {
     pub(super) samples: usize,
     pub(super) repeat: usize,
     pub(super) budget: f64,
+    pub(super) minibatch: MiniBatchOpts,
     /// Reference state SHA-256 after training `n` samples, computed on demand.
     pub(super) ref_sha: std::collections::HashMap<usize, String>,
 }
@@ -207,7 +231,7 @@ pub(super) fn median(v: &mut [f64]) -> f64 {
 
 pub(super) fn measure(ctx: &mut Ctx, name: &str, pb: &ProgressBar) -> Measured {
     pb.set_message(format!("{name}: opening"));
-    let mut r = match open(ctx.spec, name) {
+    let mut r = match open(ctx.spec, name, ctx.minibatch) {
         Ok(r) => r,
         Err(e) => return Measured::unavailable(name, format!("{e:#}")),
     };

@@ -4,13 +4,18 @@
 //! from the spec's initial state on the same stream), plus whether its final state is the
 //! reference model's bit for bit. The CPU baselines are always measured: the float reference
 //! on the same sparse network and the dense `f32` network of the same layer sizes (both
-//! ordinary SGD, batch 1, one core). Projected: a board trains one sample per block cycle,
+//! ordinary SGD, batch 1, one core), and the dense network trained with mini-batch SGD on a
+//! GEMM, on `--threads` threads. Projected: a board trains one sample per block cycle,
 //! so samples/s = clock / clocks per sample, for every clock known for the board (the board
 //! file, the published design, `--freq`, a synthesis report).
+//!
+//! `--to-accuracy X` also trains the CPU backends epoch by epoch until the test accuracy
+//! reaches X, and gives every backend and projection its seconds of training to get there.
 //!
 //! `--sweep width|density|z` repeats the CPU measurements and projections over a family of
 //! specs grown from the given one, for the cost-per-sample-versus-edges plot.
 
+mod accuracy;
 mod boards;
 mod harness;
 mod single;
@@ -34,8 +39,9 @@ pub use sweep::sweep_specs;
 
 /// The backends `edgeflow bench` tries when `--backends` is not given.
 /// The CPU baselines every run measures: the float reference (f64) and a fast `f32` version
-/// of the same sparse network, and the dense network of the same layer sizes.
-pub const FLOAT_BASELINES: [&str; 3] = ["float", "sparse-f32", "dense"];
+/// of the same sparse network, and the dense network of the same layer sizes, with batch 1
+/// and with mini-batches.
+pub const FLOAT_BASELINES: [&str; 4] = ["float", "sparse-f32", "dense", "dense-minibatch"];
 pub const DEFAULT_BACKENDS: &str = "reference,float,dense,opencl,rtl,verilator";
 /// A sweep builds many networks, some large: the simulations would take hours.
 pub const SWEEP_BACKENDS: &str = "reference,float,dense,opencl";
@@ -84,6 +90,14 @@ pub struct BenchArgs {
     pub out: Option<PathBuf>,
     pub plot: Vec<PathBuf>,
     pub sweep: Option<Sweep>,
+    /// Samples per step of the `dense-minibatch` baseline.
+    pub batch: usize,
+    /// Threads of the `dense-minibatch` baseline.
+    pub threads: usize,
+    /// Test accuracy (a fraction) to train the CPU backends to.
+    pub to_accuracy: Option<f64>,
+    /// Most epochs `--to-accuracy` trains.
+    pub epochs: usize,
 }
 
 fn progress(quiet: bool) -> ProgressBar {
@@ -123,10 +137,16 @@ fn backend_list(requested: &Option<Vec<String>>, sweep: bool) -> Vec<String> {
     }
     // the CPU references first, then the accelerators in the order asked for
     let order = |b: &String| {
-        ["reference", "float", "sparse-f32", "dense"]
-            .iter()
-            .position(|x| x == b)
-            .unwrap_or(4)
+        [
+            "reference",
+            "float",
+            "sparse-f32",
+            "dense",
+            "dense-minibatch",
+        ]
+        .iter()
+        .position(|x| x == b)
+        .unwrap_or(5)
     };
     v.sort_by_key(order);
     v
@@ -205,6 +225,12 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     if !(a.budget > 0.0) {
         bail!("--budget must be a positive number of seconds");
+    }
+    if a.batch == 0 || a.threads == 0 {
+        bail!("--batch and --threads must be at least 1");
+    }
+    if let Some(x) = a.to_accuracy {
+        accuracy::check_target(x, a.epochs, a.sweep.is_some())?;
     }
     for p in &a.plot {
         if !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {

@@ -13,6 +13,19 @@ pub(super) fn single_cmd(
     json_stdout: bool,
 ) -> Result<()> {
     let (train, data_name) = crate::bench_data::train_samples(spec, a.data.as_deref(), a.scale)?;
+    let mb = MiniBatchOpts {
+        batch: a.batch,
+        threads: a.threads,
+    };
+    // the test split is loaded before any long work: a data set without one is an error
+    let split = match a.to_accuracy {
+        Some(_) => Some(crate::bench_data::test_split(
+            spec,
+            a.data.as_deref(),
+            a.scale,
+        )?),
+        None => None,
+    };
     let pb = progress(json_stdout);
     let mut ctx = Ctx {
         spec,
@@ -20,6 +33,7 @@ pub(super) fn single_cmd(
         samples: a.samples,
         repeat: a.repeat,
         budget: a.budget,
+        minibatch: mb,
         ref_sha: Default::default(),
     };
     let load_before = load_average();
@@ -27,7 +41,6 @@ pub(super) fn single_cmd(
         .iter()
         .map(|b| measure(&mut ctx, b, &pb))
         .collect();
-    pb.finish_and_clear();
     let float = fastest_sparse_float(&measured);
     let dense = measured.iter().find(|m| m.backend == "dense").cloned();
     for m in measured.iter_mut().filter(|m| m.available) {
@@ -35,6 +48,13 @@ pub(super) fn single_cmd(
         m.speedup_vs_dense = speedup(rate(m), dense.as_ref());
     }
     let proj = projections(spec, boards, &measured);
+    let to_acc = match (a.to_accuracy, &split) {
+        (Some(x), Some(split)) => Some(accuracy::to_accuracy(
+            spec, split, x, a.epochs, mb, &measured, &proj, &pb,
+        )),
+        _ => None,
+    };
+    pb.finish_and_clear();
     let mut mach = machine();
     mach["load_average_before"] = json!(load_before);
     let d = spec.derived();
@@ -47,12 +67,16 @@ pub(super) fn single_cmd(
         "data": data_name,
         "samples_requested": a.samples,
         "repeat": a.repeat,
+        "batch": a.batch,
+        "threads": a.threads,
         "machine": mach,
         "backends": measured,
         "projections": proj,
+        "to_accuracy": to_acc,
         "boards": boards_json(boards),
         "notes": [
             "samples/s: best of `repeat` runs, wall clock; *_cpu: the same run timed by the CPU time of the working thread (CPU backends only)",
+            "dense-minibatch: the dense network trained with mini-batch SGD (`batch` samples a step, sgemm) on `threads` threads; with more than one thread its rates are wall clock only",
             "speedup_vs_float / speedup_vs_dense: training samples/s over the faster float implementation of the same sparse network (float f64 or sparse-f32) / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
             "projections: one training (or inference) sample per block cycle at the given clock; they do not check that the design fits the board",
         ],
@@ -116,7 +140,7 @@ pub(super) fn single_cmd(
         a.repeat
     );
     println!(
-        "{:<11} {:>8} {:>13} {:>13} {:>13} {:>14} {:>10} {:>10}  bit-exact",
+        "{:<15} {:>8} {:>13} {:>13} {:>13} {:>14} {:>10} {:>10}  bit-exact",
         "backend",
         "samples",
         "train/s",
@@ -129,14 +153,14 @@ pub(super) fn single_cmd(
     for m in &measured {
         if !m.available {
             println!(
-                "{:<11} unavailable: {}",
+                "{:<15} unavailable: {}",
                 m.backend,
                 m.unavailable_reason.as_deref().unwrap_or("")
             );
             continue;
         }
         println!(
-            "{:<11} {:>8} {:>13} {:>13} {:>13} {:>14} {:>10} {:>10}  {}",
+            "{:<15} {:>8} {:>13} {:>13} {:>13} {:>14} {:>10} {:>10}  {}",
             m.backend,
             m.samples,
             fmt_rate(m.train_samples_per_second),
@@ -171,6 +195,9 @@ pub(super) fn single_cmd(
         if let Some(n) = &b.fmax_note {
             println!("  {}: {n}", b.name);
         }
+    }
+    if let Some(t) = &to_acc {
+        accuracy::print(t);
     }
     for p in &a.plot {
         println!("plot written to {}", p.display());

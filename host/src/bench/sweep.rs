@@ -124,6 +124,10 @@ pub(super) fn sweep_cmd(
             samples: a.samples,
             repeat: a.repeat,
             budget: a.budget,
+            minibatch: MiniBatchOpts {
+                batch: a.batch,
+                threads: a.threads,
+            },
             ref_sha: Default::default(),
         };
         let measured: Vec<Measured> = backend_list(&a.backends, a.sweep.is_some())

@@ -124,6 +124,10 @@ fn every_backend_is_reported_and_the_reference_is_bit_exact_with_itself() {
         samples: 40,
         repeat: 2,
         budget: 5.0,
+        minibatch: MiniBatchOpts {
+            batch: 8,
+            threads: 2,
+        },
         ref_sha: Default::default(),
     };
     let pb = ProgressBar::hidden();
@@ -137,6 +141,38 @@ fn every_backend_is_reported_and_the_reference_is_bit_exact_with_itself() {
     assert!(!n.available && n.unavailable_reason.unwrap().contains("no-such-backend"));
     assert_eq!(
         backend_list(&Some(vec!["reference,opencl".into()]), false),
-        vec!["reference", "float", "sparse-f32", "dense", "opencl"]
+        vec![
+            "reference",
+            "float",
+            "sparse-f32",
+            "dense",
+            "dense-minibatch",
+            "opencl"
+        ]
+    );
+}
+
+/// The mini-batch baseline learns: five epochs on digits in `edgeflow train`'s sample order,
+/// on two threads, put at least 90 % of the test split right (counted here).
+#[test]
+fn the_minibatch_baseline_learns_digits() {
+    let s = spec("digits");
+    let split = crate::bench_data::test_split(&s, None, edgeflow_core::ScaleKind::Feature).unwrap();
+    let mut m = edgeflow_sim::DenseMiniBatch::new(&s, 32, 2);
+    let mut order = edgeflow_core::order::SampleOrder::new(split.train.len());
+    for _ in 0..5 {
+        m.train(&split.train.select(&order.next_epoch()));
+    }
+    let pred = m.infer(&split.test);
+    assert_eq!(pred.len(), split.test.len());
+    let right = pred
+        .iter()
+        .zip(&split.test.labels)
+        .filter(|(p, l)| p == l)
+        .count();
+    assert!(
+        right * 10 >= split.test.len() * 9,
+        "{right} of {} test samples right after five epochs",
+        split.test.len()
     );
 }

@@ -11,9 +11,10 @@ pub struct Args {
     #[arg(long)]
     spec: PathBuf,
     /// Backends to measure, comma-separated; ones that cannot run here are reported as
-    /// unavailable with the reason. The CPU baselines float (same sparse network) and dense
-    /// (same layer sizes, fully connected) are always measured. Default: reference, float,
-    /// dense, opencl, rtl, verilator (a sweep: reference, float, dense, opencl).
+    /// unavailable with the reason. The CPU baselines float and sparse-f32 (same sparse
+    /// network), dense (same layer sizes, fully connected) and dense-minibatch (the same with
+    /// mini-batch SGD on a GEMM) are always measured. Default: reference, float, dense, opencl,
+    /// rtl, verilator (a sweep: reference, float, dense, opencl).
     #[arg(long, value_delimiter = ',')]
     backends: Option<Vec<String>>,
     /// Boards to project (board files in boards/, comma-separated or repeated); default: every
@@ -56,6 +57,20 @@ pub struct Args {
     /// Instead of one spec, a family grown from it: cost per sample against the edge count.
     #[arg(long, value_enum)]
     sweep: Option<Sweep>,
+    /// Samples per SGD step of the dense-minibatch baseline.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Threads the dense-minibatch baseline runs on (default: the machine's logical CPUs).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Also train the CPU backends epoch by epoch until the test accuracy reaches this
+    /// fraction (0 < X <= 1, e.g. 0.95), and report each backend's and board projection's
+    /// seconds of training to get there.
+    #[arg(long, value_name = "FRACTION")]
+    to_accuracy: Option<f64>,
+    /// Most epochs --to-accuracy trains before it reports "not reached".
+    #[arg(long, default_value_t = 50)]
+    epochs: usize,
     #[command(flatten)]
     pub opencl: super::OpenClArgs,
 }
@@ -98,6 +113,12 @@ impl Args {
             out: self.out,
             plot: self.plot,
             sweep: self.sweep,
+            batch: self.batch,
+            threads: self
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            to_accuracy: self.to_accuracy,
+            epochs: self.epochs,
         })
     }
 }

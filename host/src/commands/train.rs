@@ -54,6 +54,12 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// After every epoch, measure per junction where the fixed-point arithmetic loses what
+    /// float keeps (on 256 training samples, the epoch's weights): FF products outside the
+    /// format's range, saturated sums, updates below half a step, weights at the range's
+    /// ends. Printed under each epoch and in --json's history.
+    #[arg(long, conflicts_with_all = ["plan", "resident"])]
+    trace: bool,
     /// Keep the data set on the board (needs --board; backend serial:PORT or verilator,
     /// the board top co-simulated): upload it once, run every epoch on chip, infer the
     /// test set on chip, read the weights back. Same bits as every other backend.
@@ -132,6 +138,7 @@ impl Args {
             out: self.out,
             plot: self.plot,
             json: self.json,
+            trace: self.trace,
         })
     }
 }
