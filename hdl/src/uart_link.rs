@@ -1,23 +1,23 @@
 //! The host link over a UART: bytes from the serial line become 16-bit words (low byte first)
 //! and words leave as two bytes, low byte first (hdl/PROTOCOL.md), carried in checked frames
 //! both ways ("Serial framing" there, `uart_frames.rs` the host's side). A UART has no flow
-//! control, so a frame from the host waits whole in a buffer until its sums are checked: a
-//! good frame then passes to the network word by word and is acknowledged once it has all
-//! been taken, a bad one is dropped before any of it reaches the network. Words from the
-//! network wait in a FIFO and leave in frames of what has gathered there. The word offered
-//! to the network sits in a register of its own (`held`), so the network's input handshake
-//! starts at flip-flops.
+//! control, so a frame from the host waits whole in a block RAM while its sums are computed
+//! byte pair by byte pair: a good frame then passes to the network word by word and is
+//! acknowledged once it has all been taken, a bad one is dropped before any of it reaches
+//! the network. Each word from the network leaves in a frame of its own (`1, w, w+1, w+2`),
+//! so the transmit side needs no buffer and no sum registers: the network waits on
+//! `out_ready` while a frame is on the line. The word offered to the network is the buffer's
+//! registered read, so the network's input handshake starts at registers.
 
 use crate::uart_frames::{FRAME_BAD, FRAME_OK, FRAME_WORDS};
 use crate::uart_rx::UartRx;
 use crate::uart_tx::UartTx;
 use rust_hdl::prelude::*;
 
-declare_sync_fifo!(OutFifo, Bits<16>, 64, 1);
-
-/// Bit times of silence after which a frame still incomplete is dropped (and answered
-/// `FRAME_BAD`), and after which a bad frame's last words are taken to have passed.
-pub const QUIET_BITS: u32 = 4096;
+/// Bit times of idle line after which a frame still incomplete is dropped (and answered
+/// `FRAME_BAD`), and after which a bad frame's last words are taken to have passed: the
+/// largest count of the link's 12-bit quiet counter.
+pub const QUIET_BITS: u32 = 4095;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 enum RxFrame {
@@ -30,15 +30,6 @@ enum RxFrame {
     Drop,
     /// A good frame: its words go to the network.
     Pass,
-}
-
-#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
-enum TxFrame {
-    /// Between frames: an answer to a host frame, or the header of a new frame.
-    Idle,
-    Body,
-    Sum1,
-    Sum2,
 }
 
 #[derive(LogicBlock)]
@@ -61,39 +52,40 @@ pub struct UartLink {
     utx: UartTx,
     /// The frame from the host, held until its sums are checked.
     frame_buf: RAM<Bits<16>, 6>,
-    ofifo: OutFifo,
     ok_word: Constant<Bits<16>>,
     bad_word: Constant<Bits<16>>,
     max_words: Constant<Bits<16>>,
-    quiet_clocks: Constant<Bits<32>>,
+    quiet_bits: Constant<Bits<12>>,
+    quiet_last: Constant<Bits<12>>,
+    // the word whose high byte arrives in this clock, and whether one does
+    rword: Signal<Local, Bits<16>>,
+    rvalid: Signal<Local, Bit>,
+    fell_quiet: Signal<Local, Bit>,
     low: DFF<Bits<8>>,
     have_low: DFF<Bit>,
     sticky: DFF<Bit>,
-    // a received word, one clock after its high byte
-    rword: DFF<Bits<16>>,
-    rvalid: DFF<Bit>,
-    // clocks since the last byte, saturating at `quiet_clocks`
-    quiet: DFF<Bits<32>>,
+    // idle bit times since the last byte, saturating at `quiet_bits`
+    quiet: DFF<Bits<12>>,
     rstate: DFF<RxFrame>,
     rlen: DFF<Bits<7>>,
-    widx: DFF<Bits<7>>,
-    ridx: DFF<Bits<7>>,
-    rsum1: DFF<Bits<16>>,
-    rsum2: DFF<Bits<16>>,
+    // the buffer's address: written while a frame arrives, read while it passes on
+    idx: DFF<Bits<7>>,
+    sum1: DFF<Bits<16>>,
+    sum2: DFF<Bits<16>>,
+    // `sum2 += sum1` one clock after `sum1 += w`: two adders of two inputs, not three
+    sum2_due: DFF<Bit>,
     sum1_ok: DFF<Bit>,
     reading: DFF<Bit>,
     ack_due: DFF<Bit>,
     nak_due: DFF<Bit>,
-    held: DFF<Bits<16>>,
+    // the buffer's read data is word `idx` of the frame and not yet taken
     held_valid: DFF<Bit>,
+    // the word on the line: a network word, then its two sums; or an answer
     word: DFF<Bits<16>>,
-    // 0: empty, 1: low byte pending, 2: high byte pending.
-    tx_phase: DFF<Bits<2>>,
-    tstate: DFF<TxFrame>,
-    ocount: DFF<Bits<7>>,
-    tleft: DFF<Bits<7>>,
-    tsum1: DFF<Bits<16>>,
-    tsum2: DFF<Bits<16>>,
+    // byte of the unit on the line: 0-1 the length word, 2-3 the word, 4-5 sum1, 6-7 sum2;
+    // an answer is sent as bytes 6-7
+    tbyte: DFF<Bits<3>>,
+    tbusy: DFF<Bit>,
 }
 
 impl UartLink {
@@ -112,36 +104,32 @@ impl UartLink {
             urx: UartRx::new(clocks_per_bit),
             utx: UartTx::new(clocks_per_bit),
             frame_buf: Default::default(),
-            ofifo: Default::default(),
             ok_word: Constant::new((FRAME_OK as u64).into()),
             bad_word: Constant::new((FRAME_BAD as u64).into()),
             max_words: Constant::new((FRAME_WORDS as u64).into()),
-            quiet_clocks: Constant::new((QUIET_BITS as u64 * clocks_per_bit as u64).into()),
+            quiet_bits: Constant::new((QUIET_BITS as u64).into()),
+            quiet_last: Constant::new((QUIET_BITS as u64 - 1).into()),
+            rword: Default::default(),
+            rvalid: Default::default(),
+            fell_quiet: Default::default(),
             low: DFF::default(),
             have_low: DFF::default(),
             sticky: DFF::default(),
-            rword: DFF::default(),
-            rvalid: DFF::default(),
             quiet: DFF::default(),
             rstate: DFF::default(),
             rlen: DFF::default(),
-            widx: DFF::default(),
-            ridx: DFF::default(),
-            rsum1: DFF::default(),
-            rsum2: DFF::default(),
+            idx: DFF::default(),
+            sum1: DFF::default(),
+            sum2: DFF::default(),
+            sum2_due: DFF::default(),
             sum1_ok: DFF::default(),
             reading: DFF::default(),
             ack_due: DFF::default(),
             nak_due: DFF::default(),
-            held: DFF::default(),
             held_valid: DFF::default(),
             word: DFF::default(),
-            tx_phase: DFF::default(),
-            tstate: DFF::default(),
-            ocount: DFF::default(),
-            tleft: DFF::default(),
-            tsum1: DFF::default(),
-            tsum2: DFF::default(),
+            tbyte: DFF::default(),
+            tbusy: DFF::default(),
         }
     }
 }
@@ -150,25 +138,25 @@ impl Logic for UartLink {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, low, have_low, sticky, rword, rvalid, quiet, rstate, rlen, widx, ridx,
-            rsum1, rsum2, sum1_ok, reading, ack_due, nak_due, held, held_valid, word, tx_phase,
-            tstate, ocount, tleft, tsum1, tsum2
+            self, clock, low, have_low, sticky, quiet, rstate, rlen, idx, sum1, sum2, sum2_due,
+            sum1_ok, reading, ack_due, nak_due, held_valid, word, tbyte, tbusy
         );
-        clock!(self, clock, urx, utx, ofifo);
+        clock!(self, clock, urx, utx);
         self.frame_buf.read_clock.next = self.clock.val();
         self.frame_buf.write_clock.next = self.clock.val();
-        // Receive: pair bytes into words.
+        // Receive: pair bytes into words; a word is whole in the clock its high byte arrives.
         self.urx.rx.next = self.rx.val();
-        self.rvalid.d.next = false;
-        self.rword.d.next =
+        self.rword.next =
             bit_cast::<16, 8>(self.urx.data.val()) << 8 | bit_cast::<16, 8>(self.low.q.val());
-        if self.quiet.q.val() != self.quiet_clocks.val() {
+        self.rvalid.next = self.urx.valid.val() & self.have_low.q.val();
+        if self.urx.idle_bit.val() & (self.quiet.q.val() != self.quiet_bits.val()) {
             self.quiet.d.next = self.quiet.q.val() + 1;
         }
+        self.fell_quiet.next =
+            self.urx.idle_bit.val() & (self.quiet.q.val() == self.quiet_last.val());
         if self.urx.valid.val() {
             self.quiet.d.next = 0.into();
             if self.have_low.q.val() {
-                self.rvalid.d.next = true;
                 self.have_low.d.next = false;
             } else {
                 self.low.d.next = self.urx.data.val();
@@ -179,19 +167,23 @@ impl Logic for UartLink {
             self.sticky.d.next = true;
         }
         // Check the host's frames: length (1 to FRAME_WORDS), payload, sum1, sum2.
-        self.frame_buf.write_address.next = self.widx.q.val().get_bits::<6>(0);
-        self.frame_buf.write_data.next = self.rword.q.val();
+        self.frame_buf.write_address.next = self.idx.q.val().get_bits::<6>(0);
+        self.frame_buf.write_data.next = self.rword.val();
         self.frame_buf.write_enable.next = false;
-        self.frame_buf.read_address.next = self.ridx.q.val().get_bits::<6>(0);
+        self.frame_buf.read_address.next = self.idx.q.val().get_bits::<6>(0);
         self.reading.d.next = false;
+        self.sum2_due.d.next = false;
+        if self.sum2_due.q.val() {
+            self.sum2.d.next = self.sum2.q.val() + self.sum1.q.val();
+        }
         match self.rstate.q.val() {
             RxFrame::Head => {
-                if self.rvalid.q.val() {
-                    self.rlen.d.next = self.rword.q.val().get_bits::<7>(0);
-                    self.rsum1.d.next = self.rword.q.val();
-                    self.rsum2.d.next = self.rword.q.val();
-                    self.widx.d.next = 0.into();
-                    if (self.rword.q.val() == 0) | (self.rword.q.val() > self.max_words.val()) {
+                if self.rvalid.val() {
+                    self.rlen.d.next = self.rword.val().get_bits::<7>(0);
+                    self.sum1.d.next = self.sum1.q.val() + self.rword.val();
+                    self.sum2_due.d.next = true;
+                    self.idx.d.next = 0.into();
+                    if (self.rword.val() == 0) | (self.rword.val() > self.max_words.val()) {
                         self.rstate.d.next = RxFrame::Drop;
                     } else {
                         self.rstate.d.next = RxFrame::Body;
@@ -199,27 +191,30 @@ impl Logic for UartLink {
                 }
             }
             RxFrame::Body => {
-                if self.rvalid.q.val() {
+                if self.rvalid.val() {
                     self.frame_buf.write_enable.next = true;
-                    self.widx.d.next = self.widx.q.val() + 1;
-                    self.rsum1.d.next = self.rsum1.q.val() + self.rword.q.val();
-                    self.rsum2.d.next =
-                        self.rsum2.q.val() + self.rsum1.q.val() + self.rword.q.val();
-                    if self.widx.q.val() + 1 == self.rlen.q.val() {
+                    self.idx.d.next = self.idx.q.val() + 1;
+                    self.sum1.d.next = self.sum1.q.val() + self.rword.val();
+                    self.sum2_due.d.next = true;
+                    if self.idx.q.val() + 1 == self.rlen.q.val() {
                         self.rstate.d.next = RxFrame::Sum1;
                     }
                 }
             }
             RxFrame::Sum1 => {
-                if self.rvalid.q.val() {
-                    self.sum1_ok.d.next = self.rword.q.val() == self.rsum1.q.val();
+                if self.rvalid.val() {
+                    self.sum1_ok.d.next = self.rword.val() == self.sum1.q.val();
                     self.rstate.d.next = RxFrame::Sum2;
                 }
             }
             RxFrame::Sum2 => {
-                if self.rvalid.q.val() {
-                    if self.sum1_ok.q.val() & (self.rword.q.val() == self.rsum2.q.val()) {
-                        self.ridx.d.next = 0.into();
+                if self.rvalid.val() {
+                    // the sums start from 0 for the next frame
+                    self.sum1.d.next = 0.into();
+                    self.sum2.d.next = 0.into();
+                    self.idx.d.next = 0.into();
+                    self.reading.d.next = true;
+                    if self.sum1_ok.q.val() & (self.rword.val() == self.sum2.q.val()) {
                         self.rstate.d.next = RxFrame::Pass;
                     } else {
                         self.rstate.d.next = RxFrame::Drop;
@@ -228,17 +223,16 @@ impl Logic for UartLink {
             }
             RxFrame::Drop => {}
             RxFrame::Pass => {
-                // one word read from the buffer per free `held`, the read's data a clock later
-                if self.rvalid.q.val() {
+                // word `idx` is offered once its read has had a clock since `idx` moved
+                if self.rvalid.val() {
                     self.sticky.d.next = true;
                 }
                 if !self.held_valid.q.val() & !self.reading.q.val() {
-                    if self.ridx.q.val() == self.rlen.q.val() {
+                    if self.idx.q.val() == self.rlen.q.val() {
                         self.ack_due.d.next = true;
                         self.rstate.d.next = RxFrame::Head;
                     } else {
-                        self.reading.d.next = true;
-                        self.ridx.d.next = self.ridx.q.val() + 1;
+                        self.held_valid.d.next = true;
                     }
                 }
             }
@@ -246,104 +240,70 @@ impl Logic for UartLink {
                 self.rstate.d.next = RxFrame::Head;
             }
         }
-        // A frame cut short, or a bad frame's last words past: drop it, answer FRAME_BAD.
-        if self.quiet.q.val() + 1 == self.quiet_clocks.val() {
+        // A frame cut short, or a bad frame's last words past: drop it, answer FRAME_BAD; a
+        // lone byte of a broken word is dropped too, so words pair up again.
+        if self.fell_quiet.val() {
+            self.have_low.d.next = false;
             match self.rstate.q.val() {
                 RxFrame::Head => {}
                 RxFrame::Pass => {}
                 _ => {
                     self.nak_due.d.next = true;
                     self.sticky.d.next = true;
+                    self.sum1.d.next = 0.into();
+                    self.sum2.d.next = 0.into();
                     self.rstate.d.next = RxFrame::Head;
                 }
             }
         }
-        // a lone byte of a broken word is dropped when the line falls quiet: words pair up again
-        if self.quiet.q.val() + 1 == self.quiet_clocks.val() {
-            self.have_low.d.next = false;
-        }
         self.overflow.next = self.sticky.q.val();
-        self.in_data.next = self.held.q.val();
+        self.in_data.next = self.frame_buf.read_data.val();
         self.in_valid.next = self.held_valid.q.val();
         if self.held_valid.q.val() & self.in_ready.val() {
             self.held_valid.d.next = false;
+            self.idx.d.next = self.idx.q.val() + 1;
+            self.reading.d.next = true;
         }
-        if self.reading.q.val() {
-            self.held.d.next = self.frame_buf.read_data.val();
-            self.held_valid.d.next = true;
-        }
-        // Words from the network gather in the FIFO.
-        self.ofifo.data_in.next = self.out_data.val();
-        self.ofifo.write.next = self.out_valid.val() & !self.ofifo.full.val();
-        self.out_ready.next = !self.ofifo.full.val();
-        self.ofifo.read.next = false;
-        // Transmit: one word, low byte then high byte; between frames an answer to the
-        // host's last frame, else a frame of every word the FIFO holds (at most 64).
-        self.utx.valid.next = self.tx_phase.q.val() != 0;
+        // Transmit, a byte at a time: an answer to the host's last frame if one is due, else
+        // a frame of the network's next word, whose sums are the word plus 1 and plus 2.
+        self.utx.valid.next = self.tbusy.q.val();
         self.utx.data.next = self.word.q.val().get_bits::<8>(0);
-        if self.tx_phase.q.val() == 2 {
+        if self.tbyte.q.val().get_bit(0) {
             self.utx.data.next = self.word.q.val().get_bits::<8>(8);
         }
-        if self.tx_phase.q.val() == 0 {
-            match self.tstate.q.val() {
-                TxFrame::Idle => {
-                    if self.nak_due.q.val() {
-                        self.nak_due.d.next = false;
-                        self.word.d.next = self.bad_word.val();
-                        self.tx_phase.d.next = 1.into();
-                    } else if self.ack_due.q.val() {
-                        self.ack_due.d.next = false;
-                        self.word.d.next = self.ok_word.val();
-                        self.tx_phase.d.next = 1.into();
-                    } else if self.ocount.q.val() != 0 {
-                        self.word.d.next = bit_cast::<16, 7>(self.ocount.q.val());
-                        self.tleft.d.next = self.ocount.q.val();
-                        self.tsum1.d.next = bit_cast::<16, 7>(self.ocount.q.val());
-                        self.tsum2.d.next = bit_cast::<16, 7>(self.ocount.q.val());
-                        self.tx_phase.d.next = 1.into();
-                        self.tstate.d.next = TxFrame::Body;
-                    }
-                }
-                TxFrame::Body => {
-                    self.ofifo.read.next = true;
-                    self.word.d.next = self.ofifo.data_out.val();
-                    self.tsum1.d.next = self.tsum1.q.val() + self.ofifo.data_out.val();
-                    self.tsum2.d.next =
-                        self.tsum2.q.val() + self.tsum1.q.val() + self.ofifo.data_out.val();
-                    self.tleft.d.next = self.tleft.q.val() - 1;
-                    self.tx_phase.d.next = 1.into();
-                    if self.tleft.q.val() == 1 {
-                        self.tstate.d.next = TxFrame::Sum1;
-                    }
-                }
-                TxFrame::Sum1 => {
-                    self.word.d.next = self.tsum1.q.val();
-                    self.tx_phase.d.next = 1.into();
-                    self.tstate.d.next = TxFrame::Sum2;
-                }
-                TxFrame::Sum2 => {
-                    self.word.d.next = self.tsum2.q.val();
-                    self.tx_phase.d.next = 1.into();
-                    self.tstate.d.next = TxFrame::Idle;
-                }
-                _ => {
-                    self.tstate.d.next = TxFrame::Idle;
-                }
-            }
-        } else if self.utx.ready.val() {
-            if self.tx_phase.q.val() == 1 {
-                self.tx_phase.d.next = 2.into();
-            } else {
-                self.tx_phase.d.next = 0.into();
+        if self.tbyte.q.val().get_bits::<2>(1) == 0 {
+            // the length word, 1
+            self.utx.data.next = 0.into();
+            if !self.tbyte.q.val().get_bit(0) {
+                self.utx.data.next = 1.into();
             }
         }
-        // the FIFO's count: one in with each write, one out with each read
-        if self.out_valid.val() & !self.ofifo.full.val() {
-            if !((self.tx_phase.q.val() == 0) & (self.tstate.q.val() == TxFrame::Body)) {
-                self.ocount.d.next = self.ocount.q.val() + 1;
+        self.out_ready.next = !self.tbusy.q.val() & !self.ack_due.q.val() & !self.nak_due.q.val();
+        if !self.tbusy.q.val() {
+            if self.nak_due.q.val() {
+                self.nak_due.d.next = false;
+                self.word.d.next = self.bad_word.val();
+                self.tbyte.d.next = 6.into();
+                self.tbusy.d.next = true;
+            } else if self.ack_due.q.val() {
+                self.ack_due.d.next = false;
+                self.word.d.next = self.ok_word.val();
+                self.tbyte.d.next = 6.into();
+                self.tbusy.d.next = true;
+            } else if self.out_valid.val() {
+                self.word.d.next = self.out_data.val();
+                self.tbyte.d.next = 0.into();
+                self.tbusy.d.next = true;
             }
-        } else if (self.tx_phase.q.val() == 0) & (self.tstate.q.val() == TxFrame::Body) {
-            self.ocount.d.next = self.ocount.q.val() - 1;
+        } else if self.utx.ready.val() {
+            self.tbyte.d.next = self.tbyte.q.val() + 1;
+            if self.tbyte.q.val() == 7 {
+                self.tbusy.d.next = false;
+            }
+            // after the word's high byte and after sum1's: the next sum is one more
+            if (self.tbyte.q.val() == 3) | (self.tbyte.q.val() == 5) {
+                self.word.d.next = self.word.q.val() + 1;
+            }
         }
         self.tx.next = self.utx.tx.val();
     }
@@ -420,10 +380,10 @@ mod tests {
         let back: Vec<u16> = vec![0xBEEF, 0x00FF, 0xFF00];
         let (got, tx, sticky) = exchange(&[(&frame(&sent), None, 400)], &back);
         assert_eq!(got, sent);
-        // the network's words leave in frames of what has gathered (the first word alone,
-        // the other two while it was on the line); the acknowledgement goes between frames
-        let mut want = frame(&back[..1]);
-        want.extend(frame(&back[1..]));
+        // each of the network's words leaves in a frame of its own; the acknowledgement goes
+        // between frames
+        let want: Vec<u16> = back.iter().flat_map(|&w| frame(&[w])).collect();
+        assert_eq!(frame(&[0xBEEF]), vec![1, 0xBEEF, 0xBEF0, 0xBEF1]);
         let ok = tx.iter().position(|&w| w == FRAME_OK).expect("no FRAME_OK");
         let mut data = tx.clone();
         data.remove(ok);
