@@ -52,7 +52,8 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
     let rows = vec![
         Row {
             resource: "LUT",
-            predicted: u.logic as f64,
+            // the network alone, as `edgeflow synth` builds it: no board top
+            predicted: u.logic.saturating_sub(board.fit.logic_serial_link) as f64,
             synthesized: used("LUT")?,
         },
         Row {
