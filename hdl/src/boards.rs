@@ -37,7 +37,8 @@ pub struct BoardInfo {
 }
 
 /// Ports of every board top: the oscillator, the two UART lines (named from the FPGA's
-/// side) and an error LED (sticky link overflow or framing error).
+/// side) and an error LED (sticky: a UART framing error, or a serial frame that failed its
+/// sums).
 pub const TOP_PORTS: [&str; 4] = ["clk_osc", "uart_rx", "uart_tx", "led_error"];
 
 const FIXED: &[BoardInfo] = &[

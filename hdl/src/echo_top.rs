@@ -11,6 +11,7 @@ mod tests {
     use super::*;
     use crate::ice40_pll::ClockSource;
     use crate::sim_util::tick;
+    use crate::uart_frames::{frame, payload, units};
     use crate::uart_link::{bytes_to_words, words_to_bytes};
     use crate::uart_rx::serialize_bytes;
     use crate::uart_tx::deserialize_line;
@@ -22,8 +23,11 @@ mod tests {
         top.connect_all();
         let words = [0x0001u16, 0xBEEF, 0xFFFF];
         let mut line = vec![true; 30];
-        line.extend(serialize_bytes(&words_to_bytes(&words), cpb as usize));
-        line.extend(vec![true; 300]);
+        line.extend(serialize_bytes(
+            &words_to_bytes(&frame(&words)),
+            cpb as usize,
+        ));
+        line.extend(vec![true; 1500]);
         let mut tx = vec![];
         for level in line {
             top.uart_rx.next = level;
@@ -33,7 +37,8 @@ mod tests {
             assert!(top.led_error.val());
         }
         let back = bytes_to_words(&deserialize_line(&tx, cpb as usize));
-        assert_eq!(back, vec![0x0002, 0xBEF0, 0x0000]);
+        let units = units(&back).unwrap();
+        assert_eq!(payload(&units), (vec![0x0002, 0xBEF0, 0x0000], 1, 0));
     }
 
     #[test]

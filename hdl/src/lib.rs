@@ -52,6 +52,7 @@ pub mod flow;
 pub mod host_stream;
 pub mod ice40_pll;
 pub mod sim_util;
+pub mod uart_frames;
 pub mod uart_link;
 pub mod uart_rx;
 pub mod uart_tx;

@@ -21,6 +21,8 @@ pub struct UartRx {
     pub valid: Signal<Out, Bit>,
     /// High for one clock when a frame ended without its stop bit (the byte is dropped).
     pub frame_error: Signal<Out, Bit>,
+    /// High for one clock per bit time of idle line (the bit timer runs while idle too).
+    pub idle_bit: Signal<Out, Bit>,
     clocks_per_bit: Constant<Bits<16>>,
     half_bit: Constant<Bits<16>>,
     // Two flops against metastability: the line comes from another clock domain.
@@ -29,8 +31,8 @@ pub struct UartRx {
     state: DFF<RxState>,
     timer: DFF<Bits<16>>,
     bit_index: DFF<Bits<4>>,
+    // the byte, shifted in from the top; it is `data` until the next start bit
     shift: DFF<Bits<8>>,
-    out: DFF<Bits<8>>,
     out_valid: DFF<Bit>,
     out_error: DFF<Bit>,
 }
@@ -45,6 +47,7 @@ impl UartRx {
             data: Default::default(),
             valid: Default::default(),
             frame_error: Default::default(),
+            idle_bit: Default::default(),
             clocks_per_bit: Constant::new((clocks_per_bit as u64).into()),
             half_bit: Constant::new(((clocks_per_bit / 2) as u64).into()),
             sync1: DFF::default(),
@@ -53,7 +56,6 @@ impl UartRx {
             timer: DFF::default(),
             bit_index: DFF::default(),
             shift: DFF::default(),
-            out: DFF::default(),
             out_valid: DFF::default(),
             out_error: DFF::default(),
         }
@@ -63,18 +65,22 @@ impl UartRx {
 impl Logic for UartRx {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, sync1, sync2, state, timer, bit_index, shift, out, out_valid, out_error
-        );
+        dff_setup!(self, clock, sync1, sync2, state, timer, bit_index, shift, out_valid, out_error);
         self.sync1.d.next = self.rx.val();
         self.sync2.d.next = self.sync1.q.val();
         self.out_valid.d.next = false;
         self.out_error.d.next = false;
-        self.data.next = self.out.q.val();
+        self.data.next = self.shift.q.val();
         self.valid.next = self.out_valid.q.val();
         self.frame_error.next = self.out_error.q.val();
+        self.idle_bit.next = false;
         match self.state.q.val() {
             RxState::Idle => {
+                self.timer.d.next = self.timer.q.val() + 1;
+                if self.timer.q.val() == self.clocks_per_bit.val() {
+                    self.timer.d.next = 1.into();
+                    self.idle_bit.next = true;
+                }
                 if !self.sync2.q.val() {
                     self.timer.d.next = 1.into();
                     self.state.d.next = RxState::Start;
@@ -97,11 +103,10 @@ impl Logic for UartRx {
                 self.timer.d.next = self.timer.q.val() + 1;
                 if self.timer.q.val() == self.clocks_per_bit.val() {
                     self.timer.d.next = 1.into();
-                    self.shift.d.next = self
-                        .shift
-                        .q
-                        .val()
-                        .replace_bit(self.bit_index.q.val().index(), self.sync2.q.val());
+                    self.shift.d.next = self.shift.q.val() >> 1;
+                    if self.sync2.q.val() {
+                        self.shift.d.next = (self.shift.q.val() >> 1) | 0x80;
+                    }
                     self.bit_index.d.next = self.bit_index.q.val() + 1;
                     if self.bit_index.q.val() == 7 {
                         self.state.d.next = RxState::Stop;
@@ -112,13 +117,13 @@ impl Logic for UartRx {
                 self.timer.d.next = self.timer.q.val() + 1;
                 if self.timer.q.val() == self.clocks_per_bit.val() {
                     if self.sync2.q.val() {
-                        self.out.d.next = self.shift.q.val();
                         self.out_valid.d.next = true;
                     } else {
                         self.out_error.d.next = true;
                     }
                     // Back to idle at mid stop bit so the next start edge is never missed.
                     self.state.d.next = RxState::Idle;
+                    self.timer.d.next = 1.into();
                 }
             }
             _ => {
@@ -190,6 +195,36 @@ mod tests {
             bytes += uut.valid.val() as u32;
         }
         assert_eq!((errors, bytes), (1, 0));
+    }
+
+    #[test]
+    fn idle_bit_times_are_counted_only_while_the_line_is_idle() {
+        let cpb = 5;
+        let mut uut = UartRx::new(cpb);
+        uut.connect_all();
+        // 100 bit times idle, one byte (10 bit times), 50 bit times idle
+        let mut line = vec![true; 100 * cpb as usize];
+        line.extend(serialize_bytes(&[0x5A], cpb as usize));
+        line.extend(vec![true; 50 * cpb as usize]);
+        let mut ticks = vec![];
+        for (clk, level) in line.into_iter().enumerate() {
+            uut.rx.next = level;
+            tick(&mut uut, |u| &mut u.clock);
+            if uut.idle_bit.val() {
+                ticks.push(clk);
+            }
+        }
+        let byte = 100 * cpb as usize..110 * cpb as usize;
+        let during = ticks.iter().filter(|c| byte.contains(c)).count();
+        // none from the start bit to the middle of the stop bit
+        assert!(during <= 1, "{during} idle bits while a byte arrived");
+        assert!(ticks.windows(2).all(|w| w[1] - w[0] >= cpb as usize));
+        // the rest: one per bit time (the two synchronizing flops and half a stop bit aside)
+        assert!(
+            (146..=150).contains(&ticks.len()),
+            "{} idle bits",
+            ticks.len()
+        );
     }
 
     #[test]

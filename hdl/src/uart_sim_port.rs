@@ -25,6 +25,13 @@ pub struct SimUartPort<B: UartPins> {
     rx_timer: Option<usize>,
     rx_byte: u8,
     pub clocks: u64,
+    /// Bit errors on the line: `(byte, mask)` inverts the `mask` bits of the `byte`-th byte
+    /// (from 0) towards the FPGA, counted over the port's life.
+    pub flips_to_fpga: Vec<(u64, u8)>,
+    /// The same for the bytes from the FPGA.
+    pub flips_from_fpga: Vec<(u64, u8)>,
+    pub bytes_to_fpga: u64,
+    pub bytes_from_fpga: u64,
     /// Clocks a read may step without receiving a byte before it returns 0 bytes.
     pub read_window: u64,
 }
@@ -40,6 +47,10 @@ impl<B: UartPins> SimUartPort<B> {
             rx_timer: None,
             rx_byte: 0,
             clocks: 0,
+            flips_to_fpga: vec![],
+            flips_from_fpga: vec![],
+            bytes_to_fpga: 0,
+            bytes_from_fpga: 0,
             read_window: 200 * clocks_per_bit as u64,
         };
         // Idle line while the power-on hold runs.
@@ -74,7 +85,9 @@ impl<B: UartPins> SimUartPort<B> {
                         1..=8 => self.rx_byte |= (line as u8) << (k - 1),
                         9 => {
                             if line {
-                                self.from_fpga.push_back(self.rx_byte);
+                                let b = flipped(&self.flips_from_fpga, self.bytes_from_fpga);
+                                self.from_fpga.push_back(self.rx_byte ^ b);
+                                self.bytes_from_fpga += 1;
                             }
                             self.rx_timer = None;
                         }
@@ -86,10 +99,19 @@ impl<B: UartPins> SimUartPort<B> {
     }
 }
 
+/// The bits to invert in byte `k` of a direction.
+fn flipped(flips: &[(u64, u8)], k: u64) -> u8 {
+    flips.iter().filter(|f| f.0 == k).fold(0, |m, f| m | f.1)
+}
+
 impl<B: UartPins> std::io::Write for SimUartPort<B> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.to_fpga
-            .extend(serialize_bytes(buf, self.clocks_per_bit));
+        for &b in buf {
+            let b = b ^ flipped(&self.flips_to_fpga, self.bytes_to_fpga);
+            self.bytes_to_fpga += 1;
+            self.to_fpga
+                .extend(serialize_bytes(&[b], self.clocks_per_bit));
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -118,16 +140,20 @@ mod tests {
     use crate::echo_standin::EchoStandIn;
     use crate::echo_top::EchoBoardTop;
     use crate::ice40_pll::ClockSource;
+    use crate::uart_frames::{frame, payload, units};
+    use crate::uart_link::{bytes_to_words, words_to_bytes};
     use std::io::{Read, Write};
 
     #[test]
     fn bytes_round_trip_through_the_echo_board_top() {
         let top = EchoBoardTop::new(EchoStandIn::default(), ClockSource::Direct, 5, true);
         let mut port = SimUartPort::new(Box::new(top), 5);
-        port.write_all(&[0x10, 0x20, 0xFF, 0xFF]).unwrap();
-        let mut b = [0u8; 4];
+        port.write_all(&words_to_bytes(&frame(&[0x2010, 0xFFFF])))
+            .unwrap();
+        // the acknowledgement and the echo (each word + 1) in two frames, in either order
+        let mut b = [0u8; 2 * 9];
         port.read_exact(&mut b).unwrap();
-        // Word 0x2010 + 1 and 0xFFFF + 1, low byte first.
-        assert_eq!(b, [0x11, 0x20, 0x00, 0x00]);
+        let u = units(&bytes_to_words(&b)).unwrap();
+        assert_eq!(payload(&u), (vec![0x2011, 0x0000], 1, 0));
     }
 }

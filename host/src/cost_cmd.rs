@@ -116,7 +116,12 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
         }
     };
     let rows = vec![
-        Row::new("LUT", u.logic as f64, used("LUT")?),
+        // the network alone, as `edgeflow synth` builds it: no board top
+        Row::new(
+            "LUT",
+            u.logic.saturating_sub(board.fit.logic_serial_link) as f64,
+            used("LUT")?,
+        ),
         Row::new("FF", ffs as f64, used("FF")?),
         Row::new("DSP", u.dsp as f64, used("DSP")?),
         Row::new("BRAM", u.ram_blocks as f64, used("BRAM")?),

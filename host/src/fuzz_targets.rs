@@ -11,6 +11,7 @@ use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_fuzz::run::Guard;
 use edgeflow_fuzz::targets::{scratch, seed};
 use edgeflow_fuzz::Target;
+use edgeflow_hdl::uart_frames::{frame, FRAME_OK, FRAME_WORDS};
 use std::io::{Read, Write};
 use std::time::Duration;
 
@@ -84,11 +85,7 @@ fn serial(b: &[u8]) {
         static SPEC: Spec = tiny();
     }
     SPEC.with(|spec| {
-        let link = ByteStreamLink {
-            stream: Replies(b),
-            name: "fuzz".into(),
-            timeout: Duration::ZERO,
-        };
+        let link = ByteStreamLink::new(Replies(b), "fuzz", Duration::ZERO);
         let mut board = HostLinkBoard::with_lanes(spec, link, 1);
         let data = samples(spec);
         let _ = board
@@ -105,18 +102,27 @@ fn serial_seed() -> Vec<u8> {
     let spec = tiny();
     let n = HostLinkBoard::with_lanes(
         &spec,
-        ByteStreamLink {
-            stream: Replies(&[]),
-            name: String::new(),
-            timeout: Duration::ZERO,
-        },
+        ByteStreamLink::new(Replies(&[]), String::new(), Duration::ZERO),
         1,
     )
     .codec
     .state_words();
-    let mut w: Vec<u16> = vec![0xA001, 0xA002, 1234, 0, 0, 1, 3, 0xA003, 99, 0];
-    w.extend((0..n).map(|i| (i as u16).wrapping_mul(7)));
-    w.push(0xA004);
+    // each command goes in one frame: FRAME_OK, then its answer in frames
+    let mut state: Vec<u16> = (0..n).map(|i| (i as u16).wrapping_mul(7)).collect();
+    state.push(0xA004);
+    let answers: [&[u16]; 4] = [
+        &[0xA001],
+        &[0xA002, 1234, 0],
+        &[0, 1, 3, 0xA003, 99, 0],
+        &state,
+    ];
+    let mut w = vec![];
+    for a in answers {
+        w.push(FRAME_OK);
+        for c in a.chunks(FRAME_WORDS) {
+            w.extend(frame(c));
+        }
+    }
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 

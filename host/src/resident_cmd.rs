@@ -118,11 +118,11 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             pb.finish_and_clear();
             let h = h?;
             let stream = UartStream::spawn_with_line_error(&h, top.clocks_per_bit, a.flip_byte)?;
-            let link = ByteStreamLink {
+            let link = ByteStreamLink::new(
                 stream,
-                name: format!("verilator:{}", b.name),
-                timeout: Duration::from_secs(600),
-            };
+                format!("verilator:{}", b.name),
+                Duration::from_secs(600),
+            );
             run(
                 built,
                 link,

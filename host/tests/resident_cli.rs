@@ -54,14 +54,15 @@ fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
     let train = resident["train_clocks"].as_u64().unwrap();
     assert!(train >= 2 * 1438 * 642, "train_clocks {train}");
 
-    // one bit flipped on the line during the upload: the frame is refused, nothing trains
+    // one bit flipped on the line during the upload: the board drops that serial frame
+    // before any of it reaches the data memory, the host sends it again, and the run ends in
+    // the reference's state
     let o = edgeflow_env(&args, &[("EDGEFLOW_TEST_FLIP_BYTE", "4001")]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("arrived corrupted") && err.contains("UPLOAD frame 1 "),
-        "{err}"
-    );
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("arrived corrupted at the board"), "{err}");
+    let flipped = json_of(&args, o);
+    assert_eq!(flipped["state_sha256"], reference["state_sha256"]);
+    assert_eq!(flipped["test_accuracy"], reference["test_accuracy"]);
 }
 
 #[test]

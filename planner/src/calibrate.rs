@@ -159,6 +159,7 @@ pub fn fit(cases: &[Case], board: &Board) -> Result<(Fit, u64), String> {
             logic_per_junction: r(l[0], board.fit.logic_per_junction),
             logic_per_lane_bit: r(l[1], board.fit.logic_per_lane_bit),
             logic_per_board: board.fit.logic_per_board,
+            logic_serial_link: board.fit.logic_serial_link,
             ff_per_board: r(f[0], board.fit.ff_per_board),
             ff_per_lane_bit: r(f[1], board.fit.ff_per_lane_bit),
             ff_per_lut_multiplier: r(f[2], board.fit.ff_per_lut_multiplier),

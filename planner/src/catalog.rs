@@ -87,6 +87,11 @@ pub struct Fit {
     /// Cells of the controller and the host link, once per board. Measured, not fitted: in
     /// networks of equal depth it cannot be told apart from the per-junction term.
     pub logic_per_board: u64,
+    /// Cells of the board top around the network, once per board built with a serial host
+    /// link: clock, power-on hold and the UART bridge with its checked frames (the echo board
+    /// top synthesized on its own). `edgeflow synth` of the network alone has none of it.
+    #[serde(default)]
+    pub logic_serial_link: u64,
     /// Flip-flops once per board, per lane bit and per multiplier built from logic (reported
     /// next to synthesis, not a planning constraint).
     pub ff_per_board: u64,
@@ -101,6 +106,7 @@ impl Default for Fit {
             logic_per_junction: 1391,
             logic_per_lane_bit: 0,
             logic_per_board: 642,
+            logic_serial_link: 417,
             ff_per_board: 732,
             ff_per_lane_bit: 5,
             ff_per_lut_multiplier: 138,

@@ -15,8 +15,9 @@
 //!   `⌈lut_per_multiplier · w² / 256⌉` cells each.
 //! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
 //!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
-//!   saturation), plus once per board `fit.logic_per_board` (control, host link) and
-//!   [`LOGIC_PER_LINK`] per link endpoint ([`crate::catalog::Fit`]). A design fits a board
+//!   saturation), plus once per board `fit.logic_per_board` (control, host link),
+//!   `fit.logic_serial_link` (the board top's UART bridge) and [`LOGIC_PER_LINK`] per link
+//!   endpoint ([`crate::catalog::Fit`]). A design fits a board
 //!   when this is at most [`LOGIC_MARGIN`] of its logic cells: the rest is the model's error
 //!   and the room place and route needs.
 //! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
@@ -419,6 +420,7 @@ impl Usage {
             lut_multipliers: lut_mults,
             logic: need.logic
                 + board.fit.logic_per_board
+                + board.fit.logic_serial_link
                 + LOGIC_PER_LINK * links
                 + lut_mults * lut_multiplier_cost(board, net.width),
             logic_available: board.logic,
@@ -606,6 +608,32 @@ mod tests {
         // Nexys' 1 us.
         let l = LinkCost::new(&net, 0, &ice, &nexys);
         assert_eq!((l.transfer, l.latency), (17_066_667, 1_000_000));
+    }
+
+    /// A part with room for the network but not for the board top around it (the UART
+    /// bridge with its checked frames) is not a fit.
+    #[test]
+    fn the_board_top_takes_logic_of_its_own() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))
+                .unwrap();
+        let net = Net::from_spec(&Spec::from_toml_str(&text, "digits").unwrap());
+        let mut b = Board::built_in("icebreaker").unwrap();
+        assert!(
+            b.fit.logic_serial_link > 0,
+            "the iCE40 board top is counted"
+        );
+        let z = [2, 1];
+        let top = b.fit.logic_serial_link;
+        b.fit.logic_serial_link = 0;
+        let bare = single_board_usage(&net, &b, &z).logic;
+        // a part whose usable cells hold the network and its controller exactly
+        b.logic = (bare as f64 / LOGIC_MARGIN).ceil() as u64;
+        assert!(single_board_usage(&net, &b, &z).fits());
+        b.fit.logic_serial_link = top;
+        let u = single_board_usage(&net, &b, &z);
+        assert_eq!(u.logic, bare + top);
+        assert!(!u.fits());
     }
 
     #[test]

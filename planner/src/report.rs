@@ -138,7 +138,9 @@ pub fn lower_bound(net: &Net, boards: &[Board]) -> Bound {
     let capacity: f64 = boards
         .iter()
         .map(|b| {
-            let lut = b.logic.saturating_sub(b.fit.logic_per_board)
+            let lut = b
+                .logic
+                .saturating_sub(b.fit.logic_per_board + b.fit.logic_serial_link)
                 / lut_multiplier_cost(b, net.width).max(1);
             (b.dsp + lut) as f64 * b.clock_mhz * 1e-6
         })

@@ -54,7 +54,10 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             description: String::new(),
             clock_mhz: [10.0, 25.0, 50.0, 100.0][r.below(4)],
             dsp: [0, 2, 8, 32][r.below(4)],
-            logic: 900 + logic * (20 + r.below(140) as u64) / 100,
+            // room for the fixed per-board terms (the board top's among them) as before
+            logic: 900
+                + edgeflow_planner::Fit::default().logic_serial_link
+                + logic * (20 + r.below(140) as u64) / 100,
             lut_per_multiplier: [40, 120, 280][r.below(3)],
             ram_bits: bits * (25 + r.below(120) as u64) / 100,
             ram_blocks: 8 + r.below(60) as u64,
@@ -148,6 +151,7 @@ fn a_plan_at_the_smallest_candidate_period_is_found() {
         logic_per_junction: 1391,
         logic_per_lane_bit: 0,
         logic_per_board: 642,
+        logic_serial_link: 0,
         ff_per_board: 732,
         ff_per_lane_bit: 5,
         ff_per_lut_multiplier: 138,

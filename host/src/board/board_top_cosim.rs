@@ -39,11 +39,7 @@ fn ulx3s_board_top_under_verilator_trains_tiny_like_the_reference() {
     let dir = std::env::temp_dir().join(format!("edgeflow-ulx3s-uart-{}", std::process::id()));
     let h = build(&dir, &top.verilog, EHXPLLL_SIM_MODEL).unwrap();
     let stream = UartStream::spawn(&h, top.clocks_per_bit).unwrap();
-    let link = ByteStreamLink {
-        stream,
-        name: "verilator-uart:ulx3s-85f".into(),
-        timeout: Duration::from_secs(60),
-    };
+    let link = ByteStreamLink::new(stream, "verilator-uart:ulx3s-85f", Duration::from_secs(60));
     let Inner::Network(built) = inner else {
         unreachable!()
     };

@@ -13,6 +13,37 @@ pub const INFER: u16 = 0x0003;
 pub const READ_STATE: u16 = 0x0004;
 pub const ERROR: u16 = 0xEEEE;
 
+/// An answer from the device arrived corrupted (a serial frame failed its sums) and the rest
+/// of it was discarded: a command that changes nothing on the device may simply run again.
+#[derive(Debug)]
+pub struct AnswerCorrupted(pub String);
+
+impl std::fmt::Display for AnswerCorrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AnswerCorrupted {}
+
+/// Times a command that changes nothing (LOAD_STATE, INFER, READ_STATE) runs again after its
+/// answer arrived corrupted.
+pub const ANSWER_RETRIES: usize = 2;
+
+/// Run `f` again while it fails with [`AnswerCorrupted`], at most [`ANSWER_RETRIES`] times.
+fn retried<T>(what: &str, mut f: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut tries = 0;
+    loop {
+        match f() {
+            Err(e) if e.downcast_ref::<AnswerCorrupted>().is_some() && tries < ANSWER_RETRIES => {
+                tries += 1;
+                crate::ui::note(format!("{e:#}; running {what} again"));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Moves 16-bit words to and from a device.
 pub trait WordLink {
     /// Send one command's words (a command goes in one call).
@@ -177,12 +208,14 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
         let w = self.codec.load_state(state)?;
-        self.link.send(&w)?;
-        let a = self
-            .link
-            .recv(1)
-            .context("waiting for LOAD_STATE's acknowledgement")?;
-        expect_ack(a[0], 0xA001, "LOAD_STATE")
+        retried("LOAD_STATE", || {
+            self.link.send(&w)?;
+            let a = self
+                .link
+                .recv(1)
+                .context("waiting for LOAD_STATE's acknowledgement")?;
+            expect_ack(a[0], 0xA001, "LOAD_STATE")
+        })
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
         let w = self.codec.train(data)?;
@@ -205,12 +238,13 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
             let idx: Vec<usize> = (start..data.len().min(start + 65535)).collect();
             let part = data.select(&idx);
             let w = self.codec.infer(&part)?;
-            self.link.send(&w)?;
             let n = part.len();
-            let a = self
-                .link
-                .recv(n + 3)
-                .context("waiting for INFER's predictions")?;
+            let a = retried("INFER", || {
+                self.link.send(&w)?;
+                self.link
+                    .recv(n + 3)
+                    .context("waiting for INFER's predictions")
+            })?;
             expect_ack(a[n], 0xA003, "INFER")?;
             self.last_clocks = Some(a[n + 1] as u64 | (a[n + 2] as u64) << 16);
             out.extend(a[..n].iter().map(|&p| p as usize));
@@ -218,12 +252,14 @@ impl<L: WordLink> Board for HostLinkBoard<L> {
         Ok(out)
     }
     fn read_state(&mut self) -> Result<State> {
-        self.link.send(&self.codec.command(&[READ_STATE]))?;
         let n = self.codec.state_words();
-        let a = self
-            .link
-            .recv(n + 1)
-            .context("waiting for READ_STATE's words")?;
+        let w = self.codec.command(&[READ_STATE]);
+        let a = retried("READ_STATE", || {
+            self.link.send(&w)?;
+            self.link
+                .recv(n + 1)
+                .context("waiting for READ_STATE's words")
+        })?;
         expect_ack(a[n], 0xA004, "READ_STATE")?;
         Ok(self.codec.parse_state(&a[..n]))
     }

@@ -12,6 +12,8 @@ pub mod resident;
 pub mod rtl;
 pub mod rtl_stage;
 pub mod serial;
+#[cfg(test)]
+mod serial_frames_tests;
 pub mod verilator;
 
 use anyhow::Result;

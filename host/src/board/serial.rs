@@ -2,21 +2,50 @@
 //! tty configured raw with termios, or over any byte stream (the RTL simulation of a board
 //! top in the tests).
 
-use super::hostlink::WordLink;
-use anyhow::{bail, Context, Result};
+use super::hostlink::{AnswerCorrupted, WordLink};
+use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_hdl::uart_frames::{frame, frame_intact, FRAME_BAD, FRAME_OK, FRAME_WORDS};
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-/// Words over a byte stream. Reads must return within a short time (a tty with VTIME, or a
-/// simulation that steps until it has bytes) so `recv` can enforce its timeout.
+/// Times a frame the board answered [`FRAME_BAD`] is sent again before the run stops.
+pub const FRAME_RETRIES: usize = 3;
+
+/// Words over a byte stream, in the checked frames of hdl/PROTOCOL.md ("Serial framing").
+/// Reads must return within a short time (a tty with VTIME, or a simulation that steps until
+/// it has bytes) so `recv` can enforce its timeout.
 pub struct ByteStreamLink<S: Read + Write> {
     pub stream: S,
     pub name: String,
     pub timeout: Duration,
+    /// The network's words that came in frames before anyone asked for them.
+    pending: VecDeque<u16>,
+    /// Host frames the board dropped as corrupted and that were sent again.
+    pub frames_resent: u64,
+    /// Frames from the board that failed their sums (or did not start as a frame).
+    pub answers_corrupted: u64,
 }
 
-impl<S: Read + Write> WordLink for ByteStreamLink<S> {
-    fn send(&mut self, words: &[u16]) -> Result<()> {
+enum Unit {
+    Ok,
+    Bad,
+    Data(Vec<u16>),
+}
+
+impl<S: Read + Write> ByteStreamLink<S> {
+    pub fn new(stream: S, name: impl Into<String>, timeout: Duration) -> Self {
+        ByteStreamLink {
+            stream,
+            name: name.into(),
+            timeout,
+            pending: VecDeque::new(),
+            frames_resent: 0,
+            answers_corrupted: 0,
+        }
+    }
+
+    fn write_words(&mut self, words: &[u16]) -> Result<()> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.stream
             .write_all(&bytes)
@@ -25,7 +54,8 @@ impl<S: Read + Write> WordLink for ByteStreamLink<S> {
             .flush()
             .with_context(|| format!("writing to {}", self.name))
     }
-    fn recv(&mut self, n: usize) -> Result<Vec<u16>> {
+
+    fn read_words(&mut self, n: usize) -> Result<Vec<u16>> {
         let mut b = vec![0u8; 2 * n];
         let mut have = 0;
         let mut last = Instant::now();
@@ -52,6 +82,93 @@ impl<S: Read + Write> WordLink for ByteStreamLink<S> {
         Ok(b.chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect())
+    }
+
+    /// Read until the line has been silent for one read (the rest of a corrupted answer).
+    fn drain(&mut self) {
+        let mut b = [0u8; 256];
+        while matches!(self.stream.read(&mut b), Ok(k) if k > 0) {}
+        self.pending.clear();
+    }
+
+    /// The next answer or frame from the board; a corrupted one drains the line and fails
+    /// with [`AnswerCorrupted`].
+    fn read_unit(&mut self) -> Result<Unit> {
+        let head = self.read_words(1)?[0];
+        let n = head as usize;
+        let what = match head {
+            FRAME_OK => return Ok(Unit::Ok),
+            FRAME_BAD => return Ok(Unit::Bad),
+            _ if (1..=FRAME_WORDS).contains(&n) => {
+                let w = self.read_words(n + 2)?;
+                if frame_intact(head, &w[..n], [w[n], w[n + 1]]) {
+                    return Ok(Unit::Data(w[..n].to_vec()));
+                }
+                format!("a frame of {n} words failed its sums")
+            }
+            _ => format!("word {head:#06x} starts no frame"),
+        };
+        self.drain();
+        self.answers_corrupted += 1;
+        Err(anyhow!(AnswerCorrupted(format!(
+            "{}: an answer from the board arrived corrupted ({what}); check the serial line, or use a lower --baud",
+            self.name
+        ))))
+    }
+}
+
+impl<S: Read + Write> WordLink for ByteStreamLink<S> {
+    /// Each frame waits for the board's answer; one it dropped is sent again.
+    fn send(&mut self, words: &[u16]) -> Result<()> {
+        let frames = words.len().div_ceil(FRAME_WORDS);
+        for (k, chunk) in words.chunks(FRAME_WORDS).enumerate() {
+            let f = frame(chunk);
+            let mut refused = 0;
+            loop {
+                self.write_words(&f)?;
+                let answer = loop {
+                    match self.read_unit() {
+                        Ok(Unit::Data(d)) => self.pending.extend(d),
+                        Ok(a) => break a,
+                        Err(e) => bail!(
+                            "{e:#}; it came while frame {} of {frames} was being checked, so whether the board took that frame is unknown: reset the board (load its bitstream again) and start over",
+                            k + 1
+                        ),
+                    }
+                };
+                if let Unit::Ok = answer {
+                    break;
+                }
+                refused += 1;
+                if refused > FRAME_RETRIES {
+                    bail!(
+                        "{}: the board refused frame {} of {frames} {refused} times (checksum mismatch: the serial line corrupts data); none of that frame reached the network, which now waits in the middle of a command: check the cable, use a lower --baud, and reset the board (load its bitstream again)",
+                        self.name,
+                        k + 1
+                    );
+                }
+                self.frames_resent += 1;
+                crate::ui::note(format!(
+                    "{}: frame {} of {frames} arrived corrupted at the board (checksum mismatch) and was dropped; sending it again",
+                    self.name,
+                    k + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn recv(&mut self, n: usize) -> Result<Vec<u16>> {
+        while self.pending.len() < n {
+            match self.read_unit()? {
+                Unit::Data(d) => self.pending.extend(d),
+                Unit::Ok | Unit::Bad => bail!(
+                    "{}: the board answered a frame nobody sent ({} of {n} words received): the link is out of step; reset the board",
+                    self.name,
+                    self.pending.len()
+                ),
+            }
+        }
+        Ok(self.pending.drain(..n).collect())
     }
     fn describe(&self) -> String {
         self.name.clone()
@@ -125,11 +242,11 @@ pub fn parse_backend(s: &str) -> Option<(String, u32)> {
 pub const DEFAULT_BAUD: u32 = 115_200;
 
 pub fn open(path: &str, baud: u32) -> Result<ByteStreamLink<std::fs::File>> {
-    Ok(ByteStreamLink {
-        stream: open_tty(path, baud)?,
-        name: format!("serial:{path}@{baud}"),
-        timeout: Duration::from_secs(10),
-    })
+    Ok(ByteStreamLink::new(
+        open_tty(path, baud)?,
+        format!("serial:{path}@{baud}"),
+        Duration::from_secs(10),
+    ))
 }
 
 #[cfg(test)]
@@ -165,11 +282,7 @@ mod tests {
         use edgeflow_hdl::uart_sim_port::SimUartPort;
         let top = EchoBoardTop::new(EchoStandIn::default(), ClockSource::Direct, 6, true);
         let port = SimUartPort::new(Box::new(top), 6);
-        let mut link = ByteStreamLink {
-            stream: port,
-            name: "sim-uart".into(),
-            timeout: Duration::from_secs(5),
-        };
+        let mut link = ByteStreamLink::new(port, "sim-uart", Duration::from_secs(5));
         let words: Vec<u16> = vec![0x0001, 0x00FF, 0xFF00, 0x8000, 0x7FFF, 0xFFFF];
         link.send(&words).unwrap();
         let back = link.recv(words.len()).unwrap();
@@ -208,11 +321,7 @@ mod network_tests {
         let cpb = 4;
         let top = NetworkBoardTop::new(Network::new(&spec), ClockSource::Direct, cpb, true);
         let port = SimUartPort::new(Box::new(top), cpb as usize);
-        let link = ByteStreamLink {
-            stream: port,
-            name: "sim-uart:tiny".into(),
-            timeout: Duration::from_secs(60),
-        };
+        let link = ByteStreamLink::new(port, "sim-uart:tiny", Duration::from_secs(60));
         let mut board = HostLinkBoard::with_initial_state(&spec, link).unwrap();
         let data = random_data(&spec, 6, 11);
         board.train(&data).unwrap();
