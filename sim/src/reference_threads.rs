@@ -16,9 +16,8 @@
 //! rounding words are its edges' words of the lanes' pass ([`ShareStream`]).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Barrier, Condvar, Mutex, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Barrier, Mutex, TryLockError};
 
 use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends, Activation};
 use edgeflow_core::rounding::{LaneRng, Rounding};
@@ -27,6 +26,7 @@ use edgeflow_core::{Encoded, JunctionPattern};
 use crate::kernels;
 use crate::reference::{Reference, Work};
 use crate::words::ShareStream;
+use meeting::{FailGuard, Meeting, Tuner, SPINS};
 
 /// Rows `rows` of junction `junction`, trained on one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,185 +83,6 @@ pub fn split(patterns: &[JunctionPattern], parts: usize) -> Vec<Vec<Share>> {
     }
     out.retain(|s| !s.is_empty());
     out
-}
-
-/// Where a part stands: the number of block cycles it has finished.
-#[repr(align(128))]
-struct Progress(AtomicUsize);
-
-/// The threads' meeting point at the end of every block cycle. A block cycle is
-/// microseconds, so a thread first spins; when the cores are busy with other work it sleeps
-/// instead, so that the thread it waits for can run.
-struct Meeting {
-    finished: Vec<Progress>,
-    failed: AtomicBool,
-    sleepers: AtomicUsize,
-    lock: Mutex<()>,
-    woken: Condvar,
-    active: AtomicUsize,
-    resting: Condvar,
-    over: AtomicBool,
-}
-
-/// Spins before a thread sleeps: a few tens of microseconds.
-const SPINS: u32 = 4096;
-
-impl Meeting {
-    fn new(parts: usize, threads: usize) -> Meeting {
-        Meeting {
-            active: AtomicUsize::new(threads),
-            resting: Condvar::new(),
-            over: AtomicBool::new(false),
-            finished: (0..parts).map(|_| Progress(AtomicUsize::new(0))).collect(),
-            failed: AtomicBool::new(false),
-            sleepers: AtomicUsize::new(0),
-            lock: Mutex::new(()),
-            woken: Condvar::new(),
-        }
-    }
-
-    /// Threads taking part now (thread `t` takes part while `t < active`).
-    fn active(&self) -> usize {
-        self.active.load(Ordering::SeqCst)
-    }
-
-    fn set_active(&self, threads: usize) {
-        self.active.store(threads, Ordering::SeqCst);
-        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.resting.notify_all();
-    }
-
-    /// Rest while thread `me` is not to take part and the run goes on.
-    fn idle(&self, me: usize) {
-        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        while me >= self.active() && !self.over.load(Ordering::SeqCst) {
-            assert!(
-                !self.failed.load(Ordering::SeqCst),
-                "another training thread failed"
-            );
-            held = self
-                .resting
-                .wait_timeout(held, Duration::from_millis(5))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-
-    /// The run is over: resting threads leave.
-    fn end(&self) {
-        self.over.store(true, Ordering::SeqCst);
-        self.set_active(0);
-    }
-
-    /// The block cycle in progress: the fewest any part has finished.
-    fn current(&self) -> usize {
-        (0..self.finished.len())
-            .map(|i| self.finished(i))
-            .min()
-            .unwrap_or(0)
-    }
-
-    /// Block cycles part `part` has finished.
-    fn finished(&self, part: usize) -> usize {
-        self.finished[part].0.load(Ordering::SeqCst)
-    }
-
-    fn finish(&self, part: usize, cycle: usize) {
-        self.finished[part].0.store(cycle + 1, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
-            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            self.woken.notify_all();
-        }
-    }
-
-    /// Wait until every part has finished the block cycles before `cycle`.
-    fn wait(&self, cycle: usize) {
-        for p in &self.finished {
-            let ready = || p.0.load(Ordering::SeqCst) >= cycle;
-            let mut spins = 0;
-            while !ready() && spins < SPINS {
-                std::hint::spin_loop();
-                spins += 1;
-            }
-            if ready() {
-                continue;
-            }
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
-            let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            while !ready() {
-                assert!(
-                    !self.failed.load(Ordering::SeqCst),
-                    "another training thread failed"
-                );
-                held = self
-                    .woken
-                    .wait_timeout(held, Duration::from_millis(1))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
-            drop(held);
-            self.sleepers.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// Block cycles per window of the [`Tuner`].
-const WINDOW: usize = 256;
-/// Windows the [`Tuner`] keeps its choice before it measures again.
-const KEEP: usize = 30;
-
-/// Decides, window by window, whether the helper threads take part. Threads that meet every
-/// block cycle wait for each other whenever the operating system holds one back, so on cores
-/// busy with other work one thread alone can be faster. The tuner times a window on every
-/// thread and one on thread 0 alone, keeps the faster for [`KEEP`] windows, and times again.
-/// Who runs a part never changes its bits.
-struct Tuner {
-    threads: usize,
-    started: Instant,
-    window: usize,
-    /// Seconds of the last window on every thread.
-    all: f64,
-}
-
-impl Tuner {
-    fn new(threads: usize) -> Tuner {
-        Tuner {
-            threads,
-            started: Instant::now(),
-            window: 0,
-            all: 0.0,
-        }
-    }
-
-    /// At the start of block cycle `cycle`: the threads to take part from now, if that changes.
-    fn at(&mut self, cycle: usize) -> Option<usize> {
-        if cycle == 0 || !cycle.is_multiple_of(WINDOW) {
-            return None;
-        }
-        let last = self.started.elapsed().as_secs_f64();
-        self.started = Instant::now();
-        self.window += 1;
-        match self.window % (KEEP + 2) {
-            0 => Some(self.threads),
-            1 => {
-                self.all = last;
-                Some(1)
-            }
-            2 => Some(if last < self.all { 1 } else { self.threads }),
-            _ => None,
-        }
-    }
-}
-
-/// Tells the other threads when this one panics, so that none waits for it forever.
-struct FailGuard<'a>(&'a Meeting);
-
-impl Drop for FailGuard<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.failed.store(true, Ordering::SeqCst);
-        }
-    }
 }
 
 /// `n` values that cross threads, padded so that no cache line holds two shares' values.
@@ -619,3 +440,6 @@ pub(crate) fn train(
         edge_ops: (s_count * spec.edge_ops_per_sample()) as u64,
     }
 }
+
+#[path = "reference_meeting.rs"]
+mod meeting;
