@@ -307,9 +307,9 @@ pub fn train_cmd(a: TrainArgs) -> Result<()> {
     if a.out.is_some() && float {
         bail!("--out saves a fixed-point model; the float backend has none. Drop --out or use --backend reference");
     }
-    if a.threads.is_some() && a.backend.name() != "reference" {
+    if a.threads.is_some() && !a.backend.backend.threads {
         bail!(
-            "--threads sets the reference model's threads; --backend {} has none. Drop --threads or use --backend reference",
+            "--threads sets the training threads; --backend {} has none. Drop --threads or use --backend reference",
             a.backend.name()
         );
     }

@@ -108,6 +108,8 @@ pub struct Backend {
     /// One of the CPU references: `bench` always measures the float ones, lists them first,
     /// gives their rate in CPU time too, and trains them itself for `--to-accuracy`.
     pub cpu_reference: bool,
+    /// Whether it trains on several threads (`--threads`).
+    pub threads: bool,
     pub help: &'static str,
     /// What it cannot do and why, said when a command refuses it.
     pub limits: &'static str,
@@ -157,6 +159,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Plan],
         needs: Needs::Cpu,
         cpu_reference: true,
+        threads: true,
         help: "the bit-exact reference model (a plan: one thread per board)",
         limits: "",
         open: |spec, _, o| {
@@ -172,6 +175,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Bench],
         needs: Needs::Cpu,
         cpu_reference: true,
+        threads: false,
         help: "f64 SGD on the same sparse network, for accuracy comparison",
         limits: "float SGD has no fixed-point state: it cannot run a saved model, save one or train a plan",
         open: |spec, _, _| Ok(Engine::float(edgeflow_sim::FloatReference::new(spec))),
@@ -184,6 +188,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Bench],
         needs: Needs::Cpu,
         cpu_reference: true,
+        threads: false,
         help: "f32 SGD on the same sparse network, the fast CPU baseline",
         limits: "it is a speed baseline for bench",
         open: |spec, _, _| Ok(Engine::float(edgeflow_sim::SparseF32::new(spec))),
@@ -196,6 +201,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Bench],
         needs: Needs::Cpu,
         cpu_reference: true,
+        threads: false,
         help: "the fully connected f32 network of the same layer sizes, batch 1",
         limits: "it is another network, a speed baseline for bench",
         open: |spec, _, _| Ok(Engine::float(edgeflow_sim::DenseReference::new(spec))),
@@ -208,6 +214,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Bench],
         needs: Needs::Cpu,
         cpu_reference: true,
+        threads: true,
         help: "the dense network with mini-batch SGD on a GEMM (--batch, --threads)",
         limits: "it is another network, a speed baseline for bench",
         open: |spec, _, o| {
@@ -224,6 +231,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Plan],
         needs: Needs::OpenCl,
         cpu_reference: false,
+        threads: false,
         help: "the OpenCL kernels on a device (see `edgeflow devices`; a plan: stage i on device i)",
         limits: "",
         open: |spec, dev, o| {
@@ -239,6 +247,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Plan],
         needs: Needs::Cpu,
         cpu_reference: false,
+        threads: false,
         help: "the RTL in rust-hdl simulation (a plan: one simulated stage per board)",
         limits: "",
         open: |spec, _, _| {
@@ -254,6 +263,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Resident],
         needs: Needs::Tool("verilator"),
         cpu_reference: false,
+        threads: false,
         help: "the emitted Verilog, compiled by Verilator",
         limits: "",
         open: |spec, _, _| Ok(Engine::Board(Box::new(crate::board::verilator::open(spec)?))),
@@ -266,6 +276,7 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Train, Eval, Bench, Resident],
         needs: Needs::Board,
         cpu_reference: false,
+        threads: false,
         help: "a board on a serial port, e.g. serial:/dev/ttyUSB1@3000000",
         limits: "",
         open: |spec, port, _| {
