@@ -105,12 +105,20 @@ table() {
           (.projections[] | select(.board == "nexys4-ddr") | (1e6 / .samples_per_second * 100 | round / 100 | tostring))] | join(" | ")) + " |")' "$file"
     ;;
   calibration)
+    # the networks alone, then the board tops with the model's verdict and synthesis' own;
+    # logic is packed logic cells (LC) on the iCE40, LUTs elsewhere
     jq -r '
-      "| spec | z | target | LUT pred / synth | FF pred / synth | DSP pred / synth | BRAM pred / synth |",
+      def cell: "\(.predicted) / \(.synthesized // "-")" +
+        (if .ratio then " (\((.ratio * 100 | round) / 100)×)" else "" end);
+      def says: if . == true then "fits" elif . == false then "does not fit" else "near the limit" end;
+      "| spec | z | target | logic pred / synth | FF pred / synth | DSP pred / synth | BRAM pred / synth |",
       "|---|---|---|---|---|---|---|",
-      (.[] | "| \(.spec) | \(.z | map(tostring) | join(",")) | \(.target) | " +
-        ([.rows[] | "\(.predicted) / \(.synthesized // "-")" +
-          (if .ratio then " (\((.ratio * 100 | round) / 100)×)" else "" end)] | join(" | ")) + " |")' "$file"
+      (.[] | select(.top | not) | "| \(.spec) | \(.z | map(tostring) | join(",")) | \(.target) (\(.rows[0].resource)) | " +
+        ([.rows[] | cell] | join(" | ")) + " |"),
+      "",
+      "| spec | z | board top | logic pred / synth | the model says | synthesis says |",
+      "|---|---|---|---|---|---|",
+      (.[] | select(.top) | "| \(.spec) | \(.z | map(tostring) | join(",")) | \(.board) (\(.rows[0].resource)) | \(.rows[0] | cell) | \(.fits | says) | \(.real_fits | says) |")' "$file"
     ;;
   plan)
     jq -r "$JQ_DEFS"'

@@ -42,7 +42,10 @@ struct Costed {
     spec: String,
     board: String,
     z: Vec<u64>,
-    fits: bool,
+    /// true: fits whatever the model's error; false: does not; null: near the limit, where
+    /// synthesis decides.
+    fits: Option<bool>,
+    near_limit: bool,
     verdict: String,
     overflows: Vec<serde_json::Value>,
     /// The synthesis report's target, when one was given.
@@ -115,13 +118,27 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
             None => bail!("synthesis report has no {name} row in table.rows"),
         }
     };
+    // what the part's logic is counted in: packed logic cells where the report has them
+    // (iCE40), else LUT4 or LUT
+    let logic = match &report {
+        Some(v)
+            if v["table"]["rows"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r["resource"] == "LC")) =>
+        {
+            "LC"
+        }
+        _ => "LUT",
+    };
+    // a board top (`edgeflow synth --board`) holds the UART bridge; the network alone does not
+    let board_top = report.as_ref().is_some_and(|v| v["board"].is_string());
+    let link = if board_top {
+        0
+    } else {
+        board.fit.logic_serial_link
+    };
     let rows = vec![
-        // the network alone, as `edgeflow synth` builds it: no board top
-        Row::new(
-            "LUT",
-            u.logic.saturating_sub(board.fit.logic_serial_link) as f64,
-            used("LUT")?,
-        ),
+        Row::new(logic, u.logic.saturating_sub(link) as f64, used(logic)?),
         Row::new("FF", ffs as f64, used("FF")?),
         Row::new("DSP", u.dsp as f64, used("DSP")?),
         Row::new("BRAM", u.ram_blocks as f64, used("BRAM")?),
@@ -129,8 +146,9 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
     let r = Costed {
         spec: spec.name.clone(),
         board: board.name.clone(),
-        fits: u.fits(),
-        verdict: verdict(&u, &board.name),
+        fits: u.verdict(),
+        near_limit: u.verdict().is_none(),
+        verdict: verdict(&u, &board.name, spec_path),
         overflows: overflows(&u)
             .iter()
             .map(|o| {
@@ -154,7 +172,7 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
 }
 
 /// A resource the model puts over the board: what the part has, and what the model allows
-/// of it (less for logic: the placement margin).
+/// of it (more for logic: a prediction within the model's error may still fit).
 struct Over {
     resource: &'static str,
     predicted: u64,
@@ -168,11 +186,12 @@ impl Over {
     }
 }
 
-/// Every resource over what the model allows on the board; none when the design fits
-/// (`Usage::fits`).
+/// Every resource the design cannot fit in whatever the model's error; none when it fits or
+/// is near the limit (`Usage::verdict`).
 fn overflows(u: &Usage) -> Vec<Over> {
+    let logic_allowed = (u.logic_available as f64 * (1.0 + u.logic_error)).floor() as u64;
     [
-        ("logic cells", u.logic, u.logic_available, u.logic_usable()),
+        ("logic cells", u.logic, u.logic_available, logic_allowed),
         (
             "block RAMs",
             u.ram_blocks,
@@ -197,22 +216,33 @@ fn overflows(u: &Usage) -> Vec<Over> {
     .collect()
 }
 
-/// Whether the model calls the design fitting; when not, every resource over the board,
-/// predicted against available, and what to change.
-fn verdict(u: &Usage, board: &str) -> String {
-    let margin = edgeflow_planner::cost::LOGIC_MARGIN * 100.0;
-    let over = overflows(u);
-    if over.is_empty() {
-        let pct = 100.0 * u.logic as f64 / u.logic_available.max(1) as f64;
-        return format!(
-            "fits {board}: logic {pct:.0}% of the part, within the {margin:.0}% the model allows"
-        );
+/// The model's verdict in words: fits, near the limit (with what decides), or every resource
+/// over the board, predicted against available, and what to change.
+fn verdict(u: &Usage, board: &str, spec: &Path) -> String {
+    let err = u.logic_error * 100.0;
+    let pct = 100.0 * u.logic as f64 / u.logic_available.max(1) as f64;
+    match u.verdict() {
+        Some(true) => {
+            return format!(
+                "fits {board}: logic {pct:.0}% of the part (the model is within {err:.0}% of synthesis on its calibration runs)"
+            )
+        }
+        None => {
+            return format!(
+                "NEAR THE LIMIT of {board}: logic {pct:.0}% of the part ({} of {}), within the model's {err:.0}% error; \
+                 `edgeflow synth --spec {} --board {board}` counts the real cells",
+                u.logic,
+                u.logic_available,
+                spec.display()
+            )
+        }
+        Some(false) => {}
     }
-    let each: Vec<String> = over
+    let each: Vec<String> = overflows(u)
         .iter()
         .map(|o| {
-            let beyond = if o.allowed < o.available {
-                format!(", above the {margin:.0}% margin of {}", o.allowed)
+            let beyond = if o.allowed > o.available {
+                format!(", beyond the model's {err:.0}% error")
             } else {
                 String::new()
             };
@@ -225,12 +255,6 @@ fn verdict(u: &Usage, board: &str) -> String {
             )
         })
         .collect();
-    if over.iter().all(|o| o.predicted <= o.available) {
-        return format!(
-            "DOES NOT FIT {board} (uncertain fit): {}; the real flow may fail to place it: lower z, or run `edgeflow bitstream` to know",
-            each.join("; ")
-        );
-    }
     format!(
         "DOES NOT FIT {board}: {}. Lower z, use a smaller network or a larger board",
         each.join("; ")
@@ -273,7 +297,7 @@ pub fn fit_cmd(dir: &Path, board: &str, json: bool) -> Result<()> {
                 .and_then(|rows| rows.iter().find(|x| x["resource"] == r))
                 .and_then(|x| x["synthesized"].as_f64())
         };
-        let (Some(logic), Some(ffs)) = (synth("LUT"), synth("FF")) else {
+        let (Some(logic), Some(ffs)) = (synth("LC").or_else(|| synth("LUT")), synth("FF")) else {
             skipped.push((name, "no synthesis numbers".to_string()));
             continue;
         };
@@ -308,10 +332,7 @@ pub fn fit_cmd(dir: &Path, board: &str, json: bool) -> Result<()> {
     let (f, lpm) = fit(&cases, &board).map_err(|e| anyhow!("{} ({})", e, dir.display()))?;
     let predict = |c: &Case| {
         (
-            f.logic_per_board as f64
-                + f.logic_per_junction as f64 * c.terms.junctions
-                + f.logic_per_lane_bit as f64 * c.terms.lane_bits
-                + lpm as f64 * c.terms.lut_multiplier_units,
+            edgeflow_planner::calibrate::predicted_logic(&f, lpm, &c.terms),
             f.ff_per_board as f64
                 + f.ff_per_lane_bit as f64 * c.terms.lane_bits
                 + f.ff_per_lut_multiplier as f64 * c.terms.lut_multipliers,
@@ -350,7 +371,7 @@ fn fit_text(
     let mut w = String::new();
     writeln!(
         w,
-        "{} cases of board {} in {} (least squares; logic_per_board held at its measured {}):",
+        "{} cases of board {} in {} (least squares; logic_per_board {}):",
         cases.len(),
         board,
         dir.display(),
@@ -359,7 +380,7 @@ fn fit_text(
     writeln!(
         w,
         "{:<28} {:>10} {:>10} {:>7} {:>8} {:>8} {:>7}",
-        "case", "LUT pred", "LUT synth", "ratio", "FF pred", "FF synth", "ratio"
+        "case", "logic pred", "logic synth", "ratio", "FF pred", "FF synth", "ratio"
     )?;
     for r in rows {
         writeln!(

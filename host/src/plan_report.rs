@@ -81,6 +81,15 @@ fn plan_text(w: &mut fmt::Formatter, p: &PlanFile, seconds: f64) -> fmt::Result 
             u.ram_blocks_available,
             pct(u.ram_blocks, u.ram_blocks_available)
         )?;
+        if s.near_limit {
+            writeln!(
+                w,
+                "      NEAR THE LIMIT: logic within the model's {:.0}% error of the part; \
+                 `edgeflow synth --board {}` on this stage's spec decides",
+                u.logic_error * 100.0,
+                s.board
+            )?;
+        }
         if let Some(l) = p.links.get(i) {
             writeln!(w,
                 "  link after junction {} ({} -> {}): transfer {}, latency {}, delay {} block cycles each way",

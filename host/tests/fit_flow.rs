@@ -20,7 +20,8 @@ fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
     std::fs::write(&spec, text).unwrap();
     let s = spec.to_str().unwrap();
     let cost = common::ok_json(&["cost", "--spec", s, "--board", "icebreaker", "--json"]);
-    assert_eq!(cost["fits"], false, "{cost}");
+    // not called fitting: over the part, or within the model's error of it
+    assert_ne!(cost["fits"], true, "{cost}");
     let out = d.join("out");
     let o = common::edgeflow(&[
         "bitstream",
@@ -68,11 +69,12 @@ fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-/// tiny at z = [2, 2] on the iCEBreaker: the cost model puts it above the logic cells (the
-/// board top counted), and nextpnr-ice40 cannot place it (6425 of 5280 logic cells). Neither
-/// `plan` nor `cost` may call it fitting.
+/// The verdicts of `plan` and `cost` are never the opposite of the real flow's: tiny at
+/// z = [2, 2] on the iCEBreaker, which nextpnr-ice40 cannot place, is not called fitting and
+/// not planned; tiny at z = [1, 1] and digits, which it places, are not called misfits; what
+/// the model cannot tell it calls near the limit and names the command that decides.
 #[test]
-fn the_fit_check_keeps_a_margin_below_the_full_part() {
+fn the_fit_check_is_never_the_opposite_of_the_real_flow() {
     let v = ok_json(&[
         "plan",
         "--spec",
@@ -87,12 +89,8 @@ fn the_fit_check_keeps_a_margin_below_the_full_part() {
             u["logic"].as_f64().unwrap(),
             u["logic_available"].as_f64().unwrap(),
         );
-        assert!(
-            used <= 0.9 * avail,
-            "planned {used} of {avail} logic cells: {st}"
-        );
-        // a z the real flow placed: nextpnr-ice40 fits tiny at z = [1, 1] in 4989 of the
-        // UP5K's 5280 logic cells
+        assert!(used <= avail, "planned {used} of {avail} logic cells: {st}");
+        // a z the real flow placed: nextpnr-ice40 fits tiny at z = [1, 1] on the UP5K
         assert_eq!(st["z"], serde_json::json!([1, 1]), "{st}");
     }
     let d = tmpdir("fit");
@@ -101,53 +99,45 @@ fn the_fit_check_keeps_a_margin_below_the_full_part() {
     let text = text.replace("z = [4, 2]", "z = [2, 2]");
     assert!(text.contains("z = [2, 2]"));
     write_mode(&spec, text.as_bytes(), 0o644);
-    let v = ok_json(&[
-        "cost",
-        "--spec",
-        path_str(&spec),
-        "--board",
-        "icebreaker",
-        "--json",
-    ]);
-    assert_eq!(v["fits"], false, "{v}");
+    let cost =
+        |spec: &str, board: &str| ok_json(&["cost", "--spec", spec, "--board", board, "--json"]);
+    let v = cost(path_str(&spec), "icebreaker");
+    assert_ne!(v["fits"], true, "{v}");
     let verdict = v["verdict"].as_str().unwrap();
-    // with the board top counted the prediction is past the whole part, as nextpnr finds
     assert!(
-        verdict.contains("DOES NOT FIT") && verdict.contains("90% margin"),
+        verdict.starts_with("DOES NOT FIT") || verdict.starts_with("NEAR THE LIMIT"),
         "{verdict}"
     );
-    // and no false alarm: nextpnr-ice40 placed tiny at z = [1, 1] on the Alchitry Cu in 6067
-    // of its 7680 logic cells, and digits at its own z on the iCEBreaker
+    // and no false alarm on what the real flow placed: tiny at z = [1, 1] and digits on the
+    // iCEBreaker (digits at 98% of its logic cells)
     write_mode(
         &spec,
         text.replace("z = [2, 2]", "z = [1, 1]").as_bytes(),
         0o644,
     );
-    let v = ok_json(&[
-        "cost",
-        "--spec",
-        path_str(&spec),
-        "--board",
-        "alchitry-cu",
-        "--json",
-    ]);
-    assert_eq!(v["fits"], true, "{v}");
-    let v = ok_json(&[
-        "cost",
-        "--spec",
-        "specs/digits.toml",
-        "--board",
-        "icebreaker",
-        "--json",
-    ]);
-    assert_eq!(v["fits"], true, "{v}");
-    assert_eq!(v["overflows"], serde_json::json!([]), "{v}");
+    for (s, board) in [
+        (path_str(&spec), "icebreaker"),
+        ("specs/digits.toml", "icebreaker"),
+    ] {
+        let v = cost(s, board);
+        assert_ne!(v["fits"], false, "{v}");
+        assert_eq!(v["overflows"], serde_json::json!([]), "{v}");
+        if v["fits"].is_null() {
+            let verdict = v["verdict"].as_str().unwrap();
+            assert!(
+                verdict.starts_with(&format!("NEAR THE LIMIT of {board}: "))
+                    && verdict.contains(&format!("`edgeflow synth --spec {s} --board {board}`")),
+                "{verdict}"
+            );
+            assert_eq!(v["near_limit"], true, "{v}");
+        }
+    }
     std::fs::remove_dir_all(&d).ok();
 }
 
 /// dey-mnist on the iCEBreaker: far over its logic cells and block RAMs. `cost` names both,
 /// predicted against the board file's 5280 cells and 34 block RAMs, says DOES NOT FIT, and
-/// exits 0 (a report); digits fits and says so.
+/// exits 0 (a report).
 #[test]
 fn cost_names_every_resource_over_the_board() {
     let args = [
@@ -164,7 +154,10 @@ fn cost_names_every_resource_over_the_board() {
     let logic = find("logic cells").expect("logic cells over");
     let ram = find("block RAMs").expect("block RAMs over");
     assert_eq!(logic["available"], 5280, "{logic}");
-    assert_eq!(logic["allowed"], 4752, "90% of 5280: {logic}");
+    // beyond the model's error: 5280 and the board file's logic_error
+    let e = v["usage"]["logic_error"].as_f64().unwrap();
+    assert!(e > 0.0 && e < 0.5, "{v}");
+    assert_eq!(logic["allowed"], (5280.0 * (1.0 + e)).floor(), "{logic}");
     assert_eq!(ram["available"], 34, "{ram}");
     for o in over {
         let (p, a) = (
@@ -196,19 +189,4 @@ fn cost_names_every_resource_over_the_board() {
         );
         assert!(verdict.contains(&part), "lacks {part:?}: {verdict}");
     }
-    let o = common::edgeflow(&[
-        "cost",
-        "--spec",
-        "specs/digits.toml",
-        "--board",
-        "icebreaker",
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        text.lines()
-            .last()
-            .unwrap()
-            .starts_with("fits icebreaker: "),
-        "{text}"
-    );
 }

@@ -111,9 +111,22 @@ fn synth_prints_a_resource_table_as_json() {
         .iter()
         .map(|r| r["resource"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["LUT", "FF", "DSP", "BRAM"]);
+    // on the iCE40 also the logic cells nextpnr's packer fills: at least one per LUT4, and
+    // at most one per LUT4, flip-flop and carry
+    assert_eq!(names, ["LUT", "FF", "DSP", "BRAM", "LC"]);
     assert_eq!(rows[1]["used"], 17.0);
     assert_eq!(rows[0]["available"], 5280);
+    assert_eq!(rows[4]["available"], 5280);
+    let (lut, ff, lc) = (
+        rows[0]["used"].as_f64().unwrap(),
+        rows[1]["used"].as_f64().unwrap(),
+        rows[4]["used"].as_f64().unwrap(),
+    );
+    let carries = v["table"]["cells"]["SB_CARRY"].as_f64().unwrap_or(0.0);
+    assert!(
+        lc >= lut && lc <= lut + ff + carries,
+        "{lc} cells for {lut} LUT4, {ff} FF and {carries} carries"
+    );
     // Xilinx: a pre-route, logic-only Fmax from yosys sta, where `bench --synth-report`
     // looks for it
     let (ok, out, err) = edgeflow(&[

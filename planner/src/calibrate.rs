@@ -1,14 +1,14 @@
 //! Fitting the cost model's logic and flip-flop constants ([`crate::catalog::Fit`] and the
-//! board's `lut_per_multiplier`) to synthesis reports: ordinary least squares over the
-//! model's own terms, so a refit after a datapath change is one command (`edgeflow cost
+//! board's `lut_per_multiplier`) to synthesis reports: least squares over the model's own
+//! terms (relative errors for logic, absolute for flip-flops), so a refit after a datapath change is one command (`edgeflow cost
 //! --fit`, docs/calibration/reproduce.sh) instead of hand arithmetic.
 //!
 //! Logic cells of one board holding a network are modelled as
 //! `logic_per_board + a·junctions + b·lane_bits + c·lut_multiplier_units`, where `lane_bits`
 //! is `Σ z_j · w` and `lut_multiplier_units` counts the multipliers built from logic in
-//! 16 × 16 equivalents (`c` is the board's `lut_per_multiplier`). `logic_per_board` is held at
-//! its measured value: every calibration network but one has two junctions, so the data
-//! cannot separate it from `a`. Flip-flops: `d + e·lane_bits + f·lut_multipliers`.
+//! 16 × 16 equivalents (`c` is the board's `lut_per_multiplier`). `logic_per_board` is fitted
+//! with the rest when the cases include networks of different depths (which separate it from
+//! `a`), and held at its measured value otherwise. Flip-flops: `d + e·lane_bits + f·lut_multipliers`.
 
 use crate::catalog::{Board, Fit};
 use crate::cost::{single_board_usage, Net};
@@ -134,18 +134,37 @@ pub fn fit(cases: &[Case], board: &Board) -> Result<(Fit, u64), String> {
             board.name
         ));
     }
-    let base = board.fit.logic_per_board as f64;
+    // the board's own logic is fitted too when the cases have networks of different depths,
+    // which separate it from the per-junction logic; else it is held at its measured value
+    let depths = |d: f64| cases.iter().any(|c| c.terms.junctions != d);
+    let free_base = depths(cases[0].terms.junctions);
+    let base = if free_base {
+        0.0
+    } else {
+        board.fit.logic_per_board as f64
+    };
+    // relative least squares (each case's row divided by its synthesized logic, times their
+    // mean to keep the numbers' scale): the fit verdict's margin is a relative error, so
+    // small networks count as much as large ones
+    let mean = cases.iter().map(|c| c.logic).sum::<f64>() / cases.len() as f64;
     let x: Vec<Vec<f64>> = cases
         .iter()
         .map(|c| {
-            vec![
+            [
                 c.terms.junctions,
                 c.terms.lane_bits,
                 c.terms.lut_multiplier_units,
+                if free_base { 1.0 } else { 0.0 },
             ]
+            .iter()
+            .map(|v| v * mean / c.logic)
+            .collect()
         })
         .collect();
-    let y: Vec<f64> = cases.iter().map(|c| c.logic - base).collect();
+    let y: Vec<f64> = cases
+        .iter()
+        .map(|c| (c.logic - base) * mean / c.logic)
+        .collect();
     let l = nonnegative_fit(&x, &y);
     let xf: Vec<Vec<f64>> = cases
         .iter()
@@ -154,18 +173,32 @@ pub fn fit(cases: &[Case], board: &Board) -> Result<(Fit, u64), String> {
     let yf: Vec<f64> = cases.iter().map(|c| c.flip_flops).collect();
     let f = nonnegative_fit(&xf, &yf);
     let r = |v: Option<f64>, keep: u64| v.map_or(keep, |v| v.round() as u64);
-    Ok((
-        Fit {
-            logic_per_junction: r(l[0], board.fit.logic_per_junction),
-            logic_per_lane_bit: r(l[1], board.fit.logic_per_lane_bit),
-            logic_per_board: board.fit.logic_per_board,
-            logic_serial_link: board.fit.logic_serial_link,
-            ff_per_board: r(f[0], board.fit.ff_per_board),
-            ff_per_lane_bit: r(f[1], board.fit.ff_per_lane_bit),
-            ff_per_lut_multiplier: r(f[2], board.fit.ff_per_lut_multiplier),
-        },
-        r(l[2], board.lut_per_multiplier),
-    ))
+    let mut fit = Fit {
+        logic_per_junction: r(l[0], board.fit.logic_per_junction),
+        logic_per_lane_bit: r(l[1], board.fit.logic_per_lane_bit),
+        logic_per_board: r(l[3], board.fit.logic_per_board),
+        logic_serial_link: board.fit.logic_serial_link,
+        ff_per_board: r(f[0], board.fit.ff_per_board),
+        ff_per_lane_bit: r(f[1], board.fit.ff_per_lane_bit),
+        ff_per_lut_multiplier: r(f[2], board.fit.ff_per_lut_multiplier),
+        logic_error: 0.0,
+    };
+    let lpm = r(l[2], board.lut_per_multiplier);
+    // the largest relative error of the fitted model on its own cases, in whole percent up
+    fit.logic_error = cases
+        .iter()
+        .map(|c| (predicted_logic(&fit, lpm, &c.terms) / c.logic - 1.0).abs())
+        .fold(0.0, f64::max);
+    fit.logic_error = (fit.logic_error * 100.0).ceil() / 100.0;
+    Ok((fit, lpm))
+}
+
+/// The model's logic for a network's terms with constants `f` and `lut_per_multiplier`.
+pub fn predicted_logic(f: &Fit, lut_per_multiplier: u64, t: &Terms) -> f64 {
+    f.logic_per_board as f64
+        + f.logic_per_junction as f64 * t.junctions
+        + f.logic_per_lane_bit as f64 * t.lane_bits
+        + lut_per_multiplier as f64 * t.lut_multiplier_units
 }
 
 #[cfg(test)]

@@ -97,19 +97,31 @@ pub struct Fit {
     pub ff_per_board: u64,
     pub ff_per_lane_bit: u64,
     pub ff_per_lut_multiplier: u64,
+    /// The model's largest relative error in logic over the family's calibration runs
+    /// (`edgeflow cost --fit` measures it): a prediction within this share of the part's
+    /// logic is near the limit, where only synthesis can tell whether it fits.
+    #[serde(default = "Fit::default_logic_error")]
+    pub logic_error: f64,
+}
+
+impl Fit {
+    fn default_logic_error() -> f64 {
+        0.10
+    }
 }
 
 impl Default for Fit {
     /// The iCE40 UP5K fit (boards/icebreaker.toml, docs/calibration).
     fn default() -> Fit {
         Fit {
-            logic_per_junction: 1391,
-            logic_per_lane_bit: 0,
-            logic_per_board: 642,
-            logic_serial_link: 417,
-            ff_per_board: 732,
-            ff_per_lane_bit: 5,
-            ff_per_lut_multiplier: 138,
+            logic_per_junction: 1298,
+            logic_per_lane_bit: 32,
+            logic_per_board: 455,
+            logic_serial_link: 508,
+            ff_per_board: 1155,
+            ff_per_lane_bit: 0,
+            ff_per_lut_multiplier: 159,
+            logic_error: 0.23,
         }
     }
 }

@@ -17,9 +17,10 @@
 //!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
 //!   saturation), plus once per board `fit.logic_per_board` (control, host link),
 //!   `fit.logic_serial_link` (the board top's UART bridge) and [`LOGIC_PER_LINK`] per link
-//!   endpoint ([`crate::catalog::Fit`]). A design fits a board
-//!   when this is at most [`LOGIC_MARGIN`] of its logic cells: the rest is the model's error
-//!   and the room place and route needs.
+//!   endpoint ([`crate::catalog::Fit`]). Logic is counted as the family's part counts it:
+//!   packed logic cells on the iCE40, LUTs elsewhere. Within the model's error `e` on its
+//!   calibration runs (`fit.logic_error`) of the part a design is near the limit
+//!   ([`LogicVerdict`]): `edgeflow cost` says so and `edgeflow synth --board` decides.
 //! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
 //!   (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i); σ′ of the right
 //!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
@@ -392,17 +393,31 @@ impl LinkFigure {
 }
 
 /// How much of each resource a board uses: need against capacity, DSPs first.
-/// The share of a part's logic cells a design may fill by the cost model and still count as
-/// fitting (see [`Usage::logic_usable`]).
-pub const LOGIC_MARGIN: f64 = 0.90;
+/// How the model's logic compares with the part, given the model's error `e` on its family's
+/// calibration runs (`[fit] logic_error`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogicVerdict {
+    /// At most `(1 − e)` of the part: fits even if the model is `e` low.
+    Fits,
+    /// Within the model's error of the part: only synthesis can tell.
+    NearLimit,
+    /// Over `(1 + e)` of the part: does not fit even if the model is `e` high.
+    DoesNotFit,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub dsp: u64,
     pub dsp_available: u64,
     pub lut_multipliers: u64,
+    /// The part's logic as the family counts it: packed logic cells on the iCE40 (a LUT4, a
+    /// flip-flop and a carry share one when they can), LUTs elsewhere.
     pub logic: u64,
     pub logic_available: u64,
+    /// The model's relative error in logic ([`crate::catalog::Fit::logic_error`]).
+    #[serde(default)]
+    pub logic_error: f64,
     pub ram_bits: u64,
     pub ram_bits_available: u64,
     pub ram_blocks: u64,
@@ -424,6 +439,7 @@ impl Usage {
                 + LOGIC_PER_LINK * links
                 + lut_mults * lut_multiplier_cost(board, net.width),
             logic_available: board.logic,
+            logic_error: board.fit.logic_error,
             ram_bits: need.ram_bits,
             ram_bits_available: board.ram_bits,
             ram_blocks: need.ram_blocks,
@@ -431,24 +447,61 @@ impl Usage {
         }
     }
 
-    /// Logic cells a design may be predicted to use and still be called fitting: the cost
-    /// model is within about ±10 % of synthesis, and place and route needs free cells to
-    /// pack and route, so a prediction above [`LOGIC_MARGIN`] of the part is not a fit.
+    /// The logic a design may be predicted to need and still be planned on the board: the
+    /// whole part. Between `(1 − e)` of it and all of it the plan says the stage is near the
+    /// limit ([`LogicVerdict::NearLimit`]); beyond, the planner does not use the board.
     pub fn logic_usable(&self) -> u64 {
-        (self.logic_available as f64 * LOGIC_MARGIN).floor() as u64
+        self.logic_available
     }
 
+    pub fn logic_verdict(&self) -> LogicVerdict {
+        let (l, a, e) = (
+            self.logic as f64,
+            self.logic_available as f64,
+            self.logic_error,
+        );
+        if l <= a * (1.0 - e) {
+            LogicVerdict::Fits
+        } else if l <= a * (1.0 + e) {
+            LogicVerdict::NearLimit
+        } else {
+            LogicVerdict::DoesNotFit
+        }
+    }
+
+    fn memory_fits(&self) -> bool {
+        self.ram_bits <= self.ram_bits_available && self.ram_blocks <= self.ram_blocks_available
+    }
+
+    /// Whether the planner may use this board for it: memories within the part and the
+    /// model's logic at most the part's.
     pub fn fits(&self) -> bool {
-        self.logic <= self.logic_usable()
-            && self.ram_bits <= self.ram_bits_available
-            && self.ram_blocks <= self.ram_blocks_available
+        self.logic <= self.logic_usable() && self.memory_fits()
+    }
+
+    /// Fits, and the logic within the model's error of the part: synthesis decides.
+    pub fn near_limit(&self) -> bool {
+        self.fits() && self.logic_verdict() == LogicVerdict::NearLimit
+    }
+
+    /// The verdict `edgeflow cost` gives: `Some(true)` fits whatever the model's error,
+    /// `Some(false)` does not fit, `None` near the limit (synthesis decides).
+    pub fn verdict(&self) -> Option<bool> {
+        if !self.memory_fits() {
+            return Some(false);
+        }
+        match self.logic_verdict() {
+            LogicVerdict::Fits => Some(true),
+            LogicVerdict::NearLimit => None,
+            LogicVerdict::DoesNotFit => Some(false),
+        }
     }
 
     /// Resources over capacity: (name, needed, available), smallest shortfall first.
     pub fn shortfalls(&self) -> Vec<(&'static str, u64, u64)> {
         let mut v: Vec<(&'static str, u64, u64)> = [
             (
-                "logic cells (including LUT multipliers; 90% of the part, the placement margin)",
+                "logic cells (including LUT multipliers)",
                 self.logic,
                 self.logic_usable(),
             ),
@@ -627,13 +680,37 @@ mod tests {
         let top = b.fit.logic_serial_link;
         b.fit.logic_serial_link = 0;
         let bare = single_board_usage(&net, &b, &z).logic;
-        // a part whose usable cells hold the network and its controller exactly
-        b.logic = (bare as f64 / LOGIC_MARGIN).ceil() as u64;
+        // a part whose cells hold the network and its controller exactly
+        b.logic = bare;
         assert!(single_board_usage(&net, &b, &z).fits());
         b.fit.logic_serial_link = top;
         let u = single_board_usage(&net, &b, &z);
         assert_eq!(u.logic, bare + top);
         assert!(!u.fits());
+    }
+
+    /// Within the model's error of the part a design is near the limit: planned while the
+    /// prediction is within the part, called fitting only below `(1 − e)` of it, and not
+    /// fitting only beyond `(1 + e)`.
+    #[test]
+    fn near_the_limit_is_neither_a_fit_nor_a_miss() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))
+                .unwrap();
+        let net = Net::from_spec(&Spec::from_toml_str(&text, "digits").unwrap());
+        let mut b = Board::built_in("icebreaker").unwrap();
+        b.fit.logic_error = 0.1;
+        let z = [2, 1];
+        let logic = single_board_usage(&net, &b, &z).logic;
+        let at = |share: f64, b: &mut Board| {
+            b.logic = (logic as f64 / share).round() as u64;
+            let u = single_board_usage(&net, b, &z);
+            (u.verdict(), u.fits(), u.near_limit())
+        };
+        assert_eq!(at(0.85, &mut b), (Some(true), true, false));
+        assert_eq!(at(0.95, &mut b), (None, true, true));
+        assert_eq!(at(1.05, &mut b), (None, false, false));
+        assert_eq!(at(1.15, &mut b), (Some(false), false, false));
     }
 
     #[test]

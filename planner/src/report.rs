@@ -27,6 +27,10 @@ pub struct StageReport {
     pub block_cycle_clocks: u64,
     pub block_cycle_ps: Ps,
     pub utilisation: Utilisation,
+    /// The model puts the stage's logic within its error of the part: planned, but only
+    /// synthesis (`edgeflow synth --board`) can tell whether it fits.
+    #[serde(default)]
+    pub near_limit: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -390,6 +394,7 @@ pub fn plan(
                 block_cycle_clocks: clocks,
                 block_cycle_ps: ev.stage_time[i],
                 utilisation: ev.usage[i].clone(),
+                near_limit: ev.usage[i].near_limit(),
             }
         })
         .collect();

@@ -155,6 +155,7 @@ fn a_plan_at_the_smallest_candidate_period_is_found() {
         ff_per_board: 732,
         ff_per_lane_bit: 5,
         ff_per_lut_multiplier: 138,
+        logic_error: 0.1,
     };
     let board =
         |name: &str, mhz: f64, logic: u64, lpm: u64, bits: u64, width: u64, lat: f64| Board {

@@ -105,6 +105,37 @@ pub fn place_route_pack(
     Ok(r)
 }
 
+/// Pack a synthesized netlist (`top.json` in `dir`) with nextpnr-ice40, without placing it,
+/// and return nextpnr's utilisation table. A logic cell (ICESTORM_LC) holds one LUT4, one
+/// flip-flop and one carry; only the packer knows how many pair up, and the part's logic
+/// cells, not its LUT4s, are what a design must fit in.
+/// A board top's pins are constrained (`pcf`: a PLL must sit on its clock pin).
+pub fn pack_only(
+    device: &str,
+    package: &str,
+    dir: &Path,
+    pcf: Option<&str>,
+) -> Result<Vec<(String, u64, u64)>> {
+    let mut args = vec![
+        device,
+        "--package",
+        package,
+        "--json",
+        "top.json",
+        "--pack-only",
+    ];
+    if let Some(p) = pcf {
+        args.extend(["--pcf", p]);
+    }
+    NEXTPNR_ICE40.run(&args, dir, &dir.join("nextpnr-pack.log"))?;
+    let log = std::fs::read_to_string(dir.join("nextpnr-pack.log")).unwrap_or_default();
+    let u = log_utilisation(&log);
+    if u.is_empty() {
+        bail!("nextpnr-ice40 --pack-only printed no utilisation table");
+    }
+    Ok(u)
+}
+
 /// The icestorm timing database with a device's SB_MAC16 arcs, by nextpnr's device flag.
 fn dsp_timing_db(device: &str) -> Result<&'static str> {
     Ok(match device.trim_start_matches('-') {

@@ -121,6 +121,16 @@ pub fn ecp5_device(t: &Target) -> Option<&'static str> {
     })
 }
 
+/// nextpnr-ice40's device flag and a package of an iCE40 target (the packer needs both; the
+/// logic cells do not depend on the package), `None` for other families.
+pub fn ice40_pack(t: &Target) -> Option<(&'static str, &'static str)> {
+    Some(match t.name {
+        "ice40-up5k" => ("--up5k", "sg48"),
+        "ice40-hx8k" => ("--hx8k", "ct256"),
+        _ => return None,
+    })
+}
+
 pub fn target(name: &str) -> Result<&'static Target, String> {
     TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
         let names: Vec<_> = TARGETS.iter().map(|t| t.name).collect();
@@ -225,6 +235,23 @@ impl ResourceTable {
             ],
             cells: cells.clone(),
         }
+    }
+
+    /// Adds the logic cells nextpnr's packer filled (iCE40: `ICESTORM_LC`, where a LUT4, a
+    /// flip-flop and a carry share a cell when they can), the count a design must fit in.
+    pub fn with_packed_cells(mut self, utilisation: &[(String, u64, u64)]) -> Self {
+        if let Some((kind, used, available)) =
+            utilisation.iter().find(|(k, _, _)| k == "ICESTORM_LC")
+        {
+            self.rows.push(ResourceRow {
+                resource: "LC".into(),
+                kind: format!("logic cell ({kind})"),
+                used: *used as f64,
+                available: *available,
+                percent: 100.0 * *used as f64 / (*available).max(1) as f64,
+            });
+        }
+        self
     }
 
     /// The resources used beyond what the part has.

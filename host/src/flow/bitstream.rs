@@ -28,7 +28,7 @@ pub struct BitstreamArgs {
 }
 
 /// nextpnr-ice40's device flag of the board's part.
-pub(super) fn ice40_device(b: &BoardInfo) -> String {
+pub(crate) fn ice40_device(b: &BoardInfo) -> String {
     format!("--{}", b.target.trim_start_matches("ice40-"))
 }
 

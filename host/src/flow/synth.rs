@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::report::{emit, Format, Written};
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use edgeflow_hdl::design::{inner_verilog, Inner};
 use edgeflow_hdl::flow::targets::target;
 use edgeflow_hdl::flow::{nextpnr, yosys};
@@ -49,19 +49,65 @@ pub(super) fn t_name(t: &str) -> &str {
 pub fn synth_cmd(
     spec: Option<&Path>,
     standin: Option<&str>,
-    tname: &str,
+    tname: Option<&str>,
+    board_name: Option<&str>,
     json: bool,
     plot: &[PathBuf],
 ) -> Result<()> {
-    let inner = inner(spec, standin)?;
+    let mut inner = inner(spec, standin)?;
+    let board = board_name
+        .map(|n| edgeflow_hdl::boards::board(n).map_err(|e| anyhow!(e)))
+        .transpose()?;
+    let tname = match (board, tname) {
+        (Some(b), _) => b.target,
+        (None, Some(t)) => t,
+        (None, None) => bail!("give --target TARGET (the network alone) or --board BOARD"),
+    };
     let t = target(tname).map_err(|e| anyhow!(e))?;
-    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
+    let v = match board {
+        Some(b) => {
+            // the board top as `edgeflow bitstream` builds it, at the board's own clock
+            inner = inner.for_board(b);
+            edgeflow_hdl::design::board_top_verilog(&inner, b, b.default_mhz, 115_200)
+                .map_err(|e| anyhow!(e))?
+                .verilog
+        }
+        None => inner_verilog(&inner).map_err(|e| anyhow!(e))?,
+    };
     let dir = work_dir("synth")?;
     std::fs::write(dir.path().join("top.v"), &v)?;
     let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
-    let r = yosys::synthesize(t, dir.path(), "top.v", false);
+    let pack = edgeflow_hdl::flow::targets::ice40_pack(t);
+    let r = yosys::synthesize(t, dir.path(), "top.v", pack.is_some());
     pb.finish_and_clear();
-    let r = r.map_err(|e| keep_logs(e, dir))?;
+    let mut r = match r {
+        Ok(r) => r,
+        Err(e) => return Err(keep_logs(e, dir)),
+    };
+    if let Some((device, package)) = pack {
+        // the iCE40's limit is its logic cells, which only nextpnr's packer counts
+        let pcf = match board {
+            Some(b) => {
+                std::fs::write(
+                    dir.path().join("top.pcf"),
+                    edgeflow_hdl::boards::constraints(b).0,
+                )?;
+                Some("top.pcf")
+            }
+            None => None,
+        };
+        let (device, package) = match board {
+            Some(b) => (crate::flow::bitstream::ice40_device(b), b.package),
+            None => (device.to_string(), package),
+        };
+        let pb = spinner(&format!("nextpnr-ice40 --pack-only ({})", inner.name()));
+        let u = nextpnr::pack_only(&device, package, dir.path(), pcf);
+        pb.finish_and_clear();
+        match u {
+            Ok(u) => r.table = r.table.with_packed_cells(&u),
+            Err(e) => return Err(keep_logs(e, dir)),
+        }
+    }
     for p in plot {
         let rows: Vec<(String, f64, f64, f64)> = r
             .table
@@ -84,7 +130,9 @@ pub fn synth_cmd(
         );
         crate::chart::resource_chart(p, &title, &rows)?;
     }
-    let mut report = json!({"design": inner.name(), "table": r.table, "seconds": r.seconds,
+    let mut report = json!({"design": inner.name(), "board": board.map(|b| b.name),
+    // which Verilog these counts are of: calibration runs are checked against today's
+    "verilog_key": crate::report_cache::key(&v), "table": r.table, "seconds": r.seconds,
     "fits": r.table.overflows().is_empty(), "multipliers": r.multipliers,
     "multipliers_in_luts": r.multipliers_in_luts});
     if let Some(t) = &r.timing {
@@ -92,7 +140,7 @@ pub fn synth_cmd(
         report["fmax_mhz"] = json!(t.fmax_mhz);
         report["fmax_kind"] = json!(LOGIC_FMAX_KIND);
         report["timing"] = json!(t);
-        if let Inner::Network(_) = &inner {
+        if let (Inner::Network(_), None) = (&inner, board) {
             crate::report_cache::store(&inner.name(), t_name(tname), &v, &report);
         }
     }
@@ -130,5 +178,5 @@ pub fn synth_cmd(
         )?;
     }
     emit(&Written::new(report, w), Format::json(json));
-    crate::flow::check::check_fit(&inner, None, &r.table)
+    crate::flow::check::check_fit(&inner, board, &r.table)
 }
