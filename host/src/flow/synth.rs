@@ -4,7 +4,8 @@ use super::*;
 use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, Result};
 use edgeflow_hdl::design::{inner_verilog, Inner};
-use edgeflow_hdl::flow::targets::target;
+use edgeflow_hdl::flow::targets::{target, Target};
+use edgeflow_hdl::flow::yosys::SynthResult;
 use edgeflow_hdl::flow::{nextpnr, yosys};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -55,13 +56,7 @@ pub fn synth_cmd(
 ) -> Result<()> {
     let inner = inner(spec, standin)?;
     let t = target(tname).map_err(|e| anyhow!(e))?;
-    let v = inner_verilog(&inner).map_err(|e| anyhow!(e))?;
-    let dir = work_dir("synth")?;
-    std::fs::write(dir.path().join("top.v"), &v)?;
-    let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
-    let r = yosys::synthesize(t, dir.path(), "top.v", false);
-    pb.finish_and_clear();
-    let r = r.map_err(|e| keep_logs(e, dir))?;
+    let (r, v) = synthesize_inner(&inner, t)?;
     for p in plot {
         let rows: Vec<(String, f64, f64, f64)> = r
             .table
@@ -131,4 +126,15 @@ pub fn synth_cmd(
     }
     emit(&Written::new(report, w), Format::json(json));
     crate::flow::check::check_fit(&inner, None, &r.table)
+}
+
+/// yosys on the design alone (no board top) for target `t`: its result and the Verilog.
+pub(super) fn synthesize_inner(inner: &Inner, t: &Target) -> Result<(SynthResult, String)> {
+    let v = inner_verilog(inner).map_err(|e| anyhow!(e))?;
+    let dir = work_dir("synth")?;
+    std::fs::write(dir.path().join("top.v"), &v)?;
+    let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
+    let r = yosys::synthesize(t, dir.path(), "top.v", false);
+    pb.finish_and_clear();
+    Ok((r.map_err(|e| keep_logs(e, dir))?, v))
 }
