@@ -246,15 +246,3 @@ pub fn search(
         next_faster,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn divisors_in_order() {
-        assert_eq!(divisors(12), vec![1, 2, 3, 4, 6, 12]);
-        assert_eq!(divisors(16), vec![1, 2, 4, 8, 16]);
-        assert_eq!(divisors(1), vec![1]);
-    }
-}
