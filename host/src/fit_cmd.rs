@@ -31,8 +31,9 @@ struct Fitted {
     board: String,
     part: String,
     clock_mhz: f64,
-    /// The spec's own choices on the board.
+    /// The spec's own choices on the board, and their rank when they fit and are not beaten.
     input: Candidate,
+    input_rank: Option<usize>,
     search: Search,
     /// Designs that fit, of which `candidates` are the first.
     fitting: usize,
@@ -102,11 +103,8 @@ impl fmt::Display for Fitted {
         let s = &self.search;
         let i = &self.input;
         let place = self
-            .candidates
-            .iter()
-            .chain(s.ranked.iter())
-            .find(|c| c.z == i.z && pipeline(c) == pipeline(i))
-            .map(|c| format!("rank {}", c.rank))
+            .input_rank
+            .map(|r| format!("rank {r}"))
             .unwrap_or_else(|| match i.fits {
                 true => {
                     "not ranked: a ranked design is as fast with no more of any resource".into()
@@ -199,8 +197,8 @@ impl fmt::Display for Fitted {
 }
 
 pub fn fit_cmd(a: FitArgs) -> Result<()> {
-    let b = edgeflow_hdl::boards::board(&a.board).map_err(|e| anyhow!("--board {e}"))?;
-    let board = Board::resolve(&a.board).map_err(|e| anyhow!("--board {e}"))?;
+    let b = edgeflow_hdl::boards::board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
+    let board = Board::resolve(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
     let spec = Spec::load(&a.spec)?;
     let text = std::fs::read_to_string(&a.spec)
         .with_context(|| format!("cannot read {}", a.spec.display()))?;
@@ -209,7 +207,7 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
     let (_, mhz) = edgeflow_hdl::board_top::clock_source(b, want).map_err(|e| anyhow!(e))?;
     let source = a.spec.display().to_string();
     let input = candidate(spec.clone(), b, &board, mhz)?;
-    let mut s = search(&spec, b, &board, mhz)?;
+    let s = search(&spec, b, &board, mhz)?;
     if s.ranked.is_empty() {
         let smallest = s.next_faster.as_ref().unwrap_or(&input);
         bail!(
@@ -248,14 +246,18 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
         written = Some(out.display().to_string());
     }
     let fitting = s.ranked.len();
-    // the report lists the shown designs once
-    s.ranked.clear();
+    let input_rank = s
+        .ranked
+        .iter()
+        .find(|c| c.z == input.z && pipeline(c) == pipeline(&input))
+        .map(|c| c.rank);
     let r = Fitted {
         spec: spec.name.clone(),
         board: b.name.to_string(),
         part: board.part.clone(),
         clock_mhz: mhz,
         input,
+        input_rank,
         search: s,
         fitting,
         chosen: chosen.map(|c| c.rank),

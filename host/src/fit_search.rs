@@ -58,7 +58,8 @@ pub struct Search {
     /// Fitting designs another fitting one beats: as fast or faster with no more of any
     /// resource, at the same pipeline choices.
     pub dominated: usize,
-    /// The fitting designs, best first.
+    /// The fitting designs, best first (the report lists the first `--top` of them).
+    #[serde(skip)]
     pub ranked: Vec<Candidate>,
     /// The slowest design faster than the best fitting one: what one step more would need.
     pub next_faster: Option<Candidate>,

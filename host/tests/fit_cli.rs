@@ -180,6 +180,7 @@ fn tiny_on_icebreaker_is_the_fastest_of_every_z_that_fits() {
     );
     // tiny's own z = [4, 2] is over the iCEBreaker; z = [1, 1] is what fits
     assert_eq!(r["input"]["fits"], false, "{r}");
+    assert!(r["input_rank"].is_null(), "{r}");
     assert_eq!(zs(&r["candidates"][0]["z"]), vec![1, 1], "{r}");
 }
 
@@ -187,6 +188,7 @@ fn tiny_on_icebreaker_is_the_fastest_of_every_z_that_fits() {
 fn digits_on_icebreaker_ranks_its_own_z_first() {
     let (r, _) = ranking("specs/digits.toml", "icebreaker", "fit-digits");
     assert_eq!(zs(&r["candidates"][0]["z"]), vec![2, 1], "{r}");
+    assert_eq!(r["input_rank"], 1, "{r}");
     assert!(r["candidates"].as_array().unwrap().len() >= 2, "{r}");
 }
 
