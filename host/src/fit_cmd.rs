@@ -34,6 +34,8 @@ struct Fitted {
     /// The spec's own choices on the board, and their rank when they fit and are not beaten.
     input: Candidate,
     input_rank: Option<usize>,
+    /// When the spec's own choices fit but are not ranked: the ranked design that beats them.
+    input_beaten_by: Option<Beaten>,
     search: Search,
     /// Designs that fit, of which `candidates` are the first.
     fitting: usize,
@@ -42,6 +44,12 @@ struct Fitted {
     chosen: Option<usize>,
     written: Option<String>,
     verify: Option<Verification>,
+}
+
+#[derive(Serialize)]
+struct Beaten {
+    rank: usize,
+    z: Vec<usize>,
 }
 
 fn pipeline(c: &Candidate) -> &'static str {
@@ -105,11 +113,13 @@ impl fmt::Display for Fitted {
         let place = self
             .input_rank
             .map(|r| format!("rank {r}"))
-            .unwrap_or_else(|| match i.fits {
-                true => {
-                    "not ranked: a ranked design is as fast with no more of any resource".into()
-                }
-                false => i.verdict.clone(),
+            .unwrap_or_else(|| match &self.input_beaten_by {
+                Some(b) => format!(
+                    "not ranked: rank {} (z = {}) is as fast with no more of any resource",
+                    b.rank,
+                    z_text(&b.z)
+                ),
+                None => i.verdict.clone(),
             });
         writeln!(
             w,
@@ -251,6 +261,14 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
         .iter()
         .find(|c| c.z == input.z && pipeline(c) == pipeline(&input))
         .map(|c| c.rank);
+    let input_beaten_by = s
+        .ranked
+        .iter()
+        .find(|c| input.fits && input_rank.is_none() && crate::fit_search::beats(c, &input))
+        .map(|c| Beaten {
+            rank: c.rank,
+            z: c.z.clone(),
+        });
     let r = Fitted {
         spec: spec.name.clone(),
         board: b.name.to_string(),
@@ -258,6 +276,7 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
         clock_mhz: mhz,
         input,
         input_rank,
+        input_beaten_by,
         search: s,
         fitting,
         chosen: chosen.map(|c| c.rank),

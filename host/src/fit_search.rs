@@ -163,7 +163,7 @@ fn order(c: &Candidate) -> impl Ord + '_ {
 
 /// `b` beats `a`: the same pipeline choices, at least as fast, no more of any resource (a
 /// design equal in all of these is a duplicate, and beaten by the first one ranked).
-fn beats(b: &Candidate, a: &Candidate) -> bool {
+pub fn beats(b: &Candidate, a: &Candidate) -> bool {
     let (x, y) = (&b.usage, &a.usage);
     b.registered_reads == a.registered_reads
         && b.deep_pipeline == a.deep_pipeline

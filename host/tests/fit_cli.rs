@@ -313,3 +313,51 @@ fn verify_builds_the_best_design_that_fits_and_meets_timing() {
         .unwrap()
         .contains("and meets timing in the real flow"));
 }
+
+/// A spec's own z that fits but wastes lanes is not ranked: the design named instead is as
+/// fast by `spec check` and needs no more of anything by `cost`.
+#[test]
+fn the_specs_own_z_is_beaten_by_fewer_lanes_at_the_same_speed() {
+    let r = ok_json(&[
+        "fit",
+        "--spec",
+        "specs/tiny.toml",
+        "--board",
+        "nexys4-ddr",
+        "--top",
+        "50",
+        "--json",
+    ]);
+    assert_eq!(r["input"]["fits"], true, "{r}");
+    assert!(r["input_rank"].is_null(), "{r}");
+    let by = zs(&r["input_beaten_by"]["z"]);
+    assert_ne!(by, vec![4, 2]);
+    let d = tmpdir("fit-beaten");
+    let text = std::fs::read_to_string(root().join("specs/tiny.toml")).unwrap();
+    let judge = |z: &[u64]| {
+        let f = d.join(format!("z{z:?}.toml").replace([' ', '[', ']', ','], ""));
+        std::fs::write(&f, variant(&text, z, false, false)).unwrap();
+        let check = ok_json(&["spec", "check", path_str(&f), "--json"]);
+        let cost = ok_json(&[
+            "cost",
+            "--spec",
+            path_str(&f),
+            "--board",
+            "nexys4-ddr",
+            "--json",
+        ]);
+        (
+            check["derived"]["block_cycle_clocks"].as_u64().unwrap(),
+            cost["usage"].clone(),
+        )
+    };
+    let (own, own_use) = judge(&[4, 2]);
+    let (other, other_use) = judge(&by);
+    assert!(other <= own, "{by:?}: {other} clocks, the spec's {own}");
+    for k in ["logic", "dsp", "ram_bits", "ram_blocks"] {
+        assert!(
+            other_use[k].as_u64() <= own_use[k].as_u64(),
+            "{k}: {other_use} vs {own_use}"
+        );
+    }
+}
