@@ -10,6 +10,8 @@ pub mod commands;
 pub mod cost_cmd;
 pub mod deploy_cmd;
 pub mod export_cmd;
+pub mod fit_cmd;
+pub mod fit_search;
 pub mod flow;
 #[cfg(test)]
 mod fuzz_targets;

@@ -140,6 +140,7 @@ const WRITERS: &[&str] = &[
     "import",
     "infer",
     "plan",
+    "fit",
     "bench",
     "quality",
     "kernels build",

@@ -15,6 +15,7 @@ pub mod cost;
 pub mod deploy;
 pub mod devices;
 pub mod eval;
+pub mod fit;
 pub mod infer;
 pub mod kernels;
 pub mod man;
@@ -110,6 +111,15 @@ pub enum Cmd {
     ///
     /// Example: edgeflow cost --fit docs/calibration/runs --board icebreaker
     Cost(cost::Args),
+    /// The fastest designs of a spec's network that fit a board: every z per junction (and
+    /// the pipeline choices the board leaves open) costed by the model, timed as the hardware
+    /// builds it, ranked by samples/s; -o writes the best one's spec, --verify builds them.
+    ///
+    /// Only choices that keep the network's function are searched: layers, fan-out, format,
+    /// activation, pattern, seeds and learning rate stay as the spec has them.
+    ///
+    /// Example: edgeflow fit --spec specs/dey-mnist.toml --board ulx3s-85f -o dey-mnist-ulx3s.toml
+    Fit(fit::Args),
     /// Predict every sample of a data set with a saved model (CSV: sample,predicted,label).
     ///
     /// Runs the reference model; the accuracy goes to standard error.
@@ -187,6 +197,7 @@ impl Cmd {
             Cmd::Eval(a) => a.paths(),
             Cmd::Plan(a) => a.paths(),
             Cmd::Cost(a) => a.paths(),
+            Cmd::Fit(a) => a.paths(),
             Cmd::Infer(a) => a.paths(),
             Cmd::Export(a) => crate::export_cmd::paths(a),
             Cmd::Import(a) => crate::import_cmd::paths(a),
@@ -219,6 +230,7 @@ impl Cmd {
             Cmd::Eval(a) => a.exec(),
             Cmd::Plan(a) => a.exec(),
             Cmd::Cost(a) => a.exec(),
+            Cmd::Fit(a) => a.exec(),
             Cmd::Infer(a) => a.exec(),
             Cmd::Export(a) => crate::export_cmd::exec(a),
             Cmd::Import(a) => crate::import_cmd::exec(a),

@@ -7,8 +7,10 @@ use crate::report::{emit, Format, Written};
 use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_hdl::boards::{board, constraints, BoardInfo};
-use edgeflow_hdl::design::{board_top_verilog, Inner};
+use edgeflow_hdl::design::{board_top_verilog, BoardTopVerilog, Inner};
+use edgeflow_hdl::flow::nextpnr::PnrResult;
 use edgeflow_hdl::flow::targets::target;
+use edgeflow_hdl::flow::yosys::SynthResult;
 use edgeflow_hdl::flow::{nextpnr, nextpnr_ecp5, yosys};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -44,9 +46,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     if !b.target.starts_with("ice40") && !ecp5 {
         bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
     }
-    let t = target(b.target).map_err(|e| anyhow!(e))?;
     let name = format!("{}-{}", inner.name(), b.name);
-    let (cons, cons_ext) = constraints(b);
+    let (_, cons_ext) = constraints(b);
     let bit_ext = if ecp5 { "bit" } else { "bin" };
     let mut names = vec![
         format!("{name}.{bit_ext}"),
@@ -59,44 +60,21 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     }
     check_out_files(a.spec.as_deref(), &a.out, &names)?;
     let mhz = crate::flow::check::clock_mhz(b, a.freq)?;
-    let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
-    let dir = work_dir("bitstream")?;
-    std::fs::write(dir.path().join("top.v"), &top.verilog)?;
-    std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
-    let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
-    let s = yosys::synthesize(t, dir.path(), "top.v", true);
-    pb.finish_and_clear();
-    let s = match s {
-        Ok(s) => s,
-        Err(e) => return Err(keep_logs(e, dir)),
-    };
-    crate::flow::check::check_fit(&inner, Some(b), &s.table)?;
-    let pb = spinner(&format!(
-        "{} at {:.2} MHz, {}, static timing",
-        if ecp5 {
-            "nextpnr-ecp5"
-        } else {
-            "nextpnr-ice40"
-        },
-        top.mhz,
-        if ecp5 { "ecppack" } else { "icepack" }
-    ));
-    let p = if ecp5 {
-        nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, a.seed)
-    } else {
-        nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, a.seed)
-    };
-    pb.finish_and_clear();
-    let p = match p {
-        Ok(p) => p,
-        Err(e) => {
-            let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
-            let Some(m) = crate::flow::check::pnr_overflow(&log, &inner, b, t.part) else {
-                return Err(keep_logs(e, dir));
-            };
+    let Routed {
+        dir,
+        top,
+        synth: s,
+        pnr: p,
+    } = match place_route(&inner, b, mhz, a.baud, a.seed)? {
+        Built::Routed(r) => r,
+        Built::TooBig { message, log: None } => bail!("{message}"),
+        Built::TooBig {
+            message,
+            log: Some(dir),
+        } => {
             let dir = dir.keep();
             bail!(
-                "{m}\nnextpnr's log is kept: {} (remove {} when done)",
+                "{message}\nnextpnr's log is kept: {} (remove {} when done)",
                 dir.join("nextpnr.log").display(),
                 dir.display()
             );
@@ -214,4 +192,89 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What the real flow made of a design: its work directory (the tools' files), the board
+/// top, yosys' resources and the routed design's timing.
+pub(super) struct Routed {
+    pub dir: tempdir::Dir,
+    pub top: BoardTopVerilog,
+    pub synth: SynthResult,
+    pub pnr: PnrResult,
+}
+
+/// A design through synthesis and place and route, or the part's room ran out: yosys mapped
+/// more than the part has (no log to keep) or nextpnr could not place it (its log in `log`).
+pub(super) enum Built {
+    Routed(Routed),
+    TooBig {
+        message: String,
+        log: Option<tempdir::Dir>,
+    },
+}
+
+/// yosys, then nextpnr-ice40 or nextpnr-ecp5 and the packer, in a work directory: the
+/// design's board top at `mhz`. A tool that fails for another reason than room is an error,
+/// its logs kept.
+pub(super) fn place_route(
+    inner: &Inner,
+    b: &BoardInfo,
+    mhz: f64,
+    baud: u32,
+    seed: u32,
+) -> Result<Built> {
+    let ecp5 = b.target.starts_with("ecp5");
+    let t = target(b.target).map_err(|e| anyhow!(e))?;
+    let (cons, cons_ext) = constraints(b);
+    let top = board_top_verilog(inner, b, mhz, baud).map_err(|e| anyhow!(e))?;
+    let dir = work_dir("bitstream")?;
+    std::fs::write(dir.path().join("top.v"), &top.verilog)?;
+    std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
+    let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
+    let s = yosys::synthesize(t, dir.path(), "top.v", true);
+    pb.finish_and_clear();
+    let s = match s {
+        Ok(s) => s,
+        Err(e) => return Err(keep_logs(e, dir)),
+    };
+    if let Err(e) = crate::flow::check::check_fit(inner, Some(b), &s.table) {
+        return Ok(Built::TooBig {
+            message: e.to_string(),
+            log: None,
+        });
+    }
+    let pb = spinner(&format!(
+        "{} at {:.2} MHz, {}, static timing",
+        if ecp5 {
+            "nextpnr-ecp5"
+        } else {
+            "nextpnr-ice40"
+        },
+        top.mhz,
+        if ecp5 { "ecppack" } else { "icepack" }
+    ));
+    let p = if ecp5 {
+        nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, seed)
+    } else {
+        nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, seed)
+    };
+    pb.finish_and_clear();
+    match p {
+        Ok(pnr) => Ok(Built::Routed(Routed {
+            dir,
+            top,
+            synth: s,
+            pnr,
+        })),
+        Err(e) => {
+            let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
+            match crate::flow::check::pnr_overflow(&log, inner, b, t.part) {
+                Some(message) => Ok(Built::TooBig {
+                    message,
+                    log: Some(dir),
+                }),
+                None => Err(keep_logs(e, dir)),
+            }
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod bitstream;
 pub mod check;
+pub mod fit;
 pub mod synth;
 pub mod verilog;
 pub mod vivado;

@@ -3,8 +3,10 @@
 use super::*;
 use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Result};
+use edgeflow_hdl::boards::BoardInfo;
 use edgeflow_hdl::design::{inner_verilog, Inner};
-use edgeflow_hdl::flow::targets::target;
+use edgeflow_hdl::flow::targets::{target, Target};
+use edgeflow_hdl::flow::yosys::SynthResult;
 use edgeflow_hdl::flow::{nextpnr, yosys};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -64,50 +66,11 @@ pub fn synth_cmd(
         (None, None) => bail!("give --target TARGET (the network alone) or --board BOARD"),
     };
     let t = target(tname).map_err(|e| anyhow!(e))?;
-    let v = match board {
-        Some(b) => {
-            // the board top as `edgeflow bitstream` builds it, at the board's own clock
-            inner = inner.for_board(b);
-            edgeflow_hdl::design::board_top_verilog(&inner, b, b.default_mhz, 115_200)
-                .map_err(|e| anyhow!(e))?
-                .verilog
-        }
-        None => inner_verilog(&inner).map_err(|e| anyhow!(e))?,
-    };
-    let dir = work_dir("synth")?;
-    std::fs::write(dir.path().join("top.v"), &v)?;
-    let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
-    let pack = edgeflow_hdl::flow::targets::ice40_pack(t);
-    let r = yosys::synthesize(t, dir.path(), "top.v", pack.is_some());
-    pb.finish_and_clear();
-    let mut r = match r {
-        Ok(r) => r,
-        Err(e) => return Err(keep_logs(e, dir)),
-    };
-    if let Some((device, package)) = pack {
-        // the iCE40's limit is its logic cells, which only nextpnr's packer counts
-        let pcf = match board {
-            Some(b) => {
-                std::fs::write(
-                    dir.path().join("top.pcf"),
-                    edgeflow_hdl::boards::constraints(b).0,
-                )?;
-                Some("top.pcf")
-            }
-            None => None,
-        };
-        let (device, package) = match board {
-            Some(b) => (crate::flow::bitstream::ice40_device(b), b.package),
-            None => (device.to_string(), package),
-        };
-        let pb = spinner(&format!("nextpnr-ice40 --pack-only ({})", inner.name()));
-        let u = nextpnr::pack_only(&device, package, dir.path(), pcf);
-        pb.finish_and_clear();
-        match u {
-            Ok(u) => r.table = r.table.with_packed_cells(&u),
-            Err(e) => return Err(keep_logs(e, dir)),
-        }
+    if let Some(b) = board {
+        // the board top as `edgeflow bitstream` builds it
+        inner = inner.for_board(b);
     }
+    let (r, v) = synthesize_inner(&inner, board, t)?;
     for p in plot {
         let rows: Vec<(String, f64, f64, f64)> = r
             .table
@@ -179,4 +142,58 @@ pub fn synth_cmd(
     }
     emit(&Written::new(report, w), Format::json(json));
     crate::flow::check::check_fit(&inner, board, &r.table)
+}
+
+/// yosys for target `t` on the design alone, or inside `board`'s board top at the board's
+/// own clock; on the iCE40 also nextpnr's packer, for the logic cells. The result and the
+/// Verilog.
+pub(super) fn synthesize_inner(
+    inner: &Inner,
+    board: Option<&BoardInfo>,
+    t: &Target,
+) -> Result<(SynthResult, String)> {
+    let v = match board {
+        Some(b) => {
+            edgeflow_hdl::design::board_top_verilog(inner, b, b.default_mhz, 115_200)
+                .map_err(|e| anyhow!(e))?
+                .verilog
+        }
+        None => inner_verilog(inner).map_err(|e| anyhow!(e))?,
+    };
+    let dir = work_dir("synth")?;
+    std::fs::write(dir.path().join("top.v"), &v)?;
+    let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
+    let pack = edgeflow_hdl::flow::targets::ice40_pack(t);
+    let r = yosys::synthesize(t, dir.path(), "top.v", pack.is_some());
+    pb.finish_and_clear();
+    let mut r = match r {
+        Ok(r) => r,
+        Err(e) => return Err(keep_logs(e, dir)),
+    };
+    if let Some((device, package)) = pack {
+        // the iCE40's limit is its logic cells, which only nextpnr's packer counts; a board
+        // top's pins are constrained (its PLL must sit on the clock pin)
+        let pcf = match board {
+            Some(b) => {
+                std::fs::write(
+                    dir.path().join("top.pcf"),
+                    edgeflow_hdl::boards::constraints(b).0,
+                )?;
+                Some("top.pcf")
+            }
+            None => None,
+        };
+        let (device, package) = match board {
+            Some(b) => (crate::flow::bitstream::ice40_device(b), b.package),
+            None => (device.to_string(), package),
+        };
+        let pb = spinner(&format!("nextpnr-ice40 --pack-only ({})", inner.name()));
+        let u = nextpnr::pack_only(&device, package, dir.path(), pcf);
+        pb.finish_and_clear();
+        match u {
+            Ok(u) => r.table = r.table.with_packed_cells(&u),
+            Err(e) => return Err(keep_logs(e, dir)),
+        }
+    }
+    Ok((r, v))
 }
