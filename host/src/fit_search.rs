@@ -106,8 +106,9 @@ fn percent(used: u64, available: u64) -> f64 {
 /// The model's verdict in a few words: fits, or each resource over what it allows.
 pub fn verdict(u: &Usage) -> String {
     if u.near_limit() {
+        // within the model's error of the part: the real flow decides
         return format!(
-            "near the limit (logic within the model's {:.0}%: `--verify` or `edgeflow synth --board` decides)",
+            "near the limit (±{:.0}%): --verify decides",
             u.logic_error * 100.0
         );
     }

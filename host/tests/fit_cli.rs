@@ -99,7 +99,9 @@ fn ranking(spec: &str, board: &str, tag: &str) -> (Value, String) {
         assert_eq!(sps, mhz * 1e6 / clocks as f64, "{c}");
         // the cost model's own verdict on that spec
         let cost = ok_json(&["cost", "--spec", path_str(&f), "--board", board, "--json"]);
-        assert_eq!(cost["fits"], true, "{z:?}: {cost}");
+        // fits, or near the limit (within the model's error of the part) and marked so
+        assert_ne!(cost["fits"], false, "{z:?}: {cost}");
+        assert_eq!(c["near_limit"], cost["near_limit"], "{z:?}: {cost}");
         assert_eq!(c["usage"]["logic"], cost["usage"]["logic"], "{z:?}");
         if i > 0 {
             let p = &cands[i - 1];
@@ -167,7 +169,9 @@ fn tiny_on_icebreaker_is_the_fastest_of_every_z_that_fits() {
                 "icebreaker",
                 "--json",
             ]);
-            if cost["fits"] == true {
+            // what the planner may use: not called a misfit, and within the part
+            let u = &cost["usage"];
+            if cost["fits"] != false && u["logic"].as_u64() <= u["logic_available"].as_u64() {
                 best = Some(best.map_or(clocks, |b: u64| b.min(clocks)));
             }
         }

@@ -39,7 +39,19 @@ fn random_net(r: &mut SplitMix64) -> Net {
 fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
     // Scale memory and logic to what the whole network needs at its smallest z, so that
     // some instances fit on one board, some need several and some fit nowhere.
-    let probe = Board::built_in("nexys4-ddr").unwrap();
+    // (with the XC7 constants written out, so a refit of the board files does not move the
+    // instances)
+    let mut probe = Board::built_in("nexys4-ddr").unwrap();
+    probe.fit = edgeflow_planner::Fit {
+        logic_per_junction: 1078,
+        logic_per_lane_bit: 11,
+        logic_per_board: 388,
+        logic_serial_link: 237,
+        ff_per_board: 0,
+        ff_per_lane_bit: 22,
+        ff_per_lut_multiplier: 0,
+        logic_error: 0.1,
+    };
     let (mut bits, mut logic) = (0u64, 0u64);
     for j in 0..net.junctions() {
         let n = junction_need(net, &probe, j, net.z_options[j][0], net.staleness(j, 0));
@@ -55,9 +67,7 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             clock_mhz: [10.0, 25.0, 50.0, 100.0][r.below(4)],
             dsp: [0, 2, 8, 32][r.below(4)],
             // room for the fixed per-board terms (the board top's among them) as before
-            logic: 900
-                + edgeflow_planner::Fit::default().logic_serial_link
-                + logic * (20 + r.below(140) as u64) / 100,
+            logic: 900 + 417 + logic * (20 + r.below(140) as u64) / 100,
             lut_per_multiplier: [40, 120, 280][r.below(3)],
             ram_bits: bits * (25 + r.below(120) as u64) / 100,
             ram_blocks: 8 + r.below(60) as u64,
@@ -65,7 +75,18 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             link_mbps: [1.0, 10.0, 100.0, 1000.0][r.below(4)],
             link_latency_us: [0.0, 0.05, 1.0, 5.0][r.below(4)],
             link: None,
-            fit: Default::default(),
+            // constants written out, so a refit of the board files does not move the
+            // instances
+            fit: edgeflow_planner::Fit {
+                logic_per_junction: 1391,
+                logic_per_lane_bit: 0,
+                logic_per_board: 642,
+                logic_serial_link: 417,
+                ff_per_board: 732,
+                ff_per_lane_bit: 5,
+                ff_per_lut_multiplier: 138,
+                logic_error: 0.1,
+            },
             // some boards build with registered reads or the deep pipeline: longer block
             // cycles on them
             registered_reads: r.below(3) == 0,

@@ -71,12 +71,16 @@ pub struct Verification {
 fn rows(c: &Candidate, board: &Board, t: &ResourceTable, board_top: bool) -> Vec<Row> {
     let z: Vec<u64> = c.z.iter().map(|&z| z as u64).collect();
     let u = &c.usage;
+    // the model's logic is the part's count: logic cells where the table has them (iCE40)
+    let cells = t.rows.iter().any(|r| r.resource == "LC");
     t.rows
         .iter()
         .map(|r| Row {
             resource: r.resource.clone(),
             kind: r.kind.clone(),
             predicted: match r.resource.as_str() {
+                "LUT" if cells => None,
+                "LC" => Some(u.logic),
                 "LUT" if board_top => Some(u.logic),
                 "LUT" => Some(u.logic.saturating_sub(board.fit.logic_serial_link)),
                 "FF" if board_top => None,
@@ -159,7 +163,13 @@ pub fn verify(
                         fmax_mhz: r.pnr.timing.fmax_mhz,
                         fmax_kind: if ecp5 { ECP5_FMAX_KIND } else { PNR_FMAX_KIND },
                         timing_met: r.pnr.timing.fmax_mhz >= r.top.mhz,
-                        resources: rows(c, board, &r.synth.table, true),
+                        // with the logic cells nextpnr placed (iCE40)
+                        resources: rows(
+                            c,
+                            board,
+                            &r.synth.table.clone().with_packed_cells(&r.pnr.utilisation),
+                            true,
+                        ),
                         placed: r
                             .pnr
                             .utilisation
