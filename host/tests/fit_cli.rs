@@ -295,13 +295,21 @@ fn verify_builds_the_best_design_that_fits_and_meets_timing() {
     for a in &v["attempts"].as_array().unwrap()[..tried as usize - 1] {
         assert!(a["fits"] == false || a["timing_met"] == false, "{a}");
     }
+    // the model's logic next to the logic cells nextpnr placed (the iCE40's count)
     let lut = ok["resources"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|x| x["resource"] == "LUT")
+        .find(|x| x["resource"] == "LC")
         .unwrap();
     assert!(lut["used"].as_f64().unwrap() > 0.0 && lut["predicted"].as_u64().unwrap() > 0);
+    let placed = ok["placed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[0] == "ICESTORM_LC")
+        .unwrap();
+    assert_eq!(lut["used"].as_f64(), placed[1].as_f64(), "{ok}");
     // the model's prediction is the one `fit` ranked with
     let chosen = &r["candidates"][ok["rank"].as_u64().unwrap() as usize - 1];
     assert_eq!(lut["predicted"], chosen["usage"]["logic"], "{r}");
