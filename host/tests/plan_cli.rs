@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{edgeflow, fails_with, ok_json};
+use common::{edgeflow, fails_with, ok_json, root};
 use serde_json::Value;
 
 #[test]
@@ -280,4 +280,31 @@ fn cost_fit_recovers_known_constants_from_runs() {
         ],
         &["cannot read calibration directory"],
     );
+}
+
+/// The ULX3S board files travel with the binary: from a directory without `boards/`, `cost`
+/// and `plan` find them by name, with the file's own constants.
+#[test]
+fn ulx3s_boards_are_found_from_any_directory() {
+    let d = common::tmpdir("boards-anywhere");
+    let spec = root().join("specs/tiny.toml");
+    for board in ["ulx3s-85f", "ulx3s-45f", "ulx3s-12f"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_edgeflow"))
+            .args(["cost", "--spec", spec.to_str().unwrap(), "--board", board])
+            .args(["--json"])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let file = std::fs::read_to_string(root().join(format!("boards/{board}.toml"))).unwrap();
+        let logic: u64 = file
+            .lines()
+            .find_map(|l| l.strip_prefix("logic = "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(v["usage"]["logic_available"], logic, "{board}: {v}");
+    }
+    std::fs::remove_dir_all(&d).ok();
 }

@@ -136,6 +136,14 @@ const BUILT_IN: [(&str, &str); 4] = [
     ),
 ];
 
+/// Board files the binary also carries, found by name from any directory but not part of
+/// the built-in set that examples and instance generators walk (`built_in_names`).
+const BUNDLED: [(&str, &str); 3] = [
+    ("ulx3s-85f", include_str!("../../boards/ulx3s-85f.toml")),
+    ("ulx3s-45f", include_str!("../../boards/ulx3s-45f.toml")),
+    ("ulx3s-12f", include_str!("../../boards/ulx3s-12f.toml")),
+];
+
 /// Names of the built-in boards.
 pub fn built_in_names() -> Vec<&'static str> {
     BUILT_IN.iter().map(|(n, _)| *n).collect()
@@ -230,14 +238,15 @@ impl Board {
 
     /// A built-in board by name.
     pub fn built_in(name: &str) -> Option<Board> {
-        BUILT_IN.iter().find(|(n, _)| *n == name).map(|(n, t)| {
+        let mut boards = BUILT_IN.iter().chain(&BUNDLED);
+        boards.find(|(n, _)| *n == name).map(|(n, t)| {
             Board::from_toml_str(t, &format!("boards/{n}.toml (built in)"))
                 .expect("built-in boards are valid")
         })
     }
 
     /// A board by name or path: a path to a `.toml` file; else `NAME.toml` in
-    /// `$EDGEFLOW_BOARDS` or `./boards/`; else a built-in board.
+    /// `$EDGEFLOW_BOARDS` or `./boards/`; else a built-in or bundled board.
     pub fn resolve(what: &str) -> Result<Board, String> {
         let as_path = Path::new(what);
         if what.ends_with(".toml") || what.contains('/') {
@@ -316,7 +325,7 @@ mod tests {
 
     #[test]
     fn built_ins_parse() {
-        for n in built_in_names() {
+        for n in built_in_names().into_iter().chain(BUNDLED.map(|b| b.0)) {
             let b = Board::built_in(n).unwrap();
             assert_eq!(b.name, n);
         }
