@@ -189,9 +189,8 @@ impl Over {
 /// Every resource the design cannot fit in whatever the model's error; none when it fits or
 /// is near the limit (`Usage::verdict`).
 fn overflows(u: &Usage) -> Vec<Over> {
-    let logic_allowed = (u.logic_available as f64 * (1.0 + u.logic_error)).floor() as u64;
     [
-        ("logic cells", u.logic, u.logic_available, logic_allowed),
+        ("logic cells", u.logic, u.logic_available, u.logic_may_fit()),
         (
             "block RAMs",
             u.ram_blocks,

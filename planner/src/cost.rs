@@ -454,15 +454,15 @@ impl Usage {
         self.logic_available
     }
 
+    /// The most logic that may still fit if the model is `e` high: `(1 + e)` of the part.
+    pub fn logic_may_fit(&self) -> u64 {
+        (self.logic_available as f64 * (1.0 + self.logic_error)).floor() as u64
+    }
+
     pub fn logic_verdict(&self) -> LogicVerdict {
-        let (l, a, e) = (
-            self.logic as f64,
-            self.logic_available as f64,
-            self.logic_error,
-        );
-        if l <= a * (1.0 - e) {
+        if self.logic as f64 <= self.logic_available as f64 * (1.0 - self.logic_error) {
             LogicVerdict::Fits
-        } else if l <= a * (1.0 + e) {
+        } else if self.logic <= self.logic_may_fit() {
             LogicVerdict::NearLimit
         } else {
             LogicVerdict::DoesNotFit

@@ -173,19 +173,14 @@ pub(super) fn synthesize_inner(
     if let Some((device, package)) = pack {
         // the iCE40's limit is its logic cells, which only nextpnr's packer counts; a board
         // top's pins are constrained (its PLL must sit on the clock pin)
-        let pcf = match board {
+        let (device, package, pcf) = match board {
             Some(b) => {
-                std::fs::write(
-                    dir.path().join("top.pcf"),
-                    edgeflow_hdl::boards::constraints(b).0,
-                )?;
-                Some("top.pcf")
+                let pcf = edgeflow_hdl::boards::constraints(b).0;
+                std::fs::write(dir.path().join("top.pcf"), pcf)?;
+                let device = crate::flow::bitstream::ice40_device(b);
+                (device, b.package, Some("top.pcf"))
             }
-            None => None,
-        };
-        let (device, package) = match board {
-            Some(b) => (crate::flow::bitstream::ice40_device(b), b.package),
-            None => (device.to_string(), package),
+            None => (device.to_string(), package, None),
         };
         let pb = spinner(&format!("nextpnr-ice40 --pack-only ({})", inner.name()));
         let u = nextpnr::pack_only(&device, package, dir.path(), pcf);
