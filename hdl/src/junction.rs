@@ -57,14 +57,16 @@ use crate::bp_unit::BpUnit;
 use crate::copy_memory::CopyMemory;
 use crate::delta_memory::DeltaMemory;
 use crate::ff_unit::FfUnit;
-use crate::fixed::{b16, b32, s16};
+
 use crate::lane_rng::LaneStreams;
 use crate::params::JunctionParams;
 use crate::pipe_regs::PipeRegs;
 use crate::sequencer::Sequencer;
 use crate::up_unit::UpUnit;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
+use std::rc::Rc;
 
 #[derive(LogicBlock)]
 pub struct Junction {
@@ -154,11 +156,12 @@ pub struct Junction {
     /// saturation end at flip-flops and not at the block RAM's data input. The row is read
     /// again a block cycle later.
     pub wwp: PipeRegs,
-    _p: Box<JunctionParams>,
+    _p: Rc<JunctionParams>,
 }
 
 /// Words of the write-back registers: the weight row `k`, then per lane the weight and the
 /// left neuron. Bit: BP/UP runs.
+#[derive(Clone, Copy)]
 struct UpWord {
     z: usize,
 }
@@ -178,6 +181,7 @@ impl UpWord {
 
 /// Words of the BP/UP pipeline registers: the weight row `k`, the bias row, then per group
 /// the delta and the bias, per lane the weight, UP's activation and the left neuron.
+#[derive(Clone, Copy)]
 struct BpWord {
     z: usize,
     g: usize,
@@ -210,6 +214,7 @@ impl BpWord {
 /// neuron, then the edge clock `k`, the row, and per group the bias, the low and high half of
 /// the delta sum BP reads, and σ′. Bits: FF runs, first and last clock of a neuron, BP runs,
 /// BP finishes a row.
+#[derive(Clone, Copy)]
 struct RdWord {
     z: usize,
     g: usize,
@@ -258,53 +263,6 @@ impl RdWord {
 }
 
 impl Junction {
-    /// Mark every input as driven by the parent: the network and a stage both drive all of
-    /// them (unused lane and port vectors are empty).
-    pub fn connect_inputs(&mut self) {
-        for x in [
-            &mut self.adv,
-            &mut self.last,
-            &mut self.step,
-            &mut self.ff_en,
-            &mut self.bp_en,
-            &mut self.parity,
-            &mut self.restart,
-            &mut self.h_sel,
-            &mut self.h_bias,
-            &mut self.h_we,
-            &mut self.in_we,
-        ] {
-            x.connect();
-        }
-        for x in [
-            &mut self.k,
-            &mut self.label,
-            &mut self.h_addr,
-            &mut self.h_bank,
-            &mut self.h_wdata,
-            &mut self.in_copy,
-            &mut self.in_addr,
-            &mut self.in_data,
-        ] {
-            x.connect();
-        }
-        self.clock.connect();
-        for v in [
-            &mut self.lw_addr,
-            &mut self.lw_a,
-            &mut self.lw_sp,
-            &mut self.lq_addr,
-            &mut self.rq_sp,
-            &mut self.in_lane_data,
-        ] {
-            v.iter_mut().for_each(|s| s.connect());
-        }
-        for v in [&mut self.lw_en, &mut self.lq_clear, &mut self.in_lane_we] {
-            v.iter_mut().for_each(|s| s.connect());
-        }
-        self.rq_acc.iter_mut().for_each(|s| s.connect());
-    }
-
     /// Junction `p.j`; `prev_groups`: right neurons the previous junction finishes per clock.
     pub fn new(p: &JunctionParams, prev_groups: usize) -> Junction {
         let (z, g) = (p.z, p.groups);
@@ -434,7 +392,7 @@ impl Junction {
             } else {
                 PipeRegs::new(0, 0)
             },
-            _p: Box::new(p.clone()),
+            _p: Rc::new(p.clone()),
         }
     }
 
@@ -456,875 +414,470 @@ impl Junction {
     }
 }
 
+/// A network's or a stage's junction `j`: its clock and the controller's block-cycle signals.
+#[macro_export]
+macro_rules! wire_junction_control {
+    ($w:expr, $j:expr) => {{
+        let j = $j;
+        $w.set($crate::to!(junctions[j].clock), $crate::at!($w, clock));
+        $w.set($crate::to!(junctions[j].adv), $crate::at!($w, ctrl.adv));
+        $w.set($crate::to!(junctions[j].k), $crate::at!($w, ctrl.k));
+        $w.set($crate::to!(junctions[j].last), $crate::at!($w, ctrl.last));
+        $w.set($crate::to!(junctions[j].step), $crate::at!($w, ctrl.step));
+        $w.set(
+            $crate::to!(junctions[j].parity),
+            $crate::at!($w, ctrl.parity),
+        );
+        $w.set($crate::to!(junctions[j].label), $crate::at!($w, ctrl.label));
+    }};
+}
+
+/// A network's or a stage's junction `j` (> 0) and its left neighbour: the neighbour's FF
+/// writes `j`'s left layer, its BP reads (and clears) `j`'s delta sums, per group.
+#[macro_export]
+macro_rules! wire_junction_pair {
+    ($w:expr, $j:expr, $groups:expr) => {{
+        let (j, i) = ($j, $j - 1);
+        for q in 0..$groups {
+            $w.set(
+                $crate::to!(junctions[j].lw_en[q]),
+                $crate::at!($w, junctions[i].rw_en[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[j].lw_addr[q]),
+                $crate::at!($w, junctions[i].rw_addr[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[j].lw_a[q]),
+                $crate::at!($w, junctions[i].rw_a[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[j].lw_sp[q]),
+                $crate::at!($w, junctions[i].rw_sp[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[j].lq_addr[q]),
+                $crate::at!($w, junctions[i].rq_addr[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[j].lq_clear[q]),
+                $crate::at!($w, junctions[i].rq_clear[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[i].rq_acc[q]),
+                $crate::at!($w, junctions[j].lq_acc[q]),
+            );
+            $w.set(
+                $crate::to!(junctions[i].rq_sp[q]),
+                $crate::at!($w, junctions[j].lq_sp[q]),
+            );
+        }
+    }};
+}
+
 impl Logic for Junction {
     fn update(&mut self) {
-        let (z, g) = (self._p.z, self._p.groups);
-        let (is_first, is_last) = (self._p.is_first(), self._p.is_last());
-        let clock = self.clock.val();
+        let (p, lanes, left) = (self._p.clone(), self.in_lane_we.len(), self.lw_en.len());
+        Self::wire(&p, lanes, left, &mut Sim(self));
+    }
+
+    fn connect(&mut self) {
+        let (p, lanes, left) = (self._p.clone(), self.in_lane_we.len(), self.lw_en.len());
+        Self::wire(&p, lanes, left, &mut Connect(self));
+    }
+
+    fn hdl(&self) -> Verilog {
+        let mut t = Text::default();
+        Self::wire(&self._p, self.in_lane_we.len(), self.lw_en.len(), &mut t);
+        Verilog::Custom(t.finish())
+    }
+}
+
+impl Junction {
+    /// The junction's connections (`in_lanes` extra input lanes, `left` groups on the left
+    /// port): the simulation, `connect()` and the Verilog.
+    fn wire<W: Wires<Self>>(p: &JunctionParams, in_lanes: usize, left: usize, w: &mut W) {
+        let (z, g, deep) = (p.z, p.groups, p.deep_pipeline);
+        let clock = at!(w, clock);
         // sequencer and interleaver
-        let s = &mut self.seq;
-        s.clock.next = clock;
-        s.adv.next = self.adv.val();
-        s.last.next = self.last.val();
-        s.step.next = self.step.val();
-        s.k.next = self.k.val();
-        s.restart.next = self.restart.val();
-        s.ff_en.next = self.ff_en.val();
-        s.bp_en.next = self.bp_en.val();
-        s.h_sel.next = self.h_sel.val();
-        s.h_addr.next = self.h_addr.val();
-        self.agen.clock.next = clock;
-        self.agen.adv.next = self.adv.val();
-        self.agen.last.next = self.last.val();
-        let (run_ff, run_bp) = (self.seq.run_ff.val(), self.seq.run_bp.val());
-        let (first, last_sub) = (self.seq.first.val(), self.seq.last_sub.val());
-        let row = self.seq.row.val().index();
-        let r: Vec<Bits<16>> = (0..g).map(|q| b16((row * g + q) as i32)).collect();
-        let (h_sel, h_we, h_bias, h_bank) = (
-            self.h_sel.val(),
-            self.h_we.val(),
-            self.h_bias.val(),
-            self.h_bank.val().index(),
-        );
-        // the host's writes: through `hwp` with the deep pipeline
-        self.hwp.clock.next = clock;
-        let (w_sel, w_we, w_bias, w_bank, w_addr, w_data) = if self._p.deep_pipeline {
-            for (i, b) in [h_sel, h_we, h_bias].into_iter().enumerate() {
-                self.hwp.bit_in[i].next = b;
-            }
-            for (i, w) in [self.h_bank.val(), self.h_addr.val(), self.h_wdata.val()]
-                .into_iter()
-                .enumerate()
-            {
-                self.hwp.word_in[i].next = w;
-            }
-            let h = &self.hwp;
-            (
-                h.bit[0].val(),
-                h.bit[1].val(),
-                h.bit[2].val(),
-                h.word[0].val().index(),
-                h.word[1].val(),
-                h.word[2].val(),
-            )
-        } else {
-            (
-                h_sel,
-                h_we,
-                h_bias,
-                h_bank,
-                self.h_addr.val(),
-                self.h_wdata.val(),
-            )
-        };
-        let host_w = w_sel && w_we && !w_bias;
-        let host_b = w_sel && w_we && w_bias;
+        w.set(to!(seq.clock), clock.clone());
+        w.set(to!(seq.adv), at!(w, adv));
+        w.set(to!(seq.last), at!(w, last));
+        w.set(to!(seq.step), at!(w, step));
+        w.set(to!(seq.k), at!(w, k));
+        w.set(to!(seq.restart), at!(w, restart));
+        w.set(to!(seq.ff_en), at!(w, ff_en));
+        w.set(to!(seq.bp_en), at!(w, bp_en));
+        w.set(to!(seq.h_sel), at!(w, h_sel));
+        w.set(to!(seq.h_addr), at!(w, h_addr));
+        w.set(to!(agen.clock), clock.clone());
+        w.set(to!(agen.adv), at!(w, adv));
+        w.set(to!(agen.last), at!(w, last));
         // Read stage: what the memories give for clock k and that clock's control; with
         // registered reads it passes `rdp` and the arithmetic below runs at k + 1
         let rd = RdWord { z, g };
-        let mut src_w = vec![Bits::<16>::default(); rd.count()];
+        let zero16 = w.lit(0, "16'd0");
+        let mut src_w = vec![zero16.clone(); rd.count()];
         for l in 0..z {
-            src_w[rd.w(l)] = self.wmem.rdata[l].val();
-            src_w[rd.a(l)] = self.amem.rd_data[l].val();
-            src_w[rd.u(l)] = self.amem.rd_data[z + l].val();
-            src_w[rd.left(l)] = self.agen.left[l].val();
+            src_w[rd.w(l)] = at!(w, wmem.rdata[l]);
+            src_w[rd.a(l)] = at!(w, amem.rd_data[l]);
+            src_w[rd.u(l)] = at!(w, amem.rd_data[z + l]);
+            src_w[rd.left(l)] = at!(w, agen.left[l]);
         }
-        src_w[rd.k()] = self.k.val();
-        src_w[rd.row()] = self.seq.row.val();
+        src_w[rd.k()] = at!(w, k);
+        src_w[rd.row()] = at!(w, seq.row);
         for q in 0..g {
-            src_w[rd.bias(q)] = self.bmem.rdata[q].val();
-            let (acc, sp) = if is_last {
-                (b32(s16(self.omem[0].rd_data[q].val()) as i64), b16(0))
+            src_w[rd.bias(q)] = at!(w, bmem.rdata[q]);
+            if p.is_last() {
+                // the output delta, sign-extended to a sum
+                let o = at!(w, omem[0].rd_data[q]);
+                src_w[rd.acc_hi(q)] = w.sign_fill16(&o);
+                src_w[rd.acc_lo(q)] = o;
+                src_w[rd.sp(q)] = zero16.clone();
             } else {
-                (self.rq_acc[q].val(), self.rq_sp[q].val())
-            };
-            src_w[rd.acc_lo(q)] = acc.get_bits::<16>(0);
-            src_w[rd.acc_hi(q)] = acc.get_bits::<16>(16);
-            src_w[rd.sp(q)] = sp;
-        }
-        let src_b = [run_ff, first, last_sub, run_bp, run_bp && last_sub];
-        let rr = self._p.registered_reads;
-        self.rdp.clock.next = clock;
-        let (dw, db): (Vec<Bits<16>>, Vec<bool>) = if rr {
-            for (i, &b) in src_b.iter().enumerate() {
-                self.rdp.bit_in[i].next = b;
+                let acc = at!(w, rq_acc[q]);
+                src_w[rd.acc_lo(q)] = w.bits(&acc, 0, 15);
+                src_w[rd.acc_hi(q)] = w.bits(&acc, 16, 31);
+                src_w[rd.sp(q)] = at!(w, rq_sp[q]);
             }
-            for (i, &w) in src_w.iter().enumerate() {
-                self.rdp.word_in[i].next = w;
+        }
+        let (run_bp, last_sub) = (at!(w, seq.run_bp), at!(w, seq.last_sub));
+        let bp_clear = w.and(&run_bp, &last_sub);
+        let src_b = [
+            at!(w, seq.run_ff),
+            at!(w, seq.first),
+            last_sub,
+            run_bp,
+            bp_clear.clone(),
+        ];
+        w.set(to!(rdp.clock), clock.clone());
+        let (mut dw, db): (Vec<W::V>, Vec<W::V>) = if p.registered_reads {
+            for (i, b) in src_b.iter().enumerate() {
+                w.set(to!(rdp.bit_in[i]), b.clone());
+            }
+            for (i, x) in src_w.iter().enumerate() {
+                w.set(to!(rdp.word_in[i]), x.clone());
             }
             (
-                self.rdp.word.iter().map(|x| x.val()).collect(),
-                self.rdp.bit.iter().map(|x| x.val()).collect(),
+                (0..rd.count()).map(|i| at!(w, rdp.word[i])).collect(),
+                (0..RdWord::BITS).map(|i| at!(w, rdp.bit[i])).collect(),
             )
         } else {
-            (src_w, src_b.to_vec())
+            (src_w, src_b.iter().map(|b| w.paren(b)).collect())
         };
         // sums from a delta memory that reads on the clock edge are already a clock late
-        let mut dw = dw;
-        if self._p.registered_sums_right {
+        if p.registered_sums_right {
             for q in 0..g {
-                let acc = self.rq_acc[q].val();
-                dw[rd.acc_lo(q)] = acc.get_bits::<16>(0);
-                dw[rd.acc_hi(q)] = acc.get_bits::<16>(16);
+                let acc = at!(w, rq_acc[q]);
+                dw[rd.acc_lo(q)] = w.bits(&acc, 0, 15);
+                dw[rd.acc_hi(q)] = w.bits(&acc, 16, 31);
             }
         }
-        let d_row = dw[rd.row()].index();
-        let d_r: Vec<Bits<16>> = (0..g).map(|q| b16((d_row * g + q) as i32)).collect();
         // BP/UP pipeline registers: BP's deltas at clock k, the contributions and updates
         // of clock k's edges at k + 1 (a clock later with registered reads)
         let bw = BpWord { z, g };
-        self.bpp.clock.next = clock;
-        self.bpp.bit_in[0].next = db[RdWord::RUN_BP];
-        self.bpp.bit_in[1].next = db[RdWord::ROW_DONE];
-        self.bpp.word_in[BpWord::K].next = dw[rd.k()];
-        self.bpp.word_in[BpWord::ROW].next = dw[rd.row()];
+        w.set(to!(bpp.clock), clock.clone());
+        w.set(to!(bpp.bit_in[0]), db[RdWord::RUN_BP].clone());
+        w.set(to!(bpp.bit_in[1]), db[RdWord::ROW_DONE].clone());
+        w.set(to!(bpp.word_in[BpWord::K]), dw[rd.k()].clone());
+        w.set(to!(bpp.word_in[BpWord::ROW]), dw[rd.row()].clone());
         for q in 0..g {
-            self.bpp.word_in[bw.d(q)].next = self.bp.delta[q].val();
-            self.bpp.word_in[bw.bias(q)].next = dw[rd.bias(q)];
+            w.set(to!(bpp.word_in[bw.d(q)]), at!(w, bp.delta[q]));
+            w.set(to!(bpp.word_in[bw.bias(q)]), dw[rd.bias(q)].clone());
         }
-        for l in 0..z {
-            self.bpp.word_in[bw.w(l)].next = dw[rd.w(l)];
-            self.bpp.word_in[bw.a(l)].next = dw[rd.u(l)];
-            self.bpp.word_in[bw.left(l)].next = dw[rd.left(l)];
-        }
-        let (bp_run, bp_row_done) = (self.bpp.bit[0].val(), self.bpp.bit[1].val());
-        // write-back stage of the weights and contributions: with the deep pipeline a
-        // clock after `bpp`, through `upp`
-        let rp = self._p.deep_pipeline;
-        let uw = UpWord { z };
-        self.upp.clock.next = clock;
-        self.bp.clock.next = clock;
-        self.up.clock.next = clock;
-        // the address the write-back's left neuron takes next (the delta memory reads ahead)
-        let wb_left_next: Vec<Bits<16>> = (0..z)
-            .map(|l| {
-                if rp {
-                    self.bpp.word[bw.left(l)].val()
+        // with the deep pipeline the deltas come out of BP's own register
+        let dq: Vec<W::V> = (0..g)
+            .map(|q| {
+                if deep {
+                    at!(w, bp.delta[q])
                 } else {
-                    dw[rd.left(l)]
+                    at!(w, bpp.word[bw.d(q)])
                 }
             })
             .collect();
-        let (wb_run, wb_k, wb_w, wb_left): (bool, Bits<16>, Vec<Bits<16>>, Vec<Bits<16>>) = if rp {
-            self.upp.bit_in[0].next = bp_run;
-            self.upp.word_in[UpWord::K].next = self.bpp.word[BpWord::K].val();
-            for l in 0..z {
-                self.upp.word_in[uw.w(l)].next = self.bpp.word[bw.w(l)].val();
-                self.upp.word_in[uw.left(l)].next = self.bpp.word[bw.left(l)].val();
-            }
-            (
-                self.upp.bit[0].val(),
-                self.upp.word[UpWord::K].val(),
-                (0..z).map(|l| self.upp.word[uw.w(l)].val()).collect(),
-                (0..z).map(|l| self.upp.word[uw.left(l)].val()).collect(),
-            )
-        } else {
-            (
-                bp_run,
-                self.bpp.word[BpWord::K].val(),
-                (0..z).map(|l| self.bpp.word[bw.w(l)].val()).collect(),
-                (0..z).map(|l| self.bpp.word[bw.left(l)].val()).collect(),
-            )
-        };
-        // weight and bias memories: one write port per bank, UP's value or the host's
-        self.wmem.clock.next = clock;
-        self.wmem.raddr.next = self.seq.waddr.val();
-        self.wmem.rok.next = self.seq.w_ok.val();
-        self.wwp.clock.next = clock;
-        let w_row = if w_sel { w_addr } else { wb_k };
-        if self._p.deep_pipeline {
-            self.wwp.word_in[0].next = w_row;
+        for q in 0..g {
+            w.set(to!(bp.dq[q]), dq[q].clone());
         }
         for l in 0..z {
-            let we = wb_run || (host_w && w_bank == l);
-            let data = if w_sel {
-                w_data
+            w.set(to!(bpp.word_in[bw.w(l)]), dw[rd.w(l)].clone());
+            w.set(to!(bpp.word_in[bw.a(l)]), dw[rd.u(l)].clone());
+            w.set(to!(bpp.word_in[bw.left(l)]), dw[rd.left(l)].clone());
+        }
+        // write-back stage of the weights and contributions: with the deep pipeline a
+        // clock after `bpp`, through `upp`
+        let uw = UpWord { z };
+        w.set(to!(upp.clock), clock.clone());
+        w.set(to!(bp.clock), clock.clone());
+        w.set(to!(up.clock), clock.clone());
+        let (wb_run, wb_k, wb_w, wb_left): (_, _, Vec<_>, Vec<_>) = if deep {
+            w.set(to!(upp.bit_in[0]), at!(w, bpp.bit[0]));
+            w.set(to!(upp.word_in[UpWord::K]), at!(w, bpp.word[BpWord::K]));
+            for l in 0..z {
+                w.set(to!(upp.word_in[uw.w(l)]), at!(w, bpp.word[bw.w(l)]));
+                w.set(to!(upp.word_in[uw.left(l)]), at!(w, bpp.word[bw.left(l)]));
+            }
+            (
+                at!(w, upp.bit[0]),
+                at!(w, upp.word[UpWord::K]),
+                (0..z).map(|l| at!(w, upp.word[uw.w(l)])).collect(),
+                (0..z).map(|l| at!(w, upp.word[uw.left(l)])).collect(),
+            )
+        } else {
+            (
+                at!(w, bpp.bit[0]),
+                at!(w, bpp.word[BpWord::K]),
+                (0..z).map(|l| at!(w, bpp.word[bw.w(l)])).collect(),
+                (0..z).map(|l| at!(w, bpp.word[bw.left(l)])).collect(),
+            )
+        };
+        // the host's writes: through `hwp` with the deep pipeline
+        w.set(to!(hwp.clock), clock.clone());
+        let [w_sel, w_we, w_bias, w_bank, w_addr, w_data] = if deep {
+            w.set(to!(hwp.bit_in[0]), at!(w, h_sel));
+            w.set(to!(hwp.bit_in[1]), at!(w, h_we));
+            w.set(to!(hwp.bit_in[2]), at!(w, h_bias));
+            w.set(to!(hwp.word_in[0]), at!(w, h_bank));
+            w.set(to!(hwp.word_in[1]), at!(w, h_addr));
+            w.set(to!(hwp.word_in[2]), at!(w, h_wdata));
+            [
+                at!(w, hwp.bit[0]),
+                at!(w, hwp.bit[1]),
+                at!(w, hwp.bit[2]),
+                at!(w, hwp.word[0]),
+                at!(w, hwp.word[1]),
+                at!(w, hwp.word[2]),
+            ]
+        } else {
+            [
+                at!(w, h_sel),
+                at!(w, h_we),
+                at!(w, h_bias),
+                at!(w, h_bank),
+                at!(w, h_addr),
+                at!(w, h_wdata),
+            ]
+        };
+        // weight and bias memories: one write port per bank, UP's value or the host's
+        w.set(to!(wmem.clock), clock.clone());
+        w.set(to!(wmem.raddr), at!(w, seq.waddr));
+        w.set(to!(wmem.rok), at!(w, seq.w_ok));
+        w.set(to!(wwp.clock), clock.clone());
+        let w_row = w.mux(&w_sel, &w_addr, &wb_k);
+        if deep {
+            w.set(to!(wwp.word_in[0]), w_row.clone());
+        }
+        let host = w.and(&w_sel, &w_we);
+        let host_w = w.and(&host, &w.not(&w_bias));
+        for l in 0..z {
+            let we = w.or(&wb_run, &w.paren(&w.and(&host_w, &w.eq16(&w_bank, l))));
+            let data = w.mux(&w_sel, &w_data, &at!(w, up.new_w[l]));
+            if deep {
+                w.set(to!(wwp.bit_in[l]), we);
+                w.set(to!(wwp.word_in[1 + l]), data);
+                w.set(to!(wmem.we[l]), at!(w, wwp.bit[l]));
+                w.set(to!(wmem.waddr[l]), at!(w, wwp.word[0]));
+                w.set(to!(wmem.wdata[l]), at!(w, wwp.word[1 + l]));
             } else {
-                self.up.new_w[l].val()
-            };
-            if self._p.deep_pipeline {
-                self.wwp.bit_in[l].next = we;
-                self.wwp.word_in[1 + l].next = data;
-                self.wmem.we[l].next = self.wwp.bit[l].val();
-                self.wmem.waddr[l].next = self.wwp.word[0].val();
-                self.wmem.wdata[l].next = self.wwp.word[1 + l].val();
-            } else {
-                self.wmem.we[l].next = we;
-                self.wmem.waddr[l].next = w_row;
-                self.wmem.wdata[l].next = data;
+                w.set(to!(wmem.we[l]), we);
+                w.set(to!(wmem.waddr[l]), w_row.clone());
+                w.set(to!(wmem.wdata[l]), data);
             }
         }
-        self.bmem.clock.next = clock;
-        self.bmem.raddr.next = self.seq.baddr.val();
-        self.bmem.rok.next = self.seq.b_ok.val();
-        let b_addr = if w_sel {
-            w_addr
-        } else {
-            self.bpp.word[BpWord::ROW].val()
-        };
-        self.bwp.clock.next = clock;
-        if self._p.deep_pipeline {
-            self.bwp.word_in[0].next = b_addr;
-            self.bwp.bit_in[g].next = w_sel;
+        w.set(to!(bmem.clock), clock.clone());
+        w.set(to!(bmem.raddr), at!(w, seq.baddr));
+        w.set(to!(bmem.rok), at!(w, seq.b_ok));
+        // right neuron `row·g + q`: the one group `q` finishes at this row
+        let row = at!(w, seq.row);
+        let r: Vec<W::V> = (0..g).map(|q| w.times_plus16(&row, g, q)).collect();
+        w.set(to!(bwp.clock), clock.clone());
+        let addr = w.mux(&w_sel, &w_addr, &at!(w, bpp.word[BpWord::ROW]));
+        if deep {
+            w.set(to!(bwp.word_in[0]), addr.clone());
+            w.set(to!(bwp.bit_in[g]), w_sel.clone());
         }
+        let host_b = w.and(&host, &w_bias);
         for q in 0..g {
-            let we = bp_row_done || (host_b && w_bank == q);
-            if self._p.deep_pipeline {
+            let we = w.or(
+                &at!(w, bpp.bit[1]),
+                &w.paren(&w.and(&host_b, &w.eq16(&w_bank, q))),
+            );
+            if deep {
                 // the update's operands wait in `bwp`, the arithmetic comes after it
-                let bias = self.bpp.word[bw.bias(q)].val();
-                self.bwp.bit_in[q].next = we;
-                self.bwp.word_in[1 + q].next = if w_sel { w_data } else { bias };
-                self.bwp.word_in[1 + g + q].next = self.bp.delta[q].val();
-                self.bmem.we[q].next = self.bwp.bit[q].val();
-                self.bmem.waddr[q].next = self.bwp.word[0].val();
-                self.bmem.wdata[q].next = if self.bwp.bit[g].val() {
-                    self.bwp.word[1 + q].val()
-                } else {
-                    self.up.new_b[q].val()
-                };
+                w.set(to!(bwp.bit_in[q]), we);
+                let bias = w.mux(&w_sel, &w_data, &at!(w, bpp.word[bw.bias(q)]));
+                w.set(to!(bwp.word_in[1 + q]), bias);
+                w.set(to!(bwp.word_in[1 + g + q]), at!(w, bp.delta[q]));
+                w.set(to!(bmem.we[q]), at!(w, bwp.bit[q]));
+                w.set(to!(bmem.waddr[q]), at!(w, bwp.word[0]));
+                let data = w.mux(
+                    &at!(w, bwp.bit[g]),
+                    &at!(w, bwp.word[1 + q]),
+                    &at!(w, up.new_b[q]),
+                );
+                w.set(to!(bmem.wdata[q]), data);
             } else {
-                self.bmem.we[q].next = we;
-                self.bmem.waddr[q].next = b_addr;
-                self.bmem.wdata[q].next = if w_sel {
-                    w_data
-                } else {
-                    self.up.new_b[q].val()
-                };
+                w.set(to!(bmem.we[q]), we);
+                w.set(to!(bmem.waddr[q]), addr.clone());
+                let data = w.mux(&w_sel, &w_data, &at!(w, up.new_b[q]));
+                w.set(to!(bmem.wdata[q]), data);
             }
         }
         // left activations: FF reads copy a_ff, UP copy a_up, at the interleaver's neurons
-        self.amem.clock.next = clock;
+        w.set(to!(amem.clock), clock.clone());
         for l in 0..z {
-            self.amem.rd_copy[l].next = self.seq.a_ff.val();
-            self.amem.rd_addr[l].next = self.agen.left[l].val();
-            self.amem.rd_copy[z + l].next = self.seq.a_up.val();
-            self.amem.rd_addr[z + l].next = self.agen.left[l].val();
+            w.set(to!(amem.rd_copy[l]), at!(w, seq.a_ff));
+            w.set(to!(amem.rd_addr[l]), at!(w, agen.left[l]));
+            w.set(to!(amem.rd_copy[z + l]), at!(w, seq.a_up));
+            w.set(to!(amem.rd_addr[z + l]), at!(w, agen.left[l]));
         }
-        if is_first {
-            self.amem.wr_en[0].next = self.in_we.val();
-            self.amem.wr_copy[0].next = self.in_copy.val();
-            self.amem.wr_addr[0].next = self.in_addr.val();
-            self.amem.wr_data[0].next = self.in_data.val();
-            for k in 1..=self.in_lane_we.len() {
-                self.amem.wr_en[k].next = self.in_lane_we[k - 1].val();
-                self.amem.wr_copy[k].next = self.in_copy.val();
-                self.amem.wr_addr[k].next = self.in_addr.val() + k as u64;
-                self.amem.wr_data[k].next = self.in_lane_data[k - 1].val();
+        if p.is_first() {
+            w.set(to!(amem.wr_en[0]), at!(w, in_we));
+            w.set(to!(amem.wr_copy[0]), at!(w, in_copy));
+            w.set(to!(amem.wr_addr[0]), at!(w, in_addr));
+            w.set(to!(amem.wr_data[0]), at!(w, in_data));
+            for k in 1..=in_lanes {
+                w.set(to!(amem.wr_en[k]), at!(w, in_lane_we[k - 1]));
+                w.set(to!(amem.wr_copy[k]), at!(w, in_copy));
+                w.set(to!(amem.wr_addr[k]), w.plus16(&at!(w, in_addr), k));
+                w.set(to!(amem.wr_data[k]), at!(w, in_lane_data[k - 1]));
             }
         } else {
-            for q in 0..self.lw_en.len() {
-                self.amem.wr_en[q].next = self.lw_en[q].val();
-                self.amem.wr_copy[q].next = self.seq.a_w.val();
-                self.amem.wr_addr[q].next = self.lw_addr[q].val();
-                self.amem.wr_data[q].next = self.lw_a[q].val();
-                let sm = &mut self.smem[0];
-                sm.clock.next = clock;
-                sm.rd_copy[q].next = self.seq.s_r.val();
-                sm.rd_addr[q].next = self.lq_addr[q].val();
-                sm.wr_en[q].next = self.lw_en[q].val();
-                sm.wr_copy[q].next = self.seq.s_w.val();
-                sm.wr_addr[q].next = self.lw_addr[q].val();
-                sm.wr_data[q].next = self.lw_sp[q].val();
-                self.lq_sp[q].next = sm.rd_data[q].val();
-                let dm = &mut self.dmem[0];
-                dm.clock.next = clock;
-                dm.parity.next = self.parity.val();
-                dm.rd_addr[q].next = self.lq_addr[q].val();
-                dm.rd_clear[q].next = self.lq_clear[q].val();
-                self.lq_acc[q].next = dm.rd_data[q].val();
+            w.set(to!(smem[0].clock), clock.clone());
+            w.set(to!(dmem[0].clock), clock.clone());
+            w.set(to!(dmem[0].parity), at!(w, parity));
+            for q in 0..left {
+                w.set(to!(amem.wr_en[q]), at!(w, lw_en[q]));
+                w.set(to!(amem.wr_copy[q]), at!(w, seq.a_w));
+                w.set(to!(amem.wr_addr[q]), at!(w, lw_addr[q]));
+                w.set(to!(amem.wr_data[q]), at!(w, lw_a[q]));
+                w.set(to!(smem[0].rd_copy[q]), at!(w, seq.s_r));
+                w.set(to!(smem[0].rd_addr[q]), at!(w, lq_addr[q]));
+                w.set(to!(smem[0].wr_en[q]), at!(w, lw_en[q]));
+                w.set(to!(smem[0].wr_copy[q]), at!(w, seq.s_w));
+                w.set(to!(smem[0].wr_addr[q]), at!(w, lw_addr[q]));
+                w.set(to!(smem[0].wr_data[q]), at!(w, lw_sp[q]));
+                w.set(to!(lq_sp[q]), at!(w, smem[0].rd_data[q]));
+                w.set(to!(dmem[0].rd_addr[q]), at!(w, lq_addr[q]));
+                w.set(to!(dmem[0].rd_clear[q]), at!(w, lq_clear[q]));
+                w.set(to!(lq_acc[q]), at!(w, dmem[0].rd_data[q]));
             }
-            let dm = &mut self.dmem[0];
             for l in 0..z {
-                dm.acc_en[l].next = wb_run;
-                dm.acc_addr[l].next = wb_left[l];
-                dm.acc_next[l].next = wb_left_next[l];
-                dm.acc_add[l].next = self.bp.contrib[l].val();
+                w.set(to!(dmem[0].acc_en[l]), wb_run.clone());
+                w.set(to!(dmem[0].acc_addr[l]), wb_left[l].clone());
+                // the address the write-back's left neuron takes next (the delta memory
+                // reads ahead)
+                let next = if deep {
+                    at!(w, bpp.word[bw.left(l)])
+                } else {
+                    dw[rd.left(l)].clone()
+                };
+                w.set(to!(dmem[0].acc_next[l]), next);
+                w.set(to!(dmem[0].acc_add[l]), at!(w, bp.contrib[l]));
             }
         }
         // FF
-        let f = &mut self.ff;
-        f.clock.next = clock;
-        f.run.next = db[RdWord::RUN_FF];
-        f.first.next = db[RdWord::FIRST];
-        f.last_sub.next = db[RdWord::LAST_SUB];
-        f.label.next = self.label.val();
+        w.set(to!(ff.clock), clock.clone());
+        w.set(to!(ff.label), at!(w, label));
+        w.set(to!(ff.run), db[RdWord::RUN_FF].clone());
+        w.set(to!(ff.first), db[RdWord::FIRST].clone());
+        w.set(to!(ff.last_sub), db[RdWord::LAST_SUB].clone());
+        // BP and UP share the weight read with FF; the contributions and the updates take
+        // the registered operands
         for l in 0..z {
-            f.w[l].next = dw[rd.w(l)];
-            f.a[l].next = dw[rd.a(l)];
+            w.set(to!(ff.w[l]), dw[rd.w(l)].clone());
+            w.set(to!(ff.a[l]), dw[rd.a(l)].clone());
+            w.set(to!(bp.w[l]), at!(w, bpp.word[bw.w(l)]));
+            w.set(to!(up.w[l]), wb_w[l].clone());
+            w.set(to!(up.a[l]), at!(w, bpp.word[bw.a(l)]));
         }
         for q in 0..g {
-            f.bias[q].next = dw[rd.bias(q)];
-            f.r[q].next = d_r[q];
-        }
-        // output deltas (last junction): FF writes buffer `parity`, BP reads the other
-        if is_last {
-            let om = &mut self.omem[0];
-            om.clock.next = clock;
-            for q in 0..g {
-                om.rd_copy[q].next = b16(!self.parity.val() as i32);
-                om.rd_addr[q].next = r[q];
-                om.wr_en[q].next = self.ff.done.val();
-                om.wr_copy[q].next = b16(self.parity.val() as i32);
-                om.wr_addr[q].next = self.ff.r_out[q].val();
-                om.wr_data[q].next = self.ff.out_delta[q].val();
-            }
-        }
-        for q in 0..g {
-            let (lo, hi) = (
-                dw[rd.acc_lo(q)].index() as u64,
-                dw[rd.acc_hi(q)].index() as u64,
+            w.set(to!(ff.bias[q]), dw[rd.bias(q)].clone());
+            w.set(to!(ff.r[q]), w.times_plus16(&dw[rd.row()], g, q));
+            w.set(
+                to!(bp.acc[q]),
+                w.concat16(&dw[rd.acc_hi(q)], &dw[rd.acc_lo(q)]),
             );
-            self.bp.acc[q].next = Bits::<32>::from(hi << 16 | lo);
-            self.bp.sp[q].next = dw[rd.sp(q)];
-        }
-        // BP and UP share the weight read with FF
-        // the contributions and the updates take the registered operands
-        for l in 0..z {
-            self.bp.w[l].next = self.bpp.word[bw.w(l)].val();
-            self.up.w[l].next = wb_w[l];
-            self.up.a[l].next = self.bpp.word[bw.a(l)].val();
-        }
-        // with the deep pipeline the deltas come out of BP's own register
-        for q in 0..g {
-            let dq = if rp {
-                self.bp.delta[q].val()
+            w.set(to!(bp.sp[q]), dw[rd.sp(q)].clone());
+            w.set(to!(up.d[q]), dq[q].clone());
+            if deep {
+                w.set(to!(up.bias[q]), at!(w, bwp.word[1 + q]));
+                w.set(to!(up.bd[q]), at!(w, bwp.word[1 + g + q]));
             } else {
-                self.bpp.word[bw.d(q)].val()
-            };
-            self.bp.dq[q].next = dq;
-            self.up.d[q].next = dq;
-            if rp {
-                self.up.bias[q].next = self.bwp.word[1 + q].val();
-                self.up.bd[q].next = self.bwp.word[1 + g + q].val();
-            } else {
-                self.up.bias[q].next = self.bpp.word[bw.bias(q)].val();
-                self.up.bd[q].next = dq;
+                w.set(to!(up.bias[q]), at!(w, bpp.word[bw.bias(q)]));
+                w.set(to!(up.bd[q]), dq[q].clone());
             }
         }
         // stochastic rounding: the lanes step with every update clock and restart when the
         // host writes the weights; a bias takes the word of its neuron's last lane
-        self.rng.clock.next = clock;
-        self.rng.advance.next = bp_run;
-        self.rng.restart.next = w_sel && w_we;
-        let lpg = self._p.lanes_per_group;
-        for l in 0..self.up.word.len() {
-            self.up.word[l].next = self.rng.word[l].val();
-        }
-        for q in 0..self.up.bias_word.len() {
-            let word = self.rng.word[q * lpg + lpg - 1].val().get_bits::<16>(0);
-            if rp {
-                self.bwp.word_in[1 + 2 * g + q].next = word;
-                self.up.bias_word[q].next = self.bwp.word[1 + 2 * g + q].val();
-            } else {
-                self.up.bias_word[q].next = word;
-            }
-        }
-        // outputs
-        self.h_rdata.next = if h_bias {
-            self.bmem
-                .rdata
-                .get(h_bank)
-                .map(|x| x.val())
-                .unwrap_or_default()
-        } else {
-            self.wmem
-                .rdata
-                .get(h_bank)
-                .map(|x| x.val())
-                .unwrap_or_default()
-        };
-        self.pred.next = self.ff.pred.val();
-        for q in 0..self.rw_en.len() {
-            self.rw_en[q].next = self.ff.done.val();
-            self.rw_addr[q].next = self.ff.r_out[q].val();
-            self.rw_a[q].next = self.ff.act[q].val();
-            self.rw_sp[q].next = self.ff.sp[q].val();
-            self.rq_addr[q].next = r[q];
-            self.rq_clear[q].next = run_bp && last_sub;
-        }
-    }
-
-    fn connect(&mut self) {
-        self.h_rdata.connect();
-        self.pred.connect();
-        for v in [
-            &mut self.lq_sp,
-            &mut self.rw_addr,
-            &mut self.rw_a,
-            &mut self.rw_sp,
-            &mut self.rq_addr,
-        ] {
-            v.iter_mut().for_each(|x| x.connect());
-        }
-        self.lq_acc.iter_mut().for_each(|x| x.connect());
-        self.rw_en.iter_mut().for_each(|x| x.connect());
-        self.rq_clear.iter_mut().for_each(|x| x.connect());
-        let s = &mut self.seq;
-        for x in [
-            &mut s.adv,
-            &mut s.last,
-            &mut s.step,
-            &mut s.restart,
-            &mut s.ff_en,
-            &mut s.bp_en,
-            &mut s.h_sel,
-        ] {
-            x.connect();
-        }
-        s.clock.connect();
-        s.k.connect();
-        s.h_addr.connect();
-        self.agen.clock.connect();
-        self.agen.adv.connect();
-        self.agen.last.connect();
-        for m in [&mut self.wmem, &mut self.bmem] {
-            m.clock.connect();
-            m.raddr.connect();
-            m.rok.connect();
-            m.we.iter_mut().for_each(|x| x.connect());
-            m.waddr.iter_mut().for_each(|x| x.connect());
-            m.wdata.iter_mut().for_each(|x| x.connect());
-        }
-        for m in std::iter::once(&mut self.amem)
-            .chain(self.smem.iter_mut())
-            .chain(self.omem.iter_mut())
-        {
-            m.clock.connect();
-            m.rd_copy.iter_mut().for_each(|x| x.connect());
-            m.rd_addr.iter_mut().for_each(|x| x.connect());
-            m.wr_en.iter_mut().for_each(|x| x.connect());
-            m.wr_copy.iter_mut().for_each(|x| x.connect());
-            m.wr_addr.iter_mut().for_each(|x| x.connect());
-            m.wr_data.iter_mut().for_each(|x| x.connect());
-        }
-        for m in self.dmem.iter_mut() {
-            m.clock.connect();
-            m.parity.connect();
-            m.acc_en.iter_mut().for_each(|x| x.connect());
-            m.acc_addr.iter_mut().for_each(|x| x.connect());
-            m.acc_add.iter_mut().for_each(|x| x.connect());
-            m.rd_addr.iter_mut().for_each(|x| x.connect());
-            m.rd_clear.iter_mut().for_each(|x| x.connect());
-        }
-        let f = &mut self.ff;
-        for x in [&mut f.run, &mut f.first, &mut f.last_sub] {
-            x.connect();
-        }
-        f.clock.connect();
-        f.label.connect();
-        for v in [&mut f.w, &mut f.a, &mut f.bias, &mut f.r] {
-            v.iter_mut().for_each(|x| x.connect());
-        }
-        self.bp.w.iter_mut().for_each(|x| x.connect());
-        self.bp.acc.iter_mut().for_each(|x| x.connect());
-        self.bp.sp.iter_mut().for_each(|x| x.connect());
-        self.bp.dq.iter_mut().for_each(|x| x.connect());
-        self.bp.clock.connect();
-        self.up.clock.connect();
-        for pr in [&mut self.bpp, &mut self.rdp, &mut self.upp] {
-            pr.clock.connect();
-            pr.bit_in.iter_mut().for_each(|x| x.connect());
-            pr.word_in.iter_mut().for_each(|x| x.connect());
-        }
-        for v in [
-            &mut self.up.w,
-            &mut self.up.a,
-            &mut self.up.d,
-            &mut self.up.bias,
-            &mut self.up.bd,
-        ] {
-            v.iter_mut().for_each(|x| x.connect());
-        }
-        self.up.word.iter_mut().for_each(|x| x.connect());
-        self.up.bias_word.iter_mut().for_each(|x| x.connect());
-        self.rng.clock.connect();
-        self.rng.advance.connect();
-        self.rng.restart.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        let p = &self._p;
-        let (z, g) = (p.z, p.groups);
-        let mut v = String::from("always @(*) begin\n");
-        let mut a = |l: String, r: String| {
-            let _ = writeln!(v, "    {l} = {r};");
-        };
-        for s in [
-            "clock", "adv", "last", "step", "k", "restart", "ff_en", "bp_en", "h_sel", "h_addr",
-        ] {
-            a(format!("seq${s}"), s.into());
-        }
-        for s in ["clock", "adv", "last"] {
-            a(format!("agen${s}"), s.into());
-        }
-        // the read stage, as in `update`
-        let rd = RdWord { z, g };
-        let mut src_w = vec![String::new(); rd.count()];
-        for l in 0..z {
-            src_w[rd.w(l)] = format!("wmem$rdata${l}");
-            src_w[rd.a(l)] = format!("amem$rd_data${l}");
-            src_w[rd.u(l)] = format!("amem$rd_data${}", z + l);
-            src_w[rd.left(l)] = format!("agen$left${l}");
-        }
-        src_w[rd.k()] = "k".into();
-        src_w[rd.row()] = "seq$row".into();
-        for q in 0..g {
-            src_w[rd.bias(q)] = format!("bmem$rdata${q}");
-            if p.is_last() {
-                src_w[rd.acc_lo(q)] = format!("omem$0$rd_data${q}");
-                src_w[rd.acc_hi(q)] = format!("{{16{{omem$0$rd_data${q}[15]}}}}");
-                src_w[rd.sp(q)] = "16'd0".into();
-            } else {
-                src_w[rd.acc_lo(q)] = format!("rq_acc${q}[15:0]");
-                src_w[rd.acc_hi(q)] = format!("rq_acc${q}[31:16]");
-                src_w[rd.sp(q)] = format!("rq_sp${q}");
-            }
-        }
-        let src_b = [
-            "seq$run_ff",
-            "seq$first",
-            "seq$last_sub",
-            "seq$run_bp",
-            "seq$run_bp && seq$last_sub",
-        ];
-        a("rdp$clock".into(), "clock".into());
-        let (dw, db): (Vec<String>, Vec<String>) = if p.registered_reads {
-            for (i, b) in src_b.iter().enumerate() {
-                a(format!("rdp$bit_in${i}"), b.to_string());
-            }
-            for (i, w) in src_w.iter().enumerate() {
-                a(format!("rdp$word_in${i}"), w.clone());
-            }
-            (
-                (0..rd.count()).map(|i| format!("rdp$word${i}")).collect(),
-                (0..RdWord::BITS).map(|i| format!("rdp$bit${i}")).collect(),
-            )
-        } else {
-            (src_w, src_b.iter().map(|b| format!("({b})")).collect())
-        };
-        let mut dw = dw;
-        if p.registered_sums_right {
-            for q in 0..g {
-                dw[rd.acc_lo(q)] = format!("rq_acc${q}[15:0]");
-                dw[rd.acc_hi(q)] = format!("rq_acc${q}[31:16]");
-            }
-        }
-        let bw = BpWord { z, g };
-        a("bpp$clock".into(), "clock".into());
-        a("bpp$bit_in$0".into(), db[RdWord::RUN_BP].clone());
-        a("bpp$bit_in$1".into(), db[RdWord::ROW_DONE].clone());
-        a(format!("bpp$word_in${}", BpWord::K), dw[rd.k()].clone());
-        a(format!("bpp$word_in${}", BpWord::ROW), dw[rd.row()].clone());
-        for q in 0..g {
-            a(format!("bpp$word_in${}", bw.d(q)), format!("bp$delta${q}"));
-            a(
-                format!("bpp$word_in${}", bw.bias(q)),
-                dw[rd.bias(q)].clone(),
-            );
-        }
-        // with the deep pipeline the deltas come out of BP's own register
-        let dq = |q: usize| {
-            if p.deep_pipeline {
-                format!("bp$delta${q}")
-            } else {
-                format!("bpp$word${}", bw.d(q))
-            }
-        };
-        for q in 0..g {
-            a(format!("bp$dq${q}"), dq(q));
-        }
-        for l in 0..z {
-            a(format!("bpp$word_in${}", bw.w(l)), dw[rd.w(l)].clone());
-            a(format!("bpp$word_in${}", bw.a(l)), dw[rd.u(l)].clone());
-            a(
-                format!("bpp$word_in${}", bw.left(l)),
-                dw[rd.left(l)].clone(),
-            );
-        }
-        // the write-back stage: a clock after `bpp` through `upp` with the deep pipeline
-        let uw = UpWord { z };
-        for s in ["upp", "bp", "up"] {
-            a(format!("{s}$clock"), "clock".into());
-        }
-        let (wb_run, wb_k, wb_w, wb_left): (String, String, Vec<String>, Vec<String>) =
-            if p.deep_pipeline {
-                a("upp$bit_in$0".into(), "bpp$bit$0".into());
-                a(
-                    format!("upp$word_in${}", UpWord::K),
-                    format!("bpp$word${}", BpWord::K),
-                );
-                for l in 0..z {
-                    a(
-                        format!("upp$word_in${}", uw.w(l)),
-                        format!("bpp$word${}", bw.w(l)),
-                    );
-                    a(
-                        format!("upp$word_in${}", uw.left(l)),
-                        format!("bpp$word${}", bw.left(l)),
-                    );
-                }
-                (
-                    "upp$bit$0".into(),
-                    format!("upp$word${}", UpWord::K),
-                    (0..z).map(|l| format!("upp$word${}", uw.w(l))).collect(),
-                    (0..z).map(|l| format!("upp$word${}", uw.left(l))).collect(),
-                )
-            } else {
-                (
-                    "bpp$bit$0".into(),
-                    format!("bpp$word${}", BpWord::K),
-                    (0..z).map(|l| format!("bpp$word${}", bw.w(l))).collect(),
-                    (0..z).map(|l| format!("bpp$word${}", bw.left(l))).collect(),
-                )
-            };
-        a("hwp$clock".into(), "clock".into());
-        let [w_sel, w_we, w_bias, w_bank, w_addr, w_data] = if p.deep_pipeline {
-            for (i, x) in ["h_sel", "h_we", "h_bias"].into_iter().enumerate() {
-                a(format!("hwp$bit_in${i}"), x.into());
-            }
-            for (i, x) in ["h_bank", "h_addr", "h_wdata"].into_iter().enumerate() {
-                a(format!("hwp$word_in${i}"), x.into());
-            }
-            [
-                "hwp$bit$0",
-                "hwp$bit$1",
-                "hwp$bit$2",
-                "hwp$word$0",
-                "hwp$word$1",
-                "hwp$word$2",
-            ]
-        } else {
-            ["h_sel", "h_we", "h_bias", "h_bank", "h_addr", "h_wdata"]
-        };
-        a("wmem$clock".into(), "clock".into());
-        a("wmem$raddr".into(), "seq$waddr".into());
-        a("wmem$rok".into(), "seq$w_ok".into());
-        a("wwp$clock".into(), "clock".into());
-        let w_row = format!("{w_sel} ? {w_addr} : {wb_k}");
-        if p.deep_pipeline {
-            a("wwp$word_in$0".into(), w_row.clone());
-        }
-        for l in 0..z {
-            let we =
-                format!("{wb_run} || ({w_sel} && {w_we} && !{w_bias} && ({w_bank} == 16'd{l}))");
-            let data = format!("{w_sel} ? {w_data} : up$new_w${l}");
-            if p.deep_pipeline {
-                a(format!("wwp$bit_in${l}"), we);
-                a(format!("wwp$word_in${}", 1 + l), data);
-                a(format!("wmem$we${l}"), format!("wwp$bit${l}"));
-                a(format!("wmem$waddr${l}"), "wwp$word$0".into());
-                a(format!("wmem$wdata${l}"), format!("wwp$word${}", 1 + l));
-            } else {
-                a(format!("wmem$we${l}"), we);
-                a(format!("wmem$waddr${l}"), w_row.clone());
-                a(format!("wmem$wdata${l}"), data);
-            }
-        }
-        a("bmem$clock".into(), "clock".into());
-        a("bmem$raddr".into(), "seq$baddr".into());
-        a("bmem$rok".into(), "seq$b_ok".into());
-        let r = |q: usize| format!("(seq$row * 16'd{g} + 16'd{q})");
-        a("bwp$clock".into(), "clock".into());
-        let addr = format!("{w_sel} ? {w_addr} : bpp$word${}", BpWord::ROW);
-        if p.deep_pipeline {
-            a("bwp$word_in$0".into(), addr.clone());
-            a(format!("bwp$bit_in${g}"), w_sel.into());
-        }
-        for q in 0..g {
-            let we =
-                format!("bpp$bit$1 || ({w_sel} && {w_we} && {w_bias} && ({w_bank} == 16'd{q}))");
-            if p.deep_pipeline {
-                a(format!("bwp$bit_in${q}"), we);
-                a(
-                    format!("bwp$word_in${}", 1 + q),
-                    format!("{w_sel} ? {w_data} : bpp$word${}", bw.bias(q)),
-                );
-                a(
-                    format!("bwp$word_in${}", 1 + g + q),
-                    format!("bp$delta${q}"),
-                );
-                a(format!("bmem$we${q}"), format!("bwp$bit${q}"));
-                a(format!("bmem$waddr${q}"), "bwp$word$0".into());
-                a(
-                    format!("bmem$wdata${q}"),
-                    format!("bwp$bit${g} ? bwp$word${} : up$new_b${q}", 1 + q),
-                );
-            } else {
-                a(format!("bmem$we${q}"), we);
-                a(format!("bmem$waddr${q}"), addr.clone());
-                a(
-                    format!("bmem$wdata${q}"),
-                    format!("{w_sel} ? {w_data} : up$new_b${q}"),
-                );
-            }
-        }
-        a("amem$clock".into(), "clock".into());
-        for l in 0..z {
-            a(format!("amem$rd_copy${l}"), "seq$a_ff".into());
-            a(format!("amem$rd_addr${l}"), format!("agen$left${l}"));
-            a(format!("amem$rd_copy${}", z + l), "seq$a_up".into());
-            a(format!("amem$rd_addr${}", z + l), format!("agen$left${l}"));
-        }
-        if p.is_first() {
-            for (m, s) in [
-                ("wr_en", "in_we"),
-                ("wr_copy", "in_copy"),
-                ("wr_addr", "in_addr"),
-                ("wr_data", "in_data"),
-            ] {
-                a(format!("amem${m}$0"), s.into());
-            }
-            for k in 1..=self.in_lane_we.len() {
-                a(format!("amem$wr_en${k}"), format!("in_lane_we${}", k - 1));
-                a(format!("amem$wr_copy${k}"), "in_copy".into());
-                a(format!("amem$wr_addr${k}"), format!("in_addr + 16'd{k}"));
-                a(
-                    format!("amem$wr_data${k}"),
-                    format!("in_lane_data${}", k - 1),
-                );
-            }
-        } else {
-            a("smem$0$clock".into(), "clock".into());
-            a("dmem$0$clock".into(), "clock".into());
-            a("dmem$0$parity".into(), "parity".into());
-            for q in 0..self.lw_en.len() {
-                a(format!("amem$wr_en${q}"), format!("lw_en${q}"));
-                a(format!("amem$wr_copy${q}"), "seq$a_w".into());
-                a(format!("amem$wr_addr${q}"), format!("lw_addr${q}"));
-                a(format!("amem$wr_data${q}"), format!("lw_a${q}"));
-                a(format!("smem$0$rd_copy${q}"), "seq$s_r".into());
-                a(format!("smem$0$rd_addr${q}"), format!("lq_addr${q}"));
-                a(format!("smem$0$wr_en${q}"), format!("lw_en${q}"));
-                a(format!("smem$0$wr_copy${q}"), "seq$s_w".into());
-                a(format!("smem$0$wr_addr${q}"), format!("lw_addr${q}"));
-                a(format!("smem$0$wr_data${q}"), format!("lw_sp${q}"));
-                a(format!("lq_sp${q}"), format!("smem$0$rd_data${q}"));
-                a(format!("dmem$0$rd_addr${q}"), format!("lq_addr${q}"));
-                a(format!("dmem$0$rd_clear${q}"), format!("lq_clear${q}"));
-                a(format!("lq_acc${q}"), format!("dmem$0$rd_data${q}"));
-            }
-            for l in 0..z {
-                a(format!("dmem$0$acc_en${l}"), wb_run.clone());
-                a(format!("dmem$0$acc_addr${l}"), wb_left[l].clone());
-                a(
-                    format!("dmem$0$acc_next${l}"),
-                    if p.deep_pipeline {
-                        format!("bpp$word${}", bw.left(l))
-                    } else {
-                        dw[rd.left(l)].clone()
-                    },
-                );
-                a(format!("dmem$0$acc_add${l}"), format!("bp$contrib${l}"));
-            }
-        }
-        for s in ["clock", "label"] {
-            a(format!("ff${s}"), s.into());
-        }
-        a("ff$run".into(), db[RdWord::RUN_FF].clone());
-        a("ff$first".into(), db[RdWord::FIRST].clone());
-        a("ff$last_sub".into(), db[RdWord::LAST_SUB].clone());
-        for l in 0..z {
-            a(format!("ff$w${l}"), dw[rd.w(l)].clone());
-            a(format!("ff$a${l}"), dw[rd.a(l)].clone());
-            a(format!("bp$w${l}"), format!("bpp$word${}", bw.w(l)));
-            a(format!("up$w${l}"), wb_w[l].clone());
-            a(format!("up$a${l}"), format!("bpp$word${}", bw.a(l)));
-        }
-        for q in 0..g {
-            a(format!("ff$bias${q}"), dw[rd.bias(q)].clone());
-            a(
-                format!("ff$r${q}"),
-                format!("({} * 16'd{g} + 16'd{q})", dw[rd.row()]),
-            );
-            a(
-                format!("bp$acc${q}"),
-                format!("{{{}, {}}}", dw[rd.acc_hi(q)], dw[rd.acc_lo(q)]),
-            );
-            a(format!("bp$sp${q}"), dw[rd.sp(q)].clone());
-            a(format!("up$d${q}"), dq(q));
-            if p.deep_pipeline {
-                a(format!("up$bias${q}"), format!("bwp$word${}", 1 + q));
-                a(format!("up$bd${q}"), format!("bwp$word${}", 1 + g + q));
-            } else {
-                a(format!("up$bias${q}"), format!("bpp$word${}", bw.bias(q)));
-                a(format!("up$bd${q}"), dq(q));
-            }
-        }
-        // stochastic rounding, as in `update`
+        w.set(to!(rng.clock), clock.clone());
         if p.stochastic() {
-            a("rng$clock".into(), "clock".into());
-            a("rng$advance".into(), "bpp$bit$0".into());
-            a("rng$restart".into(), format!("{w_sel} && {w_we}"));
+            w.set(to!(rng.advance), at!(w, bpp.bit[0]));
+            w.set(to!(rng.restart), host.clone());
             for l in 0..z {
-                a(format!("up$word${l}"), format!("rng$word${l}"));
+                w.set(to!(up.word[l]), at!(w, rng.word[l]));
             }
             let lpg = p.lanes_per_group;
             for q in 0..g {
-                let word = format!("rng$word${}[15:0]", q * lpg + lpg - 1);
-                if p.deep_pipeline {
-                    a(format!("bwp$word_in${}", 1 + 2 * g + q), word);
-                    a(
-                        format!("up$bias_word${q}"),
-                        format!("bwp$word${}", 1 + 2 * g + q),
-                    );
+                let word = w.bits(&at!(w, rng.word[q * lpg + lpg - 1]), 0, 15);
+                if deep {
+                    w.set(to!(bwp.word_in[1 + 2 * g + q]), word);
+                    w.set(to!(up.bias_word[q]), at!(w, bwp.word[1 + 2 * g + q]));
                 } else {
-                    a(format!("up$bias_word${q}"), word);
+                    w.set(to!(up.bias_word[q]), word);
                 }
             }
         } else {
-            a("rng$clock".into(), "clock".into());
-            a("rng$advance".into(), "1'b0".into());
-            a("rng$restart".into(), "1'b0".into());
+            w.set(to!(rng.advance), w.lit(0, "1'b0"));
+            w.set(to!(rng.restart), w.lit(0, "1'b0"));
         }
+        // output deltas (last junction): FF writes buffer `parity`, BP reads the other
         if p.is_last() {
-            a("omem$0$clock".into(), "clock".into());
+            let (parity, one16) = (at!(w, parity), w.lit(1, "16'd1"));
+            w.set(to!(omem[0].clock), clock.clone());
             for q in 0..g {
-                a(
-                    format!("omem$0$rd_copy${q}"),
-                    "parity ? 16'd0 : 16'd1".into(),
-                );
-                a(format!("omem$0$rd_addr${q}"), r(q));
-                a(format!("omem$0$wr_en${q}"), "ff$done".into());
-                a(
-                    format!("omem$0$wr_copy${q}"),
-                    "parity ? 16'd1 : 16'd0".into(),
-                );
-                a(format!("omem$0$wr_addr${q}"), format!("ff$r_out${q}"));
-                a(format!("omem$0$wr_data${q}"), format!("ff$out_delta${q}"));
+                w.set(to!(omem[0].rd_copy[q]), w.mux(&parity, &zero16, &one16));
+                w.set(to!(omem[0].rd_addr[q]), r[q].clone());
+                w.set(to!(omem[0].wr_en[q]), at!(w, ff.done));
+                w.set(to!(omem[0].wr_copy[q]), w.mux(&parity, &one16, &zero16));
+                w.set(to!(omem[0].wr_addr[q]), at!(w, ff.r_out[q]));
+                w.set(to!(omem[0].wr_data[q]), at!(w, ff.out_delta[q]));
             }
         } else {
             for q in 0..g {
-                a(format!("rw_en${q}"), "ff$done".into());
-                a(format!("rw_addr${q}"), format!("ff$r_out${q}"));
-                a(format!("rw_a${q}"), format!("ff$act${q}"));
-                a(format!("rw_sp${q}"), format!("ff$sp${q}"));
-                a(format!("rq_addr${q}"), r(q));
-                a(format!("rq_clear${q}"), "seq$run_bp && seq$last_sub".into());
+                w.set(to!(rw_en[q]), at!(w, ff.done));
+                w.set(to!(rw_addr[q]), at!(w, ff.r_out[q]));
+                w.set(to!(rw_a[q]), at!(w, ff.act[q]));
+                w.set(to!(rw_sp[q]), at!(w, ff.sp[q]));
+                w.set(to!(rq_addr[q]), r[q].clone());
+                w.set(to!(rq_clear[q]), bp_clear.clone());
             }
         }
-        a("pred".into(), "ff$pred".into());
-        v += "    case (h_bank)\n";
-        for b in 0..z.max(g) {
-            let wv = if b < z {
-                format!("wmem$rdata${b}")
-            } else {
-                "16'd0".into()
-            };
-            let bv = if b < g {
-                format!("bmem$rdata${b}")
-            } else {
-                "16'd0".into()
-            };
-            let _ = writeln!(v, "        16'd{b}: h_rdata = h_bias ? {bv} : {wv};");
-        }
-        v += "        default: h_rdata = 16'd0;\n    endcase\nend\n";
-        Verilog::Custom(v)
+        w.set(to!(pred), at!(w, ff.pred));
+        // the host reads bank `h_bank` of the weights or the biases
+        let h_bias = at!(w, h_bias);
+        let banks = (0..z.max(g))
+            .map(|b| {
+                let bv = if b < g {
+                    at!(w, bmem.rdata[b])
+                } else {
+                    zero16.clone()
+                };
+                let wv = if b < z {
+                    at!(w, wmem.rdata[b])
+                } else {
+                    zero16.clone()
+                };
+                w.mux(&h_bias, &bv, &wv)
+            })
+            .collect();
+        w.case(to!(h_rdata), at!(w, h_bank), banks, zero16);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixed::{b16, s16};
     use crate::testing::{settle, tick, yosys_check};
     use edgeflow_core::fixed::activate;
     use edgeflow_core::{Spec, State};

@@ -34,6 +34,7 @@ pub mod stage;
 pub mod stage_port;
 pub mod testing;
 pub mod up_unit;
+pub mod wiring;
 
 use rust_hdl::core::prelude::*;
 

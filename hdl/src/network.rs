@@ -7,8 +7,11 @@ use crate::controller::{Controller, CtrlParams};
 use crate::host_link::HostLink;
 use crate::junction::Junction;
 use crate::params::JunctionParams;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to, wire_junction_control, wire_junction_pair};
 use edgeflow_core::Spec;
 use rust_hdl::core::prelude::*;
+use std::rc::Rc;
 
 #[derive(LogicBlock)]
 pub struct Network {
@@ -24,6 +27,8 @@ pub struct Network {
     pub link: HostLink,
     pub ctrl: Controller,
     pub junctions: Vec<Junction>,
+    /// Per junction, the groups on its left port.
+    _lefts: Rc<[usize]>,
 }
 
 impl Network {
@@ -63,7 +68,7 @@ impl Network {
                 }
             })
             .collect();
-        Network {
+        let mut n = Network {
             clock: Default::default(),
             in_data: Default::default(),
             in_valid: Default::default(),
@@ -75,190 +80,86 @@ impl Network {
             link: HostLink::with_lanes(CtrlParams::new(spec), lanes),
             ctrl: Controller::new(CtrlParams::new(spec)),
             junctions,
-        }
+            _lefts: Rc::from(vec![]),
+        };
+        n._lefts = n.junctions.iter().map(|x| x.lw_en.len()).collect();
+        n
     }
 }
 
 impl Logic for Network {
     fn update(&mut self) {
-        let clock = self.clock.val();
-        let h = &mut self.link;
-        h.clock.next = clock;
-        h.in_data.next = self.in_data.val();
-        h.in_valid.next = self.in_valid.val();
-        h.out_ready.next = self.out_ready.val();
-        self.in_ready.next = h.in_ready.val();
-        self.out_data.next = h.out_data.val();
-        self.out_valid.next = h.out_valid.val();
-        let c = &mut self.ctrl;
-        c.clock.next = clock;
-        c.go.next = h.go.val();
-        c.go_train.next = h.go_train.val();
-        c.go_samples.next = h.go_samples.val();
-        c.sample_ready.next = h.sample_ready.val();
-        c.lab_we.next = h.lab_we.val();
-        c.lab_copy.next = h.lab_copy.val();
-        c.lab_data.next = h.h_wdata.val();
-        c.out_busy.next = h.out_busy.val();
-        h.started.next = c.started.val();
-        h.starting.next = c.starting.val();
-        h.done.next = c.done.val();
-        h.pred_valid.next = c.pred_valid.val();
-        let l = self.junctions.len();
-        for j in 0..l {
-            let (c, h) = (&self.ctrl, &mut self.link);
-            let (lo, hi) = self.junctions.split_at_mut(j);
-            let x = &mut hi[0];
-            x.clock.next = clock;
-            x.adv.next = c.adv.val();
-            x.k.next = c.k.val();
-            x.last.next = c.last.val();
-            x.step.next = c.step.val();
-            x.ff_en.next = c.ff_en[j].val();
-            x.bp_en.next = c.bp_en[j].val();
-            x.parity.next = c.parity.val();
-            x.restart.next = h.go.val();
-            x.label.next = c.label.val();
-            x.h_sel.next = h.h_sel[j].val();
-            x.h_bias.next = h.h_bias.val();
-            x.h_we.next = h.h_we.val();
-            x.h_addr.next = h.h_addr.val();
-            x.h_bank.next = h.h_bank.val();
-            x.h_wdata.next = h.h_wdata.val();
-            h.h_rdata[j].next = x.h_rdata.val();
-            x.in_we.next = j == 0 && h.in_we.val();
-            x.in_copy.next = h.in_copy.val();
-            x.in_addr.next = h.in_addr.val();
-            x.in_data.next = h.h_wdata.val();
-            if j > 0 {
-                let prev = &mut lo[j - 1];
-                for q in 0..x.lw_en.len() {
-                    x.lw_en[q].next = prev.rw_en[q].val();
-                    x.lw_addr[q].next = prev.rw_addr[q].val();
-                    x.lw_a[q].next = prev.rw_a[q].val();
-                    x.lw_sp[q].next = prev.rw_sp[q].val();
-                    x.lq_addr[q].next = prev.rq_addr[q].val();
-                    x.lq_clear[q].next = prev.rq_clear[q].val();
-                    prev.rq_acc[q].next = x.lq_acc[q].val();
-                    prev.rq_sp[q].next = x.lq_sp[q].val();
-                }
-            }
-        }
-        self.link.pred.next = self.junctions[l - 1].pred.val();
-        for k in 0..self.in_lanes.len() {
-            let x = &mut self.junctions[0];
-            x.in_lane_we[k].next = self.link.in_lanes_we[k].val();
-            x.in_lane_data[k].next = self.in_lanes[k].val();
-        }
+        let (lefts, lanes) = (self._lefts.clone(), self.in_lanes.len());
+        Self::wire(&lefts, lanes, &mut Sim(self));
     }
 
     fn connect(&mut self) {
-        self.in_ready.connect();
-        self.out_data.connect();
-        self.out_valid.connect();
-        let h = &mut self.link;
-        for x in [
-            &mut h.in_valid,
-            &mut h.out_ready,
-            &mut h.done,
-            &mut h.pred_valid,
-        ] {
-            x.connect();
-        }
-        h.clock.connect();
-        h.in_data.connect();
-        h.pred.connect();
-        h.started.connect();
-        h.starting.connect();
-        h.h_rdata.iter_mut().for_each(|x| x.connect());
-        let c = &mut self.ctrl;
-        for x in [&mut c.go, &mut c.go_train, &mut c.lab_we, &mut c.out_busy] {
-            x.connect();
-        }
-        c.clock.connect();
-        c.go_samples.connect();
-        c.sample_ready.connect();
-        c.lab_copy.connect();
-        c.lab_data.connect();
-        self.junctions.iter_mut().for_each(Junction::connect_inputs);
+        let (lefts, lanes) = (self._lefts.clone(), self.in_lanes.len());
+        Self::wire(&lefts, lanes, &mut Connect(self));
     }
 
     fn hdl(&self) -> Verilog {
-        let mut v = String::from("always @(*) begin\n");
-        let mut a = |l: String, r: String| v.push_str(&format!("    {l} = {r};\n"));
-        for s in ["clock", "in_data", "in_valid", "out_ready"] {
-            a(format!("link${s}"), s.to_string());
-        }
-        for s in ["in_ready", "out_data", "out_valid"] {
-            a(s.to_string(), format!("link${s}"));
-        }
-        a("ctrl$clock".into(), "clock".into());
-        for s in [
-            "go",
-            "go_train",
-            "go_samples",
-            "sample_ready",
-            "lab_we",
-            "lab_copy",
-            "out_busy",
-        ] {
-            a(format!("ctrl${s}"), format!("link${s}"));
-        }
-        a("ctrl$lab_data".into(), "link$h_wdata".into());
-        for s in ["started", "starting", "done", "pred_valid"] {
-            a(format!("link${s}"), format!("ctrl${s}"));
-        }
-        let l = self.junctions.len();
+        let mut t = Text::default();
+        Self::wire(&self._lefts, self.in_lanes.len(), &mut t);
+        Verilog::Custom(t.finish())
+    }
+}
+
+impl Network {
+    /// The network's connections (`lefts`: the groups on each junction's left port,
+    /// `in_lanes` extra input lanes): the simulation, `connect()` and the Verilog.
+    fn wire<W: Wires<Self>>(lefts: &[usize], in_lanes: usize, w: &mut W) {
+        w.set(to!(link.clock), at!(w, clock));
+        w.set(to!(link.in_data), at!(w, in_data));
+        w.set(to!(link.in_valid), at!(w, in_valid));
+        w.set(to!(link.out_ready), at!(w, out_ready));
+        w.set(to!(in_ready), at!(w, link.in_ready));
+        w.set(to!(out_data), at!(w, link.out_data));
+        w.set(to!(out_valid), at!(w, link.out_valid));
+        w.set(to!(ctrl.clock), at!(w, clock));
+        w.set(to!(ctrl.go), at!(w, link.go));
+        w.set(to!(ctrl.go_train), at!(w, link.go_train));
+        w.set(to!(ctrl.go_samples), at!(w, link.go_samples));
+        w.set(to!(ctrl.sample_ready), at!(w, link.sample_ready));
+        w.set(to!(ctrl.lab_we), at!(w, link.lab_we));
+        w.set(to!(ctrl.lab_copy), at!(w, link.lab_copy));
+        w.set(to!(ctrl.out_busy), at!(w, link.out_busy));
+        w.set(to!(ctrl.lab_data), at!(w, link.h_wdata));
+        w.set(to!(link.started), at!(w, ctrl.started));
+        w.set(to!(link.starting), at!(w, ctrl.starting));
+        w.set(to!(link.done), at!(w, ctrl.done));
+        w.set(to!(link.pred_valid), at!(w, ctrl.pred_valid));
+        let l = lefts.len();
         for j in 0..l {
-            let x = format!("junctions${j}");
-            a(format!("{x}$clock"), "clock".into());
-            for s in ["adv", "k", "last", "step", "parity", "label"] {
-                a(format!("{x}${s}"), format!("ctrl${s}"));
-            }
-            a(format!("{x}$restart"), "link$go".into());
-            for s in [
-                "h_bias", "h_we", "h_addr", "h_bank", "h_wdata", "in_copy", "in_addr",
-            ] {
-                a(format!("{x}${s}"), format!("link${s}"));
-            }
-            a(format!("{x}$ff_en"), format!("ctrl$ff_en${j}"));
-            a(format!("{x}$bp_en"), format!("ctrl$bp_en${j}"));
-            a(format!("{x}$h_sel"), format!("link$h_sel${j}"));
-            a(format!("link$h_rdata${j}"), format!("{x}$h_rdata"));
-            let we = if j == 0 { "link$in_we" } else { "1'b0" };
-            a(format!("{x}$in_we"), we.into());
-            a(format!("{x}$in_data"), "link$h_wdata".into());
+            wire_junction_control!(w, j);
+            w.set(to!(junctions[j].restart), at!(w, link.go));
+            w.set(to!(junctions[j].h_bias), at!(w, link.h_bias));
+            w.set(to!(junctions[j].h_we), at!(w, link.h_we));
+            w.set(to!(junctions[j].h_addr), at!(w, link.h_addr));
+            w.set(to!(junctions[j].h_bank), at!(w, link.h_bank));
+            w.set(to!(junctions[j].h_wdata), at!(w, link.h_wdata));
+            w.set(to!(junctions[j].in_copy), at!(w, link.in_copy));
+            w.set(to!(junctions[j].in_addr), at!(w, link.in_addr));
+            w.set(to!(junctions[j].ff_en), at!(w, ctrl.ff_en[j]));
+            w.set(to!(junctions[j].bp_en), at!(w, ctrl.bp_en[j]));
+            w.set(to!(junctions[j].h_sel), at!(w, link.h_sel[j]));
+            w.set(to!(link.h_rdata[j]), at!(w, junctions[j].h_rdata));
+            let we = if j == 0 {
+                at!(w, link.in_we)
+            } else {
+                w.lit(0, "1'b0")
+            };
+            w.set(to!(junctions[j].in_we), we);
+            w.set(to!(junctions[j].in_data), at!(w, link.h_wdata));
             if j > 0 {
-                let pv = format!("junctions${}", j - 1);
-                for q in 0..self.junctions[j].lw_en.len() {
-                    for (mine, theirs) in [
-                        ("lw_en", "rw_en"),
-                        ("lw_addr", "rw_addr"),
-                        ("lw_a", "rw_a"),
-                        ("lw_sp", "rw_sp"),
-                        ("lq_addr", "rq_addr"),
-                        ("lq_clear", "rq_clear"),
-                    ] {
-                        a(format!("{x}${mine}${q}"), format!("{pv}${theirs}${q}"));
-                    }
-                    a(format!("{pv}$rq_acc${q}"), format!("{x}$lq_acc${q}"));
-                    a(format!("{pv}$rq_sp${q}"), format!("{x}$lq_sp${q}"));
-                }
+                wire_junction_pair!(w, j, lefts[j]);
             }
         }
-        a("link$pred".into(), format!("junctions${}$pred", l - 1));
-        for k in 0..self.in_lanes.len() {
-            a(
-                format!("junctions$0$in_lane_we${k}"),
-                format!("link$in_lanes_we${k}"),
-            );
-            a(
-                format!("junctions$0$in_lane_data${k}"),
-                format!("in_lanes${k}"),
-            );
+        w.set(to!(link.pred), at!(w, junctions[l - 1].pred));
+        for k in 0..in_lanes {
+            w.set(to!(junctions[0].in_lane_we[k]), at!(w, link.in_lanes_we[k]));
+            w.set(to!(junctions[0].in_lane_data[k]), at!(w, in_lanes[k]));
         }
-        v.push_str("end\n");
-        Verilog::Custom(v)
     }
 }
 

@@ -27,11 +27,13 @@ use crate::fixed::{b16, s32, sat};
 use crate::junction::Junction;
 use crate::params::JunctionParams;
 use crate::stage_port::RightPort;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to, wire_junction_control, wire_junction_pair};
 use edgeflow_core::fixed::Format;
 use edgeflow_core::Spec;
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 use std::ops::RangeInclusive;
+use std::rc::Rc;
 
 #[derive(LogicBlock)]
 pub struct Stage {
@@ -89,6 +91,7 @@ pub struct Stage {
     _first: usize,
     _l: usize,
     _format: Format,
+    _lefts: Rc<[usize]>,
 }
 
 impl Stage {
@@ -137,7 +140,7 @@ impl Stage {
             vec![]
         };
         let n = local.len();
-        Stage {
+        let mut s = Stage {
             clock: Default::default(),
             go: Default::default(),
             go_train: Default::default(),
@@ -180,7 +183,10 @@ impl Stage {
             _first: first,
             _l: l,
             _format: spec.format(),
-        }
+            _lefts: Rc::from(vec![]),
+        };
+        s._lefts = s.junctions.iter().map(|x| x.lw_en.len()).collect();
+        s
     }
 
     /// First junction of the stage (0-based).
@@ -201,230 +207,129 @@ impl Stage {
 
 impl Logic for Stage {
     fn update(&mut self) {
-        let clock = self.clock.val();
-        let go = self.go.val();
-        let c = &mut self.ctrl;
-        c.clock.next = clock;
-        c.go.next = go;
-        c.go_train.next = self.go_train.val();
-        c.go_samples.next = self.go_samples.val();
-        c.sample_ready.next = self.allow.val() > c.started.val();
-        c.lab_we.next = self.lab_we.val();
-        c.lab_copy.next = self.lab_copy.val();
-        c.lab_data.next = self.lab_data.val();
-        c.out_busy.next = false;
-        self.started.next = c.started.val();
-        self.done.next = c.done.val();
-        self.adv.next = c.adv.val();
-        self.last.next = c.last.val();
-        let n = self.junctions.len();
-        let (left_port, right_port) = (self._first > 0, !self.rport.is_empty());
-        for j in 0..n {
-            let c = &self.ctrl;
-            let (lo, hi) = self.junctions.split_at_mut(j);
-            let x = &mut hi[0];
-            x.clock.next = clock;
-            x.adv.next = c.adv.val();
-            x.k.next = c.k.val();
-            x.last.next = c.last.val();
-            x.step.next = c.step.val();
-            x.ff_en.next = c.ff_en[j].val();
-            x.bp_en.next = c.bp_en[j].val();
-            x.parity.next = c.parity.val();
-            x.restart.next = go;
-            x.label.next = c.label.val();
-            x.h_sel.next = self.h_sel[j].val();
-            x.h_bias.next = self.h_bias.val();
-            x.h_we.next = self.h_we.val();
-            x.h_addr.next = self.h_addr.val();
-            x.h_bank.next = self.h_bank.val();
-            x.h_wdata.next = self.h_wdata.val();
-            self.h_rdata[j].next = x.h_rdata.val();
-            x.in_we.next = j == 0 && !left_port && self.in_we.val();
-            x.in_copy.next = self.in_copy.val();
-            x.in_addr.next = self.in_addr.val();
-            x.in_data.next = self.in_data.val();
-            if j > 0 {
-                let prev = &mut lo[j - 1];
-                for q in 0..x.lw_en.len() {
-                    x.lw_en[q].next = prev.rw_en[q].val();
-                    x.lw_addr[q].next = prev.rw_addr[q].val();
-                    x.lw_a[q].next = prev.rw_a[q].val();
-                    x.lw_sp[q].next = prev.rw_sp[q].val();
-                    x.lq_addr[q].next = prev.rq_addr[q].val();
-                    x.lq_clear[q].next = prev.rq_clear[q].val();
-                    prev.rq_acc[q].next = x.lq_acc[q].val();
-                    prev.rq_sp[q].next = x.lq_sp[q].val();
-                }
-            } else if left_port {
-                for q in 0..x.lw_en.len() {
-                    x.lw_en[q].next = self.lw_en[q].val();
-                    x.lw_addr[q].next = self.lw_addr[q].val();
-                    x.lw_a[q].next = self.lw_a[q].val();
-                    x.lw_sp[q].next = Bits::<16>::default();
-                    x.lq_addr[q].next = self.lq_addr[q].val();
-                    x.lq_clear[q].next = self.lq_clear[q].val();
-                    // BP saturates the sum before it uses it; saturating here first changes
-                    // nothing and halves what the link carries
-                    self.lq_sum[q].next = b16(sat(self._format, s32(x.lq_acc[q].val())));
-                }
-            }
-        }
-        self.pred.next = self.junctions[n - 1].pred.val();
-        if right_port {
-            let x = &mut self.junctions[n - 1];
-            let p = &mut self.rport[0];
-            p.clock.next = clock;
-            p.last.next = self.ctrl.last.val();
-            p.restart.next = go;
-            p.d_we.next = self.d_we.val();
-            p.d_addr.next = self.d_addr.val();
-            p.d_data.next = self.d_data.val();
-            for q in 0..x.rw_en.len() {
-                self.rw_en[q].next = x.rw_en[q].val();
-                self.rw_addr[q].next = x.rw_addr[q].val();
-                self.rw_a[q].next = x.rw_a[q].val();
-                p.sp_en[q].next = x.rw_en[q].val();
-                p.sp_addr[q].next = x.rw_addr[q].val();
-                p.sp_data[q].next = x.rw_sp[q].val();
-                p.rd_addr[q].next = x.rq_addr[q].val();
-                x.rq_acc[q].next = p.rd_acc[q].val();
-                x.rq_sp[q].next = p.rd_sp[q].val();
-            }
-        }
+        let shape = self.shape();
+        Self::wire(&shape, &mut Sim(self));
     }
 
     fn connect(&mut self) {
-        for x in [&mut self.done, &mut self.adv, &mut self.last] {
-            x.connect();
-        }
-        self.started.connect();
-        self.pred.connect();
-        for v in [&mut self.h_rdata, &mut self.rw_addr, &mut self.rw_a] {
-            v.iter_mut().for_each(|x| x.connect());
-        }
-        self.rw_en.iter_mut().for_each(|x| x.connect());
-        self.lq_sum.iter_mut().for_each(|x| x.connect());
-        let c = &mut self.ctrl;
-        for x in [&mut c.go, &mut c.go_train, &mut c.lab_we, &mut c.out_busy] {
-            x.connect();
-        }
-        c.clock.connect();
-        c.go_samples.connect();
-        c.sample_ready.connect();
-        c.lab_copy.connect();
-        c.lab_data.connect();
-        self.junctions.iter_mut().for_each(Junction::connect_inputs);
-        for p in self.rport.iter_mut() {
-            p.clock.connect();
-            p.last.connect();
-            p.restart.connect();
-            p.d_we.connect();
-            p.d_addr.connect();
-            p.d_data.connect();
-            p.sp_en.iter_mut().for_each(|s| s.connect());
-            p.sp_addr.iter_mut().for_each(|s| s.connect());
-            p.sp_data.iter_mut().for_each(|s| s.connect());
-            p.rd_addr.iter_mut().for_each(|s| s.connect());
-        }
+        let shape = self.shape();
+        Self::wire(&shape, &mut Connect(self));
     }
 
     fn hdl(&self) -> Verilog {
-        let mut v = crate::fixed::verilog_functions(self._format, 0);
-        v += "always @(*) begin\n";
-        let mut a = |l: String, r: String| {
-            let _ = writeln!(v, "    {l} = {r};");
-        };
-        a("ctrl$clock".into(), "clock".into());
-        for s in [
-            "go",
-            "go_train",
-            "go_samples",
-            "lab_we",
-            "lab_copy",
-            "lab_data",
-        ] {
-            a(format!("ctrl${s}"), s.into());
-        }
-        a("ctrl$sample_ready".into(), "(allow > ctrl$started)".into());
-        a("ctrl$out_busy".into(), "1'b0".into());
-        for s in ["started", "done", "adv", "last"] {
-            a(s.into(), format!("ctrl${s}"));
-        }
-        let n = self.junctions.len();
-        let left_port = self._first > 0;
-        for j in 0..n {
-            let x = format!("junctions${j}");
-            a(format!("{x}$clock"), "clock".into());
-            for s in ["adv", "k", "last", "step", "parity", "label"] {
-                a(format!("{x}${s}"), format!("ctrl${s}"));
-            }
-            a(format!("{x}$restart"), "go".into());
-            for s in [
-                "h_bias", "h_we", "h_addr", "h_bank", "h_wdata", "in_copy", "in_addr", "in_data",
-            ] {
-                a(format!("{x}${s}"), s.into());
-            }
-            a(format!("{x}$ff_en"), format!("ctrl$ff_en${j}"));
-            a(format!("{x}$bp_en"), format!("ctrl$bp_en${j}"));
-            a(format!("{x}$h_sel"), format!("h_sel${j}"));
-            a(format!("h_rdata${j}"), format!("{x}$h_rdata"));
-            let we = if j == 0 && !left_port {
-                "in_we"
-            } else {
-                "1'b0"
-            };
-            a(format!("{x}$in_we"), we.into());
-            if j > 0 {
-                let pv = format!("junctions${}", j - 1);
-                for q in 0..self.junctions[j].lw_en.len() {
-                    for (mine, theirs) in [
-                        ("lw_en", "rw_en"),
-                        ("lw_addr", "rw_addr"),
-                        ("lw_a", "rw_a"),
-                        ("lw_sp", "rw_sp"),
-                        ("lq_addr", "rq_addr"),
-                        ("lq_clear", "rq_clear"),
-                    ] {
-                        a(format!("{x}${mine}${q}"), format!("{pv}${theirs}${q}"));
-                    }
-                    a(format!("{pv}$rq_acc${q}"), format!("{x}$lq_acc${q}"));
-                    a(format!("{pv}$rq_sp${q}"), format!("{x}$lq_sp${q}"));
-                }
-            } else if left_port {
-                for q in 0..self.lw_en.len() {
-                    for s in ["lw_en", "lw_addr", "lw_a", "lq_addr", "lq_clear"] {
-                        a(format!("{x}${s}${q}"), format!("{s}${q}"));
-                    }
-                    a(format!("{x}$lw_sp${q}"), "16'd0".into());
-                    a(format!("lq_sum${q}"), format!("sat32({x}$lq_acc${q})"));
-                }
-            }
-        }
-        a("pred".into(), format!("junctions${}$pred", n - 1));
-        if !self.rport.is_empty() {
-            let x = format!("junctions${}", n - 1);
-            a("rport$0$clock".into(), "clock".into());
-            a("rport$0$last".into(), "ctrl$last".into());
-            a("rport$0$restart".into(), "go".into());
-            for s in ["d_we", "d_addr", "d_data"] {
-                a(format!("rport$0${s}"), s.into());
-            }
-            for q in 0..self.rw_en.len() {
-                for s in ["rw_en", "rw_addr", "rw_a"] {
-                    a(format!("{s}${q}"), format!("{x}${s}${q}"));
-                }
-                a(format!("rport$0$sp_en${q}"), format!("{x}$rw_en${q}"));
-                a(format!("rport$0$sp_addr${q}"), format!("{x}$rw_addr${q}"));
-                a(format!("rport$0$sp_data${q}"), format!("{x}$rw_sp${q}"));
-                a(format!("rport$0$rd_addr${q}"), format!("{x}$rq_addr${q}"));
-                a(format!("{x}$rq_acc${q}"), format!("rport$0$rd_acc${q}"));
-                a(format!("{x}$rq_sp${q}"), format!("rport$0$rd_sp${q}"));
-            }
-        }
-        v.push_str("end\n");
-        Verilog::Custom(v)
+        let mut t = Text::default();
+        Self::wire(&self.shape(), &mut t);
+        Verilog::Custom(crate::fixed::verilog_functions(self._format, 0) + &t.finish())
     }
+}
+
+impl Stage {
+    fn shape(&self) -> Shape {
+        Shape {
+            lefts: self._lefts.clone(),
+            left_port: self.lw_en.len(),
+            right_port: self.rw_en.len(),
+            rport: !self.rport.is_empty(),
+            first: self._first,
+            format: self._format,
+        }
+    }
+
+    /// The stage's connections: the simulation, `connect()` and the Verilog.
+    fn wire<W: Wires<Self>>(shape: &Shape, w: &mut W) {
+        let bit0 = w.lit(0, "1'b0");
+        w.set(to!(ctrl.clock), at!(w, clock));
+        w.set(to!(ctrl.go), at!(w, go));
+        w.set(to!(ctrl.go_train), at!(w, go_train));
+        w.set(to!(ctrl.go_samples), at!(w, go_samples));
+        w.set(to!(ctrl.lab_we), at!(w, lab_we));
+        w.set(to!(ctrl.lab_copy), at!(w, lab_copy));
+        w.set(to!(ctrl.lab_data), at!(w, lab_data));
+        let ready = w.gt(&at!(w, allow), &at!(w, ctrl.started));
+        w.set(to!(ctrl.sample_ready), ready);
+        w.set(to!(ctrl.out_busy), bit0.clone());
+        w.set(to!(started), at!(w, ctrl.started));
+        w.set(to!(done), at!(w, ctrl.done));
+        w.set(to!(adv), at!(w, ctrl.adv));
+        w.set(to!(last), at!(w, ctrl.last));
+        let n = shape.lefts.len();
+        let left_port = shape.first > 0;
+        let format = shape.format;
+        for j in 0..n {
+            wire_junction_control!(w, j);
+            w.set(to!(junctions[j].restart), at!(w, go));
+            w.set(to!(junctions[j].h_bias), at!(w, h_bias));
+            w.set(to!(junctions[j].h_we), at!(w, h_we));
+            w.set(to!(junctions[j].h_addr), at!(w, h_addr));
+            w.set(to!(junctions[j].h_bank), at!(w, h_bank));
+            w.set(to!(junctions[j].h_wdata), at!(w, h_wdata));
+            w.set(to!(junctions[j].in_copy), at!(w, in_copy));
+            w.set(to!(junctions[j].in_addr), at!(w, in_addr));
+            w.set(to!(junctions[j].in_data), at!(w, in_data));
+            w.set(to!(junctions[j].ff_en), at!(w, ctrl.ff_en[j]));
+            w.set(to!(junctions[j].bp_en), at!(w, ctrl.bp_en[j]));
+            w.set(to!(junctions[j].h_sel), at!(w, h_sel[j]));
+            w.set(to!(h_rdata[j]), at!(w, junctions[j].h_rdata));
+            let we = if j == 0 && !left_port {
+                at!(w, in_we)
+            } else {
+                bit0.clone()
+            };
+            w.set(to!(junctions[j].in_we), we);
+            if j > 0 {
+                wire_junction_pair!(w, j, shape.lefts[j]);
+            } else if left_port {
+                for q in 0..shape.left_port {
+                    w.set(to!(junctions[j].lw_en[q]), at!(w, lw_en[q]));
+                    w.set(to!(junctions[j].lw_addr[q]), at!(w, lw_addr[q]));
+                    w.set(to!(junctions[j].lw_a[q]), at!(w, lw_a[q]));
+                    w.set(to!(junctions[j].lq_addr[q]), at!(w, lq_addr[q]));
+                    w.set(to!(junctions[j].lq_clear[q]), at!(w, lq_clear[q]));
+                    w.set(to!(junctions[j].lw_sp[q]), w.lit(0, "16'd0"));
+                    // BP saturates the sum before it uses it; saturating here first changes
+                    // nothing and halves what the link carries
+                    let acc = at!(w, junctions[j].lq_acc[q]);
+                    let sum = w.call("sat32", &acc, |x| {
+                        b16(sat(format, s32(Bits::<32>::from(x)))).to_u64()
+                    });
+                    w.set(to!(lq_sum[q]), sum);
+                }
+            }
+        }
+        w.set(to!(pred), at!(w, junctions[n - 1].pred));
+        if shape.rport {
+            let x = n - 1;
+            w.set(to!(rport[0].clock), at!(w, clock));
+            w.set(to!(rport[0].last), at!(w, ctrl.last));
+            w.set(to!(rport[0].restart), at!(w, go));
+            w.set(to!(rport[0].d_we), at!(w, d_we));
+            w.set(to!(rport[0].d_addr), at!(w, d_addr));
+            w.set(to!(rport[0].d_data), at!(w, d_data));
+            for q in 0..shape.right_port {
+                w.set(to!(rw_en[q]), at!(w, junctions[x].rw_en[q]));
+                w.set(to!(rw_addr[q]), at!(w, junctions[x].rw_addr[q]));
+                w.set(to!(rw_a[q]), at!(w, junctions[x].rw_a[q]));
+                w.set(to!(rport[0].sp_en[q]), at!(w, junctions[x].rw_en[q]));
+                w.set(to!(rport[0].sp_addr[q]), at!(w, junctions[x].rw_addr[q]));
+                w.set(to!(rport[0].sp_data[q]), at!(w, junctions[x].rw_sp[q]));
+                w.set(to!(rport[0].rd_addr[q]), at!(w, junctions[x].rq_addr[q]));
+                w.set(to!(junctions[x].rq_acc[q]), at!(w, rport[0].rd_acc[q]));
+                w.set(to!(junctions[x].rq_sp[q]), at!(w, rport[0].rd_sp[q]));
+            }
+        }
+    }
+}
+
+/// What a stage's wiring depends on besides its signals.
+struct Shape {
+    /// Per junction, the groups on its left port.
+    lefts: Rc<[usize]>,
+    /// Groups on the stage's left and right boundary ports.
+    left_port: usize,
+    right_port: usize,
+    rport: bool,
+    first: usize,
+    format: Format,
 }
 
 /// The Verilog of a stage (top module `top`).
