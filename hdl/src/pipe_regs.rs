@@ -1,5 +1,5 @@
 //! A bank of pipeline registers: every input appears on its output one clock later. The
-//! junction puts one between BP's delta and the BP contribution / UP update (junction.rs),
+//! junction puts one between BP's delta and the BP contribution / UP update (junction/),
 //! so the path from a memory read on the falling edge ends at this register.
 
 use rust_hdl::core::prelude::*;
