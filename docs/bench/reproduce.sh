@@ -32,6 +32,6 @@ $ef train --spec specs/digits.toml --epochs 30 --plot $out/digits-curve.png --js
 bash docs/plan-table.sh
 # reference-model micro-benchmarks (criterion, thread CPU time): FF/UP/BP passes, streams,
 # pattern generator (SKIP_CRITERION=1 leaves them out)
-[[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-sim --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt
+[[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-reference --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt
 # every generated table of the docs
 docs/tables.sh update docs/results.md docs/hardware.md README.md

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reference model trained on 1 … all cores' threads (sim/examples/train_threads: random
+# The reference model trained on 1 … all cores' threads (reference/examples/train_threads: random
 # data, best of nine runs), next to what the machine gives two independent one-thread runs at
 # once: the most any split of the work could reach here. Writes docs/bench/threads.json.
 # Usage: docs/bench/threads.sh [SPEC] [SAMPLES]   (default specs/dey-mnist.toml, 20000)
@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 spec=${1:-specs/dey-mnist.toml}
 n=${2:-20000}
-cargo build --release -p edgeflow-sim --example train_threads
+cargo build --release -p edgeflow-reference --example train_threads
 run=target/release/examples/train_threads
 cores=$(nproc)
 tmp=$(mktemp -d)

@@ -17,7 +17,7 @@ pub fn train_samples(
     scale: ScaleKind,
 ) -> Result<(Encoded, String)> {
     let random = || {
-        let d = edgeflow_sim::random::random_data(spec, RANDOM_SAMPLES, 1);
+        let d = edgeflow_reference::random::random_data(spec, RANDOM_SAMPLES, 1);
         (d, "random".to_string())
     };
     let name = match data {

@@ -124,7 +124,7 @@ impl ModelFile {
                 spec.format()
             );
         }
-        edgeflow_sim::check_staleness(&m.staleness, spec.junctions()).map_err(|e| {
+        edgeflow_reference::check_staleness(&m.staleness, spec.junctions()).map_err(|e| {
             anyhow::anyhow!(
                 "model {}: field \"staleness\": {e}; the file was edited or is damaged: train again with --out",
                 path.display()

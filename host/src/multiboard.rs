@@ -17,8 +17,8 @@ use edgeflow_core::fixed::{
     hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, FfProducts, Format,
 };
 use edgeflow_core::{Encoded, JunctionPattern, LaneRng, Spec, State};
-use edgeflow_sim::reference::{junction_ff, UpdateRule};
-use edgeflow_sim::{Reference, Schedule};
+use edgeflow_reference::reference::{junction_ff, UpdateRule};
+use edgeflow_reference::{Reference, Schedule};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -8,8 +8,8 @@ use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{LaneRng, Spec, State};
 use edgeflow_opencl::{OpenClStage, WindowIo};
 use edgeflow_planner::report::PlanFile;
+use edgeflow_reference::Schedule;
 use edgeflow_sim::rtl_stage::StageIo;
-use edgeflow_sim::Schedule;
 use std::time::Instant;
 
 enum Backend {
@@ -232,7 +232,7 @@ impl Local {
         Ok(if self.is_last() {
             let classes = *self.spec.layers.last().unwrap();
             out.chunks(classes)
-                .map(|o| edgeflow_sim::argmax(o) as i32)
+                .map(|o| edgeflow_reference::argmax(o) as i32)
                 .collect()
         } else {
             out

@@ -176,7 +176,7 @@ impl Board for OpenClPipeline {
             a = st.infer(&a)?;
         }
         let n = *self.spec.layers.last().unwrap();
-        Ok(a.chunks(n).map(edgeflow_sim::argmax).collect())
+        Ok(a.chunks(n).map(edgeflow_reference::argmax).collect())
     }
     fn read_state(&mut self) -> Result<State> {
         let mut s = State::initial(&self.spec);

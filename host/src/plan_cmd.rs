@@ -201,7 +201,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
         .map_or(0, crate::train::init::Init::first_epoch);
     let stages = stage_ranges(&p);
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
-    let staleness = edgeflow_sim::Schedule::with_links(&link_delay).staleness();
+    let staleness = edgeflow_reference::Schedule::with_links(&link_delay).staleness();
     if staleness.iter().map(|&s| s as u64).collect::<Vec<_>>() != p.staleness {
         anyhow::bail!(
             "plan {}: its staleness {:?} does not follow from its link delays {:?} (expected {:?}); re-run edgeflow plan",
@@ -239,8 +239,9 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     let state = rep.state.clone().expect("a board returns its state");
     let verified = if verify {
         // The reference model with the plan's staleness, on exactly the streams run() used.
-        let mut r = edgeflow_sim::Reference::with_state(&spec, start.clone(), staleness.clone())
-            .map_err(|e| anyhow!(e))?;
+        let mut r =
+            edgeflow_reference::Reference::with_state(&spec, start.clone(), staleness.clone())
+                .map_err(|e| anyhow!(e))?;
         let mut order = edgeflow_core::order::SampleOrder::new(split.train.len());
         for _ in 0..first {
             order.next_keys();

@@ -15,7 +15,7 @@ use edgeflow_core::{ScaleKind, Spec, State};
 use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::{board_top_verilog, Inner};
 use edgeflow_hdl::flow::verilator_uart::{build_cached, sim_models, UartStream};
-use edgeflow_sim::accuracy;
+use edgeflow_reference::accuracy;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

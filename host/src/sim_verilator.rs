@@ -7,8 +7,8 @@ use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::flow::verilator;
+use edgeflow_reference::Reference;
 use edgeflow_sim::rtl::check_stream_lanes;
-use edgeflow_sim::Reference;
 use serde_json::json;
 use std::fmt::Write as _;
 

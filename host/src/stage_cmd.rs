@@ -28,7 +28,7 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
         .out_dir("--out", out, &names)
         .check()?;
     let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
-    let sched = edgeflow_sim::Schedule::with_links(&delays);
+    let sched = edgeflow_reference::Schedule::with_links(&delays);
     let mut stages = Vec::new();
     for (i, s) in p.stages.iter().enumerate() {
         let (a, b) = (s.junctions[0] - 1, s.junctions[1] - 1);

@@ -15,8 +15,8 @@ use crate::util::write_atomic;
 use anyhow::{bail, Context, Result};
 use edgeflow_core::order::{SampleOrder, DATA_SEED};
 use edgeflow_core::{Dataset, Encoded, ScaleKind, Scaling, Spec, State};
-use edgeflow_sim::accuracy;
-use edgeflow_sim::trace::JunctionTrace;
+use edgeflow_reference::accuracy;
+use edgeflow_reference::trace::JunctionTrace;
 use indicatif::{ProgressBar, ProgressStyle};
 use init::{check_epochs, Init};
 use std::path::{Path, PathBuf};
@@ -206,7 +206,7 @@ pub fn run_traced(
             te * 100.0
         );
         let traced = match (trace, &mut t) {
-            (Some(spec), Trainer::Board(b)) => Some(edgeflow_sim::trace::trace(
+            (Some(spec), Trainer::Board(b)) => Some(edgeflow_reference::trace::trace(
                 spec,
                 &b.read_state()?,
                 &split.train,

@@ -7,7 +7,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use edgeflow_core::{Dataset, Spec};
 use edgeflow_opencl::{Device, OpenClNetwork};
-use edgeflow_sim::Reference;
+use edgeflow_reference::Reference;
 use std::path::PathBuf;
 
 fn bench(c: &mut Criterion) {

@@ -44,7 +44,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use edgeflow_sim::Schedule;
+pub use edgeflow_reference::Schedule;
 
 /// The kernel source, embedded so the binary is self-contained.
 pub const KERNEL_SOURCE: &str = include_str!("../../kernels/edgeflow.cl");

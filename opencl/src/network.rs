@@ -4,7 +4,7 @@
 use crate::{Device, OpenClStage};
 use anyhow::{anyhow, Result};
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::{argmax, check_staleness, Schedule};
+use edgeflow_reference::{argmax, check_staleness, Schedule};
 use opencl3::types::cl_short;
 use std::sync::Arc;
 

@@ -71,7 +71,7 @@ use crate::buffer::{alloc, read, write, Buf};
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
 use edgeflow_core::{Activation, JunctionPattern, LaneRng, Rounding, Spec, State};
-use edgeflow_sim::Schedule;
+use edgeflow_reference::Schedule;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 use opencl3::types::{cl_int, cl_short, cl_uint, cl_ushort};
@@ -201,7 +201,8 @@ impl OpenClStage {
                 schedule.ff.len()
             );
         }
-        edgeflow_sim::check_staleness(&schedule.staleness(), l).map_err(anyhow::Error::msg)?;
+        edgeflow_reference::check_staleness(&schedule.staleness(), l)
+            .map_err(anyhow::Error::msg)?;
         if schedule.bp[0] >= i32::MAX as usize / 2 {
             bail!("schedule offsets too large");
         }

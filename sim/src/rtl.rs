@@ -326,7 +326,7 @@ pub fn check_lanes(
     let mut sim = RtlSim::with_lanes(spec, vcd, lanes)?;
     let init = State::initial(spec);
     sim.load_state(&init)?;
-    let mut reference = crate::Reference::new(spec);
+    let mut reference = edgeflow_reference::Reference::new(spec);
     let loaded = sim.read_state()?;
     let mut first_difference = init
         .first_difference(&loaded, Some(&reference.patterns))
@@ -392,7 +392,7 @@ mod tests {
     }
 }
 
-pub use crate::random::{random_data, random_input_bits, random_spec};
+pub use edgeflow_reference::random::{random_data, random_input_bits, random_spec};
 
 /// Icarus on `tb.v` and `top.v` in `dir`: what the testbench printed.
 pub(crate) fn icarus(dir: &std::path::Path) -> Result<String, String> {

@@ -5,7 +5,7 @@
 
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, Rounding, Spec, State};
 use edgeflow_opencl::{device_for_tests, Device, OpenClNetwork, OpenClStage, Schedule};
-use edgeflow_sim::Reference;
+use edgeflow_reference::Reference;
 use edgeflow_tests::chain;
 use edgeflow_tests::random_spec::{clipping_cases, product_cases, random_data, random_spec};
 use std::path::PathBuf;

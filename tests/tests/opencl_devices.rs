@@ -5,7 +5,7 @@
 
 use edgeflow_core::{JunctionPattern, State};
 use edgeflow_opencl::{devices, Device, OpenClStage, Schedule};
-use edgeflow_sim::Reference;
+use edgeflow_reference::Reference;
 use edgeflow_tests::random_spec::{random_data, random_spec};
 
 #[test]

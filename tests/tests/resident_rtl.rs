@@ -10,8 +10,8 @@ use edgeflow_hdl::host_link::{ACK_LOAD, ACK_READ, OP_LOAD, OP_READ};
 use edgeflow_hdl::host_stream::run_words;
 use edgeflow_hdl::resident::*;
 use edgeflow_hdl::resident_protocol as rp;
-use edgeflow_sim::random::{random_data, random_spec};
-use edgeflow_sim::Reference;
+use edgeflow_reference::random::{random_data, random_spec};
+use edgeflow_reference::Reference;
 use rust_hdl::prelude::*;
 
 struct Device {

@@ -143,7 +143,7 @@ fn a_corrupted_weight_is_named() {
     assert!(d.contains("junction 2 weight of edge 3"), "{d}");
     sim.train(&data).unwrap();
     let got = sim.read_state().unwrap();
-    let mut r = edgeflow_sim::Reference::new(&sp);
+    let mut r = edgeflow_reference::Reference::new(&sp);
     r.train(&data);
     let d = r
         .state
@@ -298,7 +298,7 @@ fn ff_product_rules_are_bit_exact_on_every_pipeline() {
                 rep.first_difference.unwrap()
             );
         }
-        let mut r = edgeflow_sim::Reference::new(&case);
+        let mut r = edgeflow_reference::Reference::new(&case);
         r.train(&data);
         hashes.push(r.state.sha256());
     }

@@ -4,7 +4,7 @@
 use crate::board::Board;
 use anyhow::{bail, Result};
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::{DenseMiniBatch, DenseReference, FloatReference, SparseF32};
+use edgeflow_reference::{DenseMiniBatch, DenseReference, FloatReference, SparseF32};
 
 /// A float network: trained and asked like a board, but with no fixed-point state to read.
 pub trait FloatNet {

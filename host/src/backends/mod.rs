@@ -178,7 +178,7 @@ pub static BACKENDS: &[Backend] = &[
         threads: false,
         help: "f64 SGD on the same sparse network, for accuracy comparison",
         limits: "float SGD has no fixed-point state: it cannot run a saved model, save one or train a plan",
-        open: |spec, _, _| Ok(Engine::float(edgeflow_sim::FloatReference::new(spec))),
+        open: |spec, _, _| Ok(Engine::float(edgeflow_reference::FloatReference::new(spec))),
         pipeline: None,
     },
     Backend {
@@ -191,7 +191,7 @@ pub static BACKENDS: &[Backend] = &[
         threads: false,
         help: "f32 SGD on the same sparse network, the fast CPU baseline",
         limits: "it is a speed baseline for bench",
-        open: |spec, _, _| Ok(Engine::float(edgeflow_sim::SparseF32::new(spec))),
+        open: |spec, _, _| Ok(Engine::float(edgeflow_reference::SparseF32::new(spec))),
         pipeline: None,
     },
     Backend {
@@ -204,7 +204,7 @@ pub static BACKENDS: &[Backend] = &[
         threads: false,
         help: "the fully connected f32 network of the same layer sizes, batch 1",
         limits: "it is another network, a speed baseline for bench",
-        open: |spec, _, _| Ok(Engine::float(edgeflow_sim::DenseReference::new(spec))),
+        open: |spec, _, _| Ok(Engine::float(edgeflow_reference::DenseReference::new(spec))),
         pipeline: None,
     },
     Backend {
@@ -219,7 +219,7 @@ pub static BACKENDS: &[Backend] = &[
         limits: "it is another network, a speed baseline for bench",
         open: |spec, _, o| {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let m = edgeflow_sim::DenseMiniBatch::new(spec, o.batch, o.threads.unwrap_or(cores));
+            let m = edgeflow_reference::DenseMiniBatch::new(spec, o.batch, o.threads.unwrap_or(cores));
             Ok(Engine::float(m))
         },
         pipeline: None,

@@ -11,7 +11,7 @@ use super::*;
 use crate::train::Split;
 use anyhow::{bail, Result};
 use edgeflow_core::order::SampleOrder;
-use edgeflow_sim::accuracy;
+use edgeflow_reference::accuracy;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Instant;

@@ -5,7 +5,7 @@ use crate::backends::{Choice, Engine, Kind, Options};
 use anyhow::{bail, Result};
 use edgeflow_core::order::epoch_order;
 use edgeflow_core::{Encoded, Spec};
-use edgeflow_sim::Reference;
+use edgeflow_reference::Reference;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::time::Instant;

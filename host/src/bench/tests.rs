@@ -158,7 +158,7 @@ fn every_backend_is_reported_and_the_reference_is_bit_exact_with_itself() {
 fn the_minibatch_baseline_learns_digits() {
     let s = spec("digits");
     let split = crate::bench_data::test_split(&s, None, edgeflow_core::ScaleKind::Feature).unwrap();
-    let mut m = edgeflow_sim::DenseMiniBatch::new(&s, 32, 2);
+    let mut m = edgeflow_reference::DenseMiniBatch::new(&s, 32, 2);
     let mut order = edgeflow_core::order::SampleOrder::new(split.train.len());
     for _ in 0..5 {
         m.train(&split.train.select(&order.next_epoch()));

@@ -13,8 +13,8 @@ use edgeflow_hdl::ecp5_pll::EHXPLLL_SIM_MODEL;
 use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
 use edgeflow_hdl::flow::verilator_uart::{build, UartStream};
 use edgeflow_hdl::ice40_pll::ClockSource;
+use edgeflow_reference::Reference;
 use edgeflow_sim::rtl::random_data;
-use edgeflow_sim::Reference;
 use std::time::Duration;
 
 #[test]

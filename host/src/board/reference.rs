@@ -3,7 +3,7 @@
 use super::Board;
 use anyhow::{anyhow, Result};
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::Reference;
+use edgeflow_reference::Reference;
 
 pub struct ReferenceBoard {
     pub model: Reference,

@@ -12,8 +12,8 @@ use edgeflow_hdl::network::Network;
 use edgeflow_hdl::network_top::NetworkBoardTop;
 use edgeflow_hdl::uart_frames::FRAME_WORDS;
 use edgeflow_hdl::uart_sim_port::SimUartPort;
+use edgeflow_reference::Reference;
 use edgeflow_sim::rtl::random_data;
-use edgeflow_sim::Reference;
 use std::time::Duration;
 
 type SimBoard = HostLinkBoard<ByteStreamLink<SimUartPort<NetworkBoardTop>>>;

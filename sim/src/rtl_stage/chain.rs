@@ -2,9 +2,9 @@
 //! reference model under the chain's schedule.
 
 use super::*;
-use crate::reference::Schedule;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::testing::settle;
+use edgeflow_reference::Schedule;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -281,7 +281,8 @@ pub fn check_chain_from(
     let init = init.clone();
     chain.load_state(&init)?;
     let staleness = chain.schedule.staleness();
-    let mut reference = crate::Reference::with_state(spec, init.clone(), staleness.clone())?;
+    let mut reference =
+        edgeflow_reference::Reference::with_state(spec, init.clone(), staleness.clone())?;
     let mut first_difference = init
         .first_difference(&chain.read_state(), Some(&reference.patterns))
         .map(|d| format!("after loading: {d}"));

@@ -33,7 +33,7 @@ fn one_stage_is_the_single_board_network() {
 fn tiny_on_two_boards_is_bit_exact() {
     let sp = tiny();
     let d = random_data(&sp, 30, 5);
-    let mut single = crate::Reference::new(&sp);
+    let mut single = edgeflow_reference::Reference::new(&sp);
     single.train(&d);
     for delay in [0, 2] {
         let r = check_chain(&sp, &[(0, 0), (1, 1)], &[delay], &d).unwrap();
@@ -76,8 +76,12 @@ fn stages_with_the_deep_pipeline_are_bit_exact() {
     .unwrap();
     chain.load_state(&State::initial(&sp)).unwrap();
     chain.run(&d, true).unwrap();
-    let mut reference =
-        crate::Reference::with_state(&sp, State::initial(&sp), chain.schedule.staleness()).unwrap();
+    let mut reference = edgeflow_reference::Reference::with_state(
+        &sp,
+        State::initial(&sp),
+        chain.schedule.staleness(),
+    )
+    .unwrap();
     reference.train(&d);
     assert_eq!(chain.read_state().sha256(), reference.state.sha256());
     assert_eq!(chain.stages[0].stats.clocks_per_block_cycle, 4 + 5);
@@ -188,7 +192,9 @@ fn stage_verilog_replays_like_the_model() {
         if at_max {
             assert!(chain.stages[1].stats.saturated_sums > 0);
         }
-        let mut want = crate::Reference::with_state(&sp, init, chain.schedule.staleness()).unwrap();
+        let mut want =
+            edgeflow_reference::Reference::with_state(&sp, init, chain.schedule.staleness())
+                .unwrap();
         want.train(&d);
         assert_eq!(want.state.first_difference(&got, None), None);
         for st in &chain.stages {

@@ -8,12 +8,12 @@
 //! Time is the CPU time of the benchmarking thread (`CLOCK_THREAD_CPUTIME_ID`), so other load
 //! on a shared machine does not count; `EDGEFLOW_WALL=1` measures wall-clock time instead.
 //!
-//! Run: `cargo bench -p edgeflow-sim --bench reference` (add a filter, e.g. `-- dey-mnist`).
+//! Run: `cargo bench -p edgeflow-reference --bench reference` (add a filter, e.g. `-- dey-mnist`).
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_main, BenchmarkId, Criterion, Throughput};
 use edgeflow_core::{Dataset, Encoded, JunctionPattern, PatternKind, Spec};
-use edgeflow_sim::{Reference, SparseF32};
+use edgeflow_reference::{Reference, SparseF32};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! One training stream of the reference model on the bundled digits, for profilers
 //! (`valgrind --tool=callgrind`): `cargo run --release --example train_stream -- SPEC N`.
 use edgeflow_core::{Dataset, Spec};
-use edgeflow_sim::{Reference, SparseF32};
+use edgeflow_reference::{Reference, SparseF32};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

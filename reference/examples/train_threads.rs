@@ -1,10 +1,10 @@
 //! The reference model's training rate on 1, 2, … threads, with the state's SHA-256 of each
 //! (random data of the spec's shape; every thread count must end in the same state). One JSON
 //! object per thread count on standard output (docs/bench/threads.sh collects them):
-//! `cargo run --release -p edgeflow-sim --example train_threads -- SPEC SAMPLES THREADS...`
+//! `cargo run --release -p edgeflow-reference --example train_threads -- SPEC SAMPLES THREADS...`
 use edgeflow_core::Spec;
-use edgeflow_sim::random::random_data;
-use edgeflow_sim::Reference;
+use edgeflow_reference::random::random_data;
+use edgeflow_reference::Reference;
 
 /// Runs per thread count; the fastest is reported (the least disturbed by other work).
 const RUNS: usize = 9;
