@@ -14,7 +14,7 @@
 // it per bitstream.)
 //
 // The program does not depend on the spec: sizes, offsets and the schedule arrive in `cfg`
-// (layout: host/opencl crate, stage.rs, `Cfg`), so one binary serves every network.
+// (layout: opencl/src/layout.rs), so one binary serves every network.
 //
 // Values are stored as `short` (the format is at most 16 bits wide) and computed in `int`:
 // a 16x16 product is at most 2^30 in magnitude, adding the rounding rnd keeps it below 2^31,
@@ -22,44 +22,8 @@
 // validation bounds layer sizes, and fan-ins where FF products are not saturated), so `int`
 // is exact everywhere the contract says "wide".
 
-// ---- cfg layout (ints); must match stage.rs ----
-#define C_NJ 0        // junctions in the stage
-#define C_FRAC 1      // fraction bits
-#define C_VMIN 2      // smallest raw value
-#define C_VMAX 3      // largest raw value
-#define C_SHIFT 4     // learning-rate shift
-#define C_DROP 5      // low bits the sigmoid table index ignores
-#define C_IBITS 6     // sigmoid table index bits
-#define C_DEPTH 7     // ring slots (samples in flight in the stage)
-#define C_STRIDE 8    // shorts per ring slot
-#define C_SAMPLES 9   // samples in the current stream
-#define C_LAST 10     // 1 when the stage ends with the output layer
-#define C_HIDDEN 11   // hidden activation: 0 sigmoid, 1 ReLU
-#define C_ONE 12      // raw 1.0, saturated
-#define C_FIRST 13    // 1 when the stage starts with the network's inputs (j0 = 0)
-#define C_OUT_FIRST 14 // output delta stops at this σ when its class is not the label's
-#define C_OUT_LAST 15  // ... and at this σ when it is (INT_MIN: never)
-#define C_ROUNDING 16 // rounding of the updates: 0 nearest, 1 stochastic
-#define C_FF_SAT 17   // FF products: 0 rounded (only the sum saturates), 1 saturated too
-#define C_JUNC 18     // first junction record
-#define C_JSIZE 16    // ints per junction record
-// junction record fields
-#define J_NL 0        // left layer size
-#define J_NR 1        // right layer size
-#define J_FI 2        // fan-in
-#define J_Z 3         // lanes: the clock structure, and edge e's rounding stream is lane e mod z
-#define J_WOFF 4      // first weight / edge
-#define J_BOFF 5      // first bias
-#define J_FF 6        // FF block-cycle offset in the global schedule
-#define J_BP 7        // BP/UP block-cycle offset in the global schedule
-#define J_ACT 8       // right layer's activation: 0 sigmoid, 1 ReLU
-#define J_AL 9        // ring offset of the left activations
-#define J_AR 10       // ring offset of the right activations
-#define J_SPL 11      // ring offset of the left σ′
-#define J_SPR 12      // ring offset of the right σ′
-#define J_DL 13       // ring offset of the left deltas
-#define J_DR 14       // ring offset of the right deltas
-#define J_LOFF 15     // first lane stream of the junction
+// The cfg layout (C_* stage fields, J_* junction-record fields) is generated from
+// opencl/src/layout.rs and put in front of this file.
 
 inline int sat(int x, int lo, int hi) { return x < lo ? lo : (x > hi ? hi : x); }
 

@@ -6,9 +6,15 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
 
-/// Clocks a block cycle spends beyond the longest junction pass (pipeline fill of the
-/// multiply-accumulate path); the published design needed 4.
+/// Clocks a block cycle spends beyond the longest junction pass: the FF pipeline's latency
+/// from a junction's last edge to the last right-layer write it causes (the finished sum is
+/// registered for saturation and the activation ROM, the ROM output again before the write);
+/// the published design needed 4.
 pub const BLOCK_CYCLE_OVERHEAD: usize = 2;
+
+/// Clocks the deep pipeline adds to FF, and so to the block cycle: the product register and
+/// the saturated sum's register.
+pub const DEEP_PIPELINE_CLOCKS: usize = 2;
 
 /// Most edges one junction, and the whole network, may have. Without a bound a fully connected
 /// 32768 × 32768 junction, or dozens of junctions just under the bound, pass validation and
@@ -154,7 +160,24 @@ impl Spec {
     /// [`BLOCK_CYCLE_OVERHEAD`], one more with `registered_reads`, two more with
     /// `deep_pipeline`.
     pub fn block_cycle_overhead(&self) -> usize {
-        BLOCK_CYCLE_OVERHEAD + self.registered_reads as usize + 2 * self.deep_pipeline as usize
+        BLOCK_CYCLE_OVERHEAD
+            + self.registered_reads as usize
+            + DEEP_PIPELINE_CLOCKS * self.deep_pipeline as usize
+    }
+
+    /// `C = max C_j`: the longest junction pass, in clocks (`C_j` = edges / z).
+    pub fn max_pass_clocks(&self) -> usize {
+        (0..self.junctions())
+            .map(|j| self.layers[j] * self.fan_out[j] / self.z[j])
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Clocks of a block cycle: the longest pass and the pipeline's overhead, so the last
+    /// right-layer write of a block cycle lands before the next one starts (which also keeps
+    /// a weight written back in one block cycle from being read back at the same clock edge).
+    pub fn block_cycle_clocks(&self) -> usize {
+        self.max_pass_clocks() + self.block_cycle_overhead()
     }
 
     pub fn from_toml_str(text: &str, source: &str) -> Result<Spec, SpecError> {
@@ -481,7 +504,7 @@ impl Spec {
             .collect();
         let c = junctions.iter().map(|j| j.clocks).max().unwrap_or(0);
         Derived {
-            block_cycle_clocks: c + self.block_cycle_overhead(),
+            block_cycle_clocks: self.block_cycle_clocks(),
             max_junction_clocks: c,
             multipliers: junctions
                 .iter()
@@ -505,6 +528,16 @@ impl Spec {
     /// Edges of junction `j`.
     pub fn edges(&self, j: usize) -> usize {
         self.layers[j] * self.fan_out[j]
+    }
+
+    /// The activation of layer `layer` (1 … L; layer 0 is the inputs): the spec's hidden
+    /// activation, and the sigmoid on the output layer, whose deltas are `a − y`.
+    pub fn activation_of_layer(&self, layer: usize) -> Activation {
+        if layer == self.junctions() {
+            Activation::Sigmoid
+        } else {
+            self.activation
+        }
     }
 
     /// Edge operations of training on one sample: FF and UP on every edge, and BP on every

@@ -50,7 +50,7 @@ impl CtrlParams {
         CtrlParams {
             junctions: l,
             inputs: spec.layers[0],
-            t: crate::params::block_cycle_clocks(spec),
+            t: spec.block_cycle_clocks(),
             in_copies: 2 * l + 2,
             w_banks: ps.iter().map(|p| p.z).collect(),
             w_rows: ps.iter().map(|p| p.clocks).collect(),

@@ -19,7 +19,7 @@ use edgeflow_core::Spec;
 /// never exceeds `z_1`; the bus stays as narrow as the throughput allows.
 pub fn auto_lanes(spec: &Spec) -> usize {
     let n0 = spec.layers[0];
-    let c = crate::params::max_pass_clocks(spec).max(2);
+    let c = spec.max_pass_clocks().max(2);
     let z1 = spec.z[0].max(1);
     (1..=z1).find(|&w| n0.div_ceil(w) <= c).unwrap_or(z1)
 }

@@ -111,11 +111,7 @@ impl JunctionParams {
             shift: spec.learning_rate_shift,
             rounding: spec.rounding(),
             seed: spec.seed,
-            right_act: if j + 1 == l {
-                Activation::Sigmoid
-            } else {
-                spec.activation
-            },
+            right_act: spec.activation_of_layer(j + 1),
             left_act: spec.activation,
             table: spec.activation_table(),
             output_delta_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
@@ -152,34 +148,6 @@ impl JunctionParams {
     }
 }
 
-/// Clocks from a junction's last edge of a pass to the last right-layer write it causes: the
-/// finished neuron sum is registered (saturation and activation ROM in the next clock), the
-/// ROM output is registered again before the right-layer write, the output delta and the
-/// prediction (ff_pipe.rs).
-pub const FF_LATENCY: usize = 2;
-
-/// Clocks the deep pipeline adds to FF (and to the block cycle): the product register and the
-/// saturated sum's register.
-pub const DEEP_FF_CLOCKS: usize = 2;
-
-/// The longest junction pass of a network, `C = max C_j` clocks.
-pub fn max_pass_clocks(spec: &Spec) -> usize {
-    (0..spec.junctions())
-        .map(|j| spec.layers[j] * spec.fan_out[j] / spec.z[j])
-        .max()
-        .unwrap_or(1)
-}
-
-/// Block-cycle length of a network: the longest junction pass plus the FF pipeline's
-/// latency, so the last right-layer write of a block cycle lands before the next one starts
-/// (which also keeps a weight written back in one block cycle from being read back at the
-/// same clock edge).
-pub fn block_cycle_clocks(spec: &Spec) -> usize {
-    max_pass_clocks(spec) + block_cycle_overhead(spec)
-}
-
-/// Clocks a block cycle of this hardware spends beyond its longest pass: the FF pipeline,
-/// and one more with registered reads.
-pub fn block_cycle_overhead(spec: &Spec) -> usize {
-    FF_LATENCY + spec.registered_reads as usize + DEEP_FF_CLOCKS * spec.deep_pipeline as usize
-}
+/// Clocks from a junction's last edge of a pass to the last right-layer write it causes
+/// (ff_pipe.rs): the block cycle's overhead beyond the longest pass.
+pub const FF_LATENCY: usize = edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD;

@@ -116,8 +116,7 @@ impl Stage {
         let ctrl = CtrlParams {
             junctions: local.len(),
             inputs: spec.layers[0],
-            t: local.iter().map(|p| p.clocks).max().unwrap()
-                + crate::params::block_cycle_overhead(spec),
+            t: local.iter().map(|p| p.clocks).max().unwrap() + spec.block_cycle_overhead(),
             in_copies: bp[0] - ff[0] + 3,
             w_banks: local.iter().map(|p| p.z).collect(),
             w_rows: local.iter().map(|p| p.clocks).collect(),

@@ -27,7 +27,7 @@ pub struct Candidate {
     pub registered_reads: bool,
     pub deep_pipeline: bool,
     /// Clocks per block cycle (one training sample each) of the hardware as built on the
-    /// board (`edgeflow_hdl::params::block_cycle_clocks`, as `edgeflow bitstream` reports).
+    /// board (`Spec::block_cycle_clocks`, as `edgeflow bitstream` reports).
     pub block_cycle_clocks: usize,
     pub samples_per_second: f64,
     /// The cost model's prediction on the board (`edgeflow cost`).
@@ -135,7 +135,7 @@ pub fn candidate(
 ) -> Result<Candidate, edgeflow_core::SpecError> {
     spec.validate(&spec.name)?;
     let built = as_built(&spec, b);
-    let cycle = edgeflow_hdl::params::block_cycle_clocks(&built);
+    let cycle = built.block_cycle_clocks();
     let z: Vec<u64> = spec.z.iter().map(|&z| z as u64).collect();
     let u = single_board_usage(&Net::from_spec(&spec), board, &z);
     Ok(Candidate {

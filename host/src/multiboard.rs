@@ -55,6 +55,8 @@ pub(crate) struct Stage {
     /// Step 6's table ends (`fixed::output_delta_ends`).
     output_ends: Option<(i32, i32)>,
     act: Activation,
+    /// Per junction of the stage, its right layer's activation.
+    right_acts: Vec<Activation>,
     rule: UpdateRule,
     patterns: Vec<JunctionPattern>,
     pub(crate) weights: Vec<Vec<i32>>,
@@ -128,6 +130,7 @@ impl Stage {
             table: spec.activation_table(),
             output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
             act: spec.activation,
+            right_acts: (a..=b).map(|j| spec.activation_of_layer(j + 1)).collect(),
             rule: UpdateRule::of(spec),
             patterns: JunctionPattern::all(spec)[a..=b].to_vec(),
             weights: state.weights[a..=b].to_vec(),
@@ -162,11 +165,7 @@ impl Stage {
 
     fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
         let k = self.local(j);
-        let act = if j + 1 == self.l {
-            Activation::Sigmoid
-        } else {
-            self.act
-        };
+        let act = self.right_acts[k];
         let (p, w, b) = (&self.patterns[k], &self.weights[k], &self.biases[k]);
         let (f, rule) = (self.format, self.ff_products);
         junction_ff(f, rule, &self.table, act, p, w, b, a_in, a_out, sp_out);

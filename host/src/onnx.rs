@@ -260,10 +260,9 @@ pub fn network(spec: &Spec, dense: &[DenseJunction], metadata: &[(String, String
         let h = b.node("Add", &[&m, &bias], &format!("sum{n}"));
         // the fixed-point sum saturates at the format's limits before the activation
         let h = b.node("Clip", &[&h, &lo, &hi], &format!("preactivation{n}"));
-        let act = if n < last && spec.activation == Activation::Relu {
-            "Relu"
-        } else {
-            "Sigmoid"
+        let act = match spec.activation_of_layer(n) {
+            Activation::Relu => "Relu",
+            Activation::Sigmoid => "Sigmoid",
         };
         let out = if n == last {
             SCORES.to_string()

@@ -78,43 +78,7 @@ use opencl3::types::{cl_int, cl_short, cl_uint, cl_ushort};
 use std::ops::Range;
 use std::sync::Arc;
 
-// cfg layout; must match kernels/edgeflow.cl
-const C_NJ: usize = 0;
-const C_FRAC: usize = 1;
-const C_VMIN: usize = 2;
-const C_VMAX: usize = 3;
-const C_SHIFT: usize = 4;
-const C_DROP: usize = 5;
-const C_IBITS: usize = 6;
-const C_DEPTH: usize = 7;
-const C_STRIDE: usize = 8;
-const C_SAMPLES: usize = 9;
-const C_LAST: usize = 10;
-const C_HIDDEN: usize = 11;
-const C_ONE: usize = 12;
-const C_FIRST: usize = 13;
-const C_OUT_FIRST: usize = 14;
-const C_OUT_LAST: usize = 15;
-const C_ROUNDING: usize = 16;
-const C_FF_SAT: usize = 17;
-const C_JUNC: usize = 18;
-const C_JSIZE: usize = 16;
-const J_NL: usize = 0;
-const J_NR: usize = 1;
-const J_FI: usize = 2;
-const J_Z: usize = 3;
-const J_WOFF: usize = 4;
-const J_BOFF: usize = 5;
-const J_FF: usize = 6;
-const J_BP: usize = 7;
-const J_ACT: usize = 8;
-const J_AL: usize = 9;
-const J_AR: usize = 10;
-const J_SPL: usize = 11;
-const J_SPR: usize = 12;
-const J_DL: usize = 13;
-const J_DR: usize = 14;
-const J_LOFF: usize = 15;
+use crate::layout::*;
 
 /// Boundary inputs of one window (see the module docs for which samples each holds).
 #[derive(Default)]
@@ -257,7 +221,7 @@ impl OpenClStage {
             c[J_FF] = schedule.ff[j] as i32;
             c[J_BP] = schedule.bp[j] as i32;
             // 0 sigmoid, 1 ReLU, 2 ReLU whose gate shuts at the format's maximum
-            c[J_ACT] = if j + 1 < l && spec.activation == Activation::Relu {
+            c[J_ACT] = if spec.activation_of_layer(j + 1) == Activation::Relu {
                 1 + (spec.relu_gate == edgeflow_core::ReluGate::Clipped) as i32
             } else {
                 0

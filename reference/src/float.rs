@@ -39,7 +39,7 @@ impl FloatReference {
     }
 
     fn act(&self, layer: usize, h: f64) -> (f64, f64) {
-        let relu = layer < self.spec.junctions() && self.spec.activation == Activation::Relu;
+        let relu = self.spec.activation_of_layer(layer) == Activation::Relu;
         if relu {
             if h > 0.0 {
                 (h, 1.0)

@@ -233,11 +233,7 @@ impl Reference {
     }
 
     fn activation_of(&self, layer: usize) -> Activation {
-        if layer == self.spec.junctions() {
-            Activation::Sigmoid
-        } else {
-            self.spec.activation
-        }
+        self.spec.activation_of_layer(layer)
     }
 
     /// Feed-forward of junction `j`: `a_out`/`sp_out` of the right layer from `a_in`.

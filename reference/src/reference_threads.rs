@@ -108,6 +108,8 @@ struct Context<'a> {
     format: edgeflow_core::fixed::Format,
     table: &'a edgeflow_core::fixed::ActivationTable,
     hidden: Activation,
+    /// Per junction, its right layer's activation.
+    right_acts: Vec<Activation>,
     ends: Option<(i32, i32)>,
     /// BP/UP of junction `j` on sample `n` runs in block cycle `bp[j] + n` (FF in `j + n`).
     bp: Vec<usize>,
@@ -188,7 +190,7 @@ impl ShareWork {
         kernels::gather(&p.left_of_edge[self.edges.clone()], a_left, x);
         kernels::ff_sums(c.q, p.fan_in, &self.w, x, &self.b, &mut self.t, &mut self.h);
         let last = j + 1 == c.patterns.len();
-        let act = if last { Activation::Sigmoid } else { c.hidden };
+        let act = c.right_acts[j];
         let label = c.data.labels[n];
         for (i, &h) in self.h.iter().enumerate() {
             let (a, sp) = activate(act, c.table, h);
@@ -300,6 +302,9 @@ pub(crate) fn train(
         format: *format,
         table,
         hidden: spec.activation,
+        right_acts: (1..=spec.junctions())
+            .map(|l| spec.activation_of_layer(l))
+            .collect(),
         ends: output_delta_ends(spec.output_delta, table),
         bp,
         depth,

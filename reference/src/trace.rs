@@ -5,7 +5,7 @@
 //! forward and backward pass over a few samples with a state's weights, nothing updated;
 //! `edgeflow train --trace` prints it after every epoch.
 
-use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends, Activation};
+use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends};
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 use serde::Serialize;
 
@@ -40,11 +40,7 @@ pub fn trace(spec: &Spec, state: &State, data: &Encoded, samples: usize) -> Vec<
         let mut a: Vec<Vec<i32>> = vec![data.input(s).to_vec()];
         let mut sp: Vec<Vec<i32>> = vec![vec![]];
         for (j, p) in patterns.iter().enumerate() {
-            let act = if j + 1 == l {
-                Activation::Sigmoid
-            } else {
-                spec.activation
-            };
+            let act = spec.activation_of_layer(j + 1);
             let (mut out, mut sps) = (Vec::new(), Vec::new());
             for r in 0..p.right {
                 let mut acc = state.biases[j][r] as i64;

@@ -9,7 +9,6 @@ use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::host_link::*;
 use edgeflow_hdl::input_lanes::{push_inputs, push_word, push_words};
 use edgeflow_hdl::network::Network;
-use edgeflow_hdl::params::block_cycle_clocks;
 use edgeflow_hdl::testing::settle;
 use rust_hdl::core::prelude::*;
 use rust_hdl::core::vcd_probe::VCDProbe;
@@ -75,7 +74,7 @@ impl RtlSim {
     }
 
     pub fn block_cycle_clocks(&self) -> usize {
-        block_cycle_clocks(&self.spec)
+        self.spec.block_cycle_clocks()
     }
 
     fn tick(&mut self) {

@@ -25,14 +25,14 @@
 //! - with the deep pipeline (`Spec::deep_pipeline`) every product is held a clock in its
 //!   unit (the MAC16's output register in the Verilog) and each finished sum is saturated into
 //!   a register before its activation lookup: FF's results land two clocks later
-//!   (`params::DEEP_FF_CLOCKS`; `FfUnit::ffd` delays the control to the products), BP's delta
+//!   (`spec::DEEP_PIPELINE_CLOCKS`; `FfUnit::ffd` delays the control to the products), BP's delta
 //!   comes out of BP's register a clock later and feeds the contributions and UP directly
 //!   (not through `bpp`), and the weight write-backs and contributions land a clock after
 //!   that, with the weight, its row and left neuron held in `upp`; host writes (`hwp`),
 //!   bias writes (`bwp`) and weight writes (`wwp`) pass a register of their own. FF's last
 //!   write of a pass lands at the end of clock `C + FF_LATENCY + rr + 1` (rr = 1 with
 //!   registered reads), so
-//!   `T = C + FF_LATENCY + rr + DEEP_FF_CLOCKS`, the same bits.
+//!   `T = C + FF_LATENCY + rr + DEEP_PIPELINE_CLOCKS`, the same bits.
 //!
 //! In the Verilog those memories are block RAMs read on the falling edge (addresses and
 //! contents only change at the rising edge, so the next rising edge sees exactly the

@@ -99,7 +99,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     let (cycle, samples_s) = match &inner {
         Inner::Network(spec) | Inner::Resident(spec) => {
             // the clocks this hardware spends per block cycle (the RTL's, not the spec's estimate)
-            let c = edgeflow_hdl::params::block_cycle_clocks(spec) as f64;
+            let c = spec.block_cycle_clocks() as f64;
             (Some(c), Some(top.mhz * 1e6 / c))
         }
         Inner::Echo => (None, None),
