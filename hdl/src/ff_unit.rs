@@ -15,8 +15,9 @@ use crate::lanes::Lanes;
 use crate::neuron_sum::NeuronSum;
 use crate::params::JunctionParams;
 use crate::pipe_regs::PipeRegs;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct FfUnit {
@@ -94,157 +95,88 @@ impl FfUnit {
 
 impl Logic for FfUnit {
     fn update(&mut self) {
-        let clock = self.clock.val();
-        self.sum.clock.next = clock;
-        self.pipe.clock.next = clock;
-        self.out.clock.next = clock;
-        for rom in self.roms.iter_mut() {
-            rom.clock.next = clock;
-        }
-        self.lanes.clock.next = clock;
-        self.ffd.clock.next = clock;
-        let g = self.r.len();
-        let (mut bits, mut words) = (
-            vec![
-                self.run.val(),
-                self.first.val(),
-                self.run.val() && self.last_sub.val(),
-            ],
-            (0..g)
-                .map(|q| self.bias[q].val())
-                .chain((0..g).map(|q| self.r[q].val()))
-                .collect::<Vec<_>>(),
-        );
-        if !self.ffd.bit.is_empty() {
-            for (i, &b) in bits.iter().enumerate() {
-                self.ffd.bit_in[i].next = b;
-            }
-            for (i, &w) in words.iter().enumerate() {
-                self.ffd.word_in[i].next = w;
-            }
-            bits = self.ffd.bit.iter().map(|x| x.val()).collect();
-            words = self.ffd.word.iter().map(|x| x.val()).collect();
-        }
-        self.sum.run.next = bits[0];
-        self.sum.first.next = bits[1];
-        for l in 0..self.w.len() {
-            self.lanes.w[l].next = self.w[l].val();
-            self.lanes.a[l].next = self.a[l].val();
-            self.sum.p[l].next = self.lanes.p[l].val();
-        }
-        self.pipe.done_in.next = bits[2];
-        self.out.done.next = self.pipe.done.val();
-        self.done.next = self.pipe.done.val();
-        self.out.label.next = self.label.val();
-        for q in 0..self.r.len() {
-            self.sum.bias[q].next = words[q];
-            self.roms[q].h.next = self.sum.h[q].val();
-            self.pipe.r_in[q].next = words[g + q];
-            self.act[q].next = self.roms[q].a.val();
-            self.sp[q].next = self.roms[q].sp.val();
-            self.r_out[q].next = self.pipe.r[q].val();
-            self.out.a[q].next = self.roms[q].a.val();
-            self.out.r[q].next = self.pipe.r[q].val();
-            self.out_delta[q].next = self.out.out_delta[q].val();
-        }
-        self.pred.next = self.out.pred.val();
+        let shape = (!self.ffd.bit.is_empty(), self.w.len(), self.r.len());
+        Self::wire(shape, &mut Sim(self));
     }
+
     fn connect(&mut self) {
-        self.lanes.clock.connect();
-        self.ffd.clock.connect();
-        for x in self.ffd.bit_in.iter_mut() {
-            x.connect();
-        }
-        for x in self.ffd.word_in.iter_mut() {
-            x.connect();
-        }
-        self.sum.clock.connect();
-        self.pipe.clock.connect();
-        self.out.clock.connect();
-        for rom in self.roms.iter_mut() {
-            rom.clock.connect();
-        }
-        self.sum.run.connect();
-        self.sum.first.connect();
-        for l in 0..self.w.len() {
-            self.lanes.w[l].connect();
-            self.lanes.a[l].connect();
-            self.sum.p[l].connect();
-        }
-        self.pipe.done_in.connect();
-        self.out.done.connect();
-        self.done.connect();
-        self.out.label.connect();
-        for q in 0..self.r.len() {
-            self.sum.bias[q].connect();
-            self.roms[q].h.connect();
-            self.pipe.r_in[q].connect();
-            self.act[q].connect();
-            self.sp[q].connect();
-            self.r_out[q].connect();
-            self.out.a[q].connect();
-            self.out.r[q].connect();
-            self.out_delta[q].connect();
-        }
-        self.pred.connect();
+        let shape = (!self.ffd.bit.is_empty(), self.w.len(), self.r.len());
+        Self::wire(shape, &mut Connect(self));
     }
+
     fn hdl(&self) -> Verilog {
-        let rp = !self.ffd.bit.is_empty();
-        let g = self.r.len();
-        // with registered products the sum takes the control, biases and rows through `ffd`
-        let (run, first, done) = if rp {
-            ("ffd$bit$0", "ffd$bit$1", "ffd$bit$2")
-        } else {
-            ("run", "first", "run && last_sub")
-        };
-        let bias = |q: usize| {
-            if rp {
-                format!("ffd$word${q}")
-            } else {
-                format!("bias${q}")
-            }
-        };
-        let row = |q: usize| {
-            if rp {
-                format!("ffd$word${}", g + q)
-            } else {
-                format!("r${q}")
-            }
-        };
-        let mut v = format!("always @(*) begin\n    sum$clock = clock;\n    pipe$clock = clock;\n    out$clock = clock;\n    lanes$clock = clock;\n    ffd$clock = clock;\n    sum$run = {run};\n    sum$first = {first};\n");
-        if rp {
-            let _ = writeln!(
-                v,
-                "    ffd$bit_in$0 = run;\n    ffd$bit_in$1 = first;\n    ffd$bit_in$2 = run && last_sub;"
-            );
-            for q in 0..g {
-                let _ = writeln!(
-                    v,
-                    "    ffd$word_in${q} = bias${q};\n    ffd$word_in${} = r${q};",
-                    g + q
-                );
-            }
-        }
-        for l in 0..self.w.len() {
-            let _ = writeln!(
-                v,
-                "    lanes$w${l} = w${l};\n    lanes$a${l} = a${l};\n    sum$p${l} = lanes$p${l};"
-            );
-        }
-        let _ = writeln!(
-            v,
-            "    pipe$done_in = {done};\n    out$done = pipe$done;\n    done = pipe$done;\n    out$label = label;"
+        let mut t = Text::default();
+        Self::wire(
+            (!self.ffd.bit.is_empty(), self.w.len(), self.r.len()),
+            &mut t,
         );
-        for q in 0..self.r.len() {
-            let _ = writeln!(
-                v,
-                "    sum$bias${q} = {};\n    roms${q}$h = sum$h${q};\n    roms${q}$clock = clock;\n    pipe$r_in${q} = {};\n    act${q} = roms${q}$a;\n    sp${q} = roms${q}$sp;\n    r_out${q} = pipe$r${q};\n    out$a${q} = roms${q}$a;\n    out$r${q} = pipe$r${q};\n    out_delta${q} = out$out_delta${q};",
-                bias(q),
-                row(q)
-            );
+        t.verilog("")
+    }
+}
+
+impl FfUnit {
+    /// The unit's connections (with registered products `rp`, `z` lanes, `g` groups): the
+    /// simulation, `connect()` and the Verilog.
+    fn wire<W: Wires<Self>>((rp, z, g): (bool, usize, usize), w: &mut W) {
+        let clock = at!(w, clock);
+        w.set(to!(sum.clock), clock.clone());
+        w.set(to!(pipe.clock), clock.clone());
+        w.set(to!(out.clock), clock.clone());
+        w.set(to!(lanes.clock), clock.clone());
+        w.set(to!(ffd.clock), clock.clone());
+        let (run, first) = (at!(w, run), at!(w, first));
+        let done = w.and(&run, &at!(w, last_sub));
+        // with registered products the sum takes the control, biases and rows through `ffd`
+        let (s_run, s_first, s_done, bias, row): (_, _, _, Vec<_>, Vec<_>) = if rp {
+            (
+                at!(w, ffd.bit[0]),
+                at!(w, ffd.bit[1]),
+                at!(w, ffd.bit[2]),
+                (0..g).map(|q| at!(w, ffd.word[q])).collect(),
+                (0..g).map(|q| at!(w, ffd.word[g + q])).collect(),
+            )
+        } else {
+            (
+                run.clone(),
+                first.clone(),
+                done.clone(),
+                (0..g).map(|q| at!(w, bias[q])).collect(),
+                (0..g).map(|q| at!(w, r[q])).collect(),
+            )
+        };
+        w.set(to!(sum.run), s_run);
+        w.set(to!(sum.first), s_first);
+        if rp {
+            w.set(to!(ffd.bit_in[0]), run);
+            w.set(to!(ffd.bit_in[1]), first);
+            w.set(to!(ffd.bit_in[2]), done);
+            for q in 0..g {
+                w.set(to!(ffd.word_in[q]), at!(w, bias[q]));
+                w.set(to!(ffd.word_in[g + q]), at!(w, r[q]));
+            }
         }
-        v += "    pred = out$pred;\nend\n";
-        Verilog::Custom(v)
+        for l in 0..z {
+            w.set(to!(lanes.w[l]), at!(w, w[l]));
+            w.set(to!(lanes.a[l]), at!(w, a[l]));
+            w.set(to!(sum.p[l]), at!(w, lanes.p[l]));
+        }
+        w.set(to!(pipe.done_in), s_done);
+        w.set(to!(out.done), at!(w, pipe.done));
+        w.set(to!(done), at!(w, pipe.done));
+        w.set(to!(out.label), at!(w, label));
+        for q in 0..g {
+            w.set(to!(sum.bias[q]), bias[q].clone());
+            w.set(to!(roms[q].h), at!(w, sum.h[q]));
+            w.set(to!(roms[q].clock), clock.clone());
+            w.set(to!(pipe.r_in[q]), row[q].clone());
+            w.set(to!(act[q]), at!(w, roms[q].a));
+            w.set(to!(sp[q]), at!(w, roms[q].sp));
+            w.set(to!(r_out[q]), at!(w, pipe.r[q]));
+            w.set(to!(out.a[q]), at!(w, roms[q].a));
+            w.set(to!(out.r[q]), at!(w, pipe.r[q]));
+            w.set(to!(out_delta[q]), at!(w, out.out_delta[q]));
+        }
+        w.set(to!(pred), at!(w, out.pred));
     }
 }
 

@@ -101,7 +101,7 @@ impl Logic for Network {
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
         Self::wire(&self._lefts, self.in_lanes.len(), &mut t);
-        Verilog::Custom(t.finish())
+        t.verilog("")
     }
 }
 

@@ -218,7 +218,7 @@ impl Logic for Stage {
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
         Self::wire(&self.shape(), &mut t);
-        Verilog::Custom(crate::fixed::verilog_functions(self._format, 0) + &t.finish())
+        t.verilog(&crate::fixed::verilog_functions(self._format, 0))
     }
 }
 

@@ -272,6 +272,12 @@ impl Text {
     pub fn finish(self) -> String {
         format!("always @(*) begin\n{}end\n", self.0)
     }
+
+    /// The composite's Verilog: `functions` (Verilog functions its expressions call), then
+    /// the always block.
+    pub fn verilog(self, functions: &str) -> Verilog {
+        Verilog::Custom(format!("{functions}{}", self.finish()))
+    }
 }
 
 impl<B> Wires<B> for Text {

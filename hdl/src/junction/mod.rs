@@ -389,7 +389,7 @@ impl Logic for Junction {
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
         Self::wire(&self._p, self.in_lane_we.len(), self.lw_en.len(), &mut t);
-        Verilog::Custom(t.finish())
+        t.verilog("")
     }
 }
 
