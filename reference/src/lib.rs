@@ -15,5 +15,7 @@ pub mod words;
 pub use dense::DenseReference;
 pub use float::FloatReference;
 pub use minibatch::DenseMiniBatch;
-pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};
+pub use reference::{
+    accuracy, argmax, check_staleness, ModelError, Reference, Schedule, StalenessError, Work,
+};
 pub use sparse::SparseF32;

@@ -22,6 +22,7 @@ use edgeflow_core::fixed::{
 use edgeflow_core::rounding::{
     bias_update_stochastic, weight_update_stochastic, LaneRng, Rounding,
 };
+use edgeflow_core::state::ShapeError;
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 
 use crate::kernels::{self, Fast};
@@ -130,27 +131,49 @@ impl Schedule {
 }
 
 /// Why a staleness vector cannot come from any schedule.
-pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
+#[derive(Debug, thiserror::Error)]
+pub enum StalenessError {
+    #[error("staleness has {entries} entries, the network has {junctions} junctions")]
+    Entries { entries: usize, junctions: usize },
+    #[error("the last junction's staleness must be at least 1 (its BP follows its FF)")]
+    LastBelowOne,
+    #[error("staleness of junction {junction} ({staleness}) must exceed junction {next}'s ({next_staleness}) by at least 2: its FF is one block cycle earlier and its BP one later")]
+    TooClose {
+        junction: usize,
+        staleness: usize,
+        next: usize,
+        next_staleness: usize,
+    },
+}
+
+/// Why a model cannot start from a given state and schedule.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    #[error(transparent)]
+    Staleness(#[from] StalenessError),
+}
+
+/// Why a staleness vector cannot come from any schedule.
+pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), StalenessError> {
     if s.len() != junctions {
-        return Err(format!(
-            "staleness has {} entries, the network has {junctions} junctions",
-            s.len()
-        ));
+        return Err(StalenessError::Entries {
+            entries: s.len(),
+            junctions,
+        });
     }
     if s[junctions - 1] < 1 {
-        return Err(
-            "the last junction's staleness must be at least 1 (its BP follows its FF)".into(),
-        );
+        return Err(StalenessError::LastBelowOne);
     }
     for j in 0..junctions - 1 {
         if s[j] < s[j + 1] + 2 {
-            return Err(format!(
-                "staleness of junction {} ({}) must exceed junction {}'s ({}) by at least 2: its FF is one block cycle earlier and its BP one later",
-                j + 1,
-                s[j],
-                j + 2,
-                s[j + 1]
-            ));
+            return Err(StalenessError::TooClose {
+                junction: j + 1,
+                staleness: s[j],
+                next: j + 2,
+                next_staleness: s[j + 1],
+            });
         }
     }
     Ok(())
@@ -167,7 +190,7 @@ impl Reference {
         spec: &Spec,
         state: State,
         staleness: Vec<usize>,
-    ) -> Result<Reference, String> {
+    ) -> Result<Reference, ModelError> {
         state.check_shape(spec)?;
         check_staleness(&staleness, spec.junctions())?;
         let format = spec.format();
