@@ -15,6 +15,7 @@
 //! Arithmetic is exactly `edgeflow_core::fixed` (see its module docs for the order of every
 //! rounding and saturation). Within one edge, BP reads the weight before UP writes it.
 
+use crate::error::{ModelError, StalenessError};
 use edgeflow_core::fixed::{
     activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable,
     FfProducts, Format,
@@ -22,7 +23,6 @@ use edgeflow_core::fixed::{
 use edgeflow_core::rounding::{
     bias_update_stochastic, weight_update_stochastic, LaneRng, Rounding,
 };
-use edgeflow_core::state::ShapeError;
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 
 use crate::kernels::{self, Fast};
@@ -128,31 +128,6 @@ impl Schedule {
     pub fn block_cycles(&self, samples: usize) -> usize {
         samples + self.bp[0]
     }
-}
-
-/// Why a staleness vector cannot come from any schedule.
-#[derive(Debug, thiserror::Error)]
-pub enum StalenessError {
-    #[error("staleness has {entries} entries, the network has {junctions} junctions")]
-    Entries { entries: usize, junctions: usize },
-    #[error("the last junction's staleness must be at least 1 (its BP follows its FF)")]
-    LastBelowOne,
-    #[error("staleness of junction {junction} ({staleness}) must exceed junction {next}'s ({next_staleness}) by at least 2: its FF is one block cycle earlier and its BP one later")]
-    TooClose {
-        junction: usize,
-        staleness: usize,
-        next: usize,
-        next_staleness: usize,
-    },
-}
-
-/// Why a model cannot start from a given state and schedule.
-#[derive(Debug, thiserror::Error)]
-pub enum ModelError {
-    #[error(transparent)]
-    Shape(#[from] ShapeError),
-    #[error(transparent)]
-    Staleness(#[from] StalenessError),
 }
 
 /// Why a staleness vector cannot come from any schedule.
