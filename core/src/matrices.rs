@@ -62,12 +62,35 @@ pub struct Quantized {
     pub saturated: usize,
 }
 
+/// Why dense matrices cannot become a state.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("junction {junction}: weight at row {row} (right neuron), column {column} (left neuron) is {value}, but the spec's pattern has no edge there ({off} nonzero weight{} off the pattern in this junction); train with the exported masks (multiply each weight by its mask) so only the pattern's edges are nonzero", plural(.off))]
+    OffPattern {
+        junction: usize,
+        row: usize,
+        column: usize,
+        value: f64,
+        off: usize,
+    },
+    #[error("{what} is {value}, not a finite number")]
+    NotFinite { what: String, value: f64 },
+}
+
+fn plural(n: &usize) -> &'static str {
+    if *n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 /// The state of `spec` holding `junctions`' values, each rounded to the spec's format to
 /// nearest, ties up (`Format::quantize`, the rounding of the initial weights), and saturated
 /// at the format's limits. The caller has checked the shapes (`rows × cols` and `rows`).
 /// A nonzero weight where the pattern has no edge is an error naming its junction (from 1),
 /// row (right neuron) and column (left neuron); so is a value that is not a finite number.
-pub fn from_real(spec: &Spec, junctions: &[RealJunction]) -> Result<Quantized, String> {
+pub fn from_real(spec: &Spec, junctions: &[RealJunction]) -> Result<Quantized, ImportError> {
     let f = spec.format();
     let patterns = JunctionPattern::all(spec);
     let mut state = State {
@@ -75,9 +98,12 @@ pub fn from_real(spec: &Spec, junctions: &[RealJunction]) -> Result<Quantized, S
         biases: Vec::new(),
     };
     let mut saturated = 0;
-    let mut q = |v: f64, what: &dyn Fn() -> String| -> Result<i32, String> {
+    let mut q = |v: f64, what: &dyn Fn() -> String| -> Result<i32, ImportError> {
         if !v.is_finite() {
-            return Err(format!("{} is {v}, not a finite number", what()));
+            return Err(ImportError::NotFinite {
+                what: what(),
+                value: v,
+            });
         }
         let raw = f.quantize(v);
         let exact = (v * (1u64 << f.frac_bits) as f64 + 0.5).floor();
@@ -101,15 +127,13 @@ pub fn from_real(spec: &Spec, junctions: &[RealJunction]) -> Result<Quantized, S
             .filter(|&i| !on[i] && real.weight[i] != 0.0)
             .collect();
         if let Some(&i) = off.first() {
-            return Err(format!(
-                "junction {}: weight at row {} (right neuron), column {} (left neuron) is {}, but the spec's pattern has no edge there ({} nonzero weight{} off the pattern in this junction); train with the exported masks (multiply each weight by its mask) so only the pattern's edges are nonzero",
-                j + 1,
-                i / cols,
-                i % cols,
-                real.weight[i],
-                off.len(),
-                if off.len() == 1 { "" } else { "s" }
-            ));
+            return Err(ImportError::OffPattern {
+                junction: j + 1,
+                row: i / cols,
+                column: i % cols,
+                value: real.weight[i],
+                off: off.len(),
+            });
         }
         let mut w = Vec::with_capacity(p.left_of_edge.len());
         for (e, &left) in p.left_of_edge.iter().enumerate() {
@@ -190,7 +214,7 @@ mod tests {
         let e = from_real(&s, &junctions(&w, &b)).err().unwrap();
         let (r, c) = (i / d[1].cols, i % d[1].cols);
         assert!(
-            e.contains(&format!(
+            e.to_string().contains(&format!(
                 "junction 2: weight at row {r} (right neuron), column {c} (left neuron) is 0.25"
             )),
             "{e}"
@@ -207,7 +231,10 @@ mod tests {
         assert_eq!(q.saturated, 2);
         b[0][0] = f64::NAN;
         let e = from_real(&s, &junctions(&w, &b)).err().unwrap();
-        assert!(e.contains("junction 1: bias of row 0 is NaN"), "{e}");
+        assert!(
+            e.to_string().contains("junction 1: bias of row 0 is NaN"),
+            "{e}"
+        );
     }
 
     #[test]

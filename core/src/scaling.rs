@@ -27,16 +27,19 @@ pub enum ScaleKind {
     None,
 }
 
+/// A scaling name that is not one of the kinds.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown scaling '{0}'; use feature (each feature min-max to [0, 1]), global (every value divided by the largest) or none (values already in [0, 1])")]
+pub struct UnknownScaling(pub String);
+
 impl FromStr for ScaleKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownScaling;
+    fn from_str(s: &str) -> Result<Self, UnknownScaling> {
         match s {
             "feature" => Ok(ScaleKind::Feature),
             "global" => Ok(ScaleKind::Global),
             "none" => Ok(ScaleKind::None),
-            other => Err(format!(
-                "unknown scaling '{other}'; use feature (each feature min-max to [0, 1]), global (every value divided by the largest) or none (values already in [0, 1])"
-            )),
+            other => Err(UnknownScaling(other.to_string())),
         }
     }
 }

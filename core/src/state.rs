@@ -16,6 +16,31 @@ pub struct State {
     pub biases: Vec<Vec<i32>>,
 }
 
+/// Why a state does not fit a spec.
+#[derive(Debug, thiserror::Error)]
+pub enum ShapeError {
+    #[error("state has {have} junctions, spec '{spec}' has {want}")]
+    Junctions {
+        have: usize,
+        spec: String,
+        want: usize,
+    },
+    #[error("junction {junction}: state has {weights} weights and {biases} biases, spec needs {want_weights} and {want_biases}")]
+    Junction {
+        junction: usize,
+        weights: usize,
+        biases: usize,
+        want_weights: usize,
+        want_biases: usize,
+    },
+    #[error("junction {junction}: value {value} is outside the {width}-bit format")]
+    OutOfFormat {
+        junction: usize,
+        value: i32,
+        width: u32,
+    },
+}
+
 impl State {
     /// Glorot-uniform weights, `U(-√(6/(fi+fo)), +√(6/(fi+fo)))`, quantized; zero biases.
     /// Drawn per junction from an independent stream of the spec's weight seed.
@@ -59,36 +84,37 @@ impl State {
     }
 
     /// Check that the state has the shape of the spec.
-    pub fn check_shape(&self, spec: &Spec) -> Result<(), String> {
+    pub fn check_shape(&self, spec: &Spec) -> Result<(), ShapeError> {
         let l = spec.junctions();
         if self.weights.len() != l || self.biases.len() != l {
-            return Err(format!(
-                "state has {} junctions, spec '{}' has {l}",
-                self.weights.len(),
-                spec.name
-            ));
+            return Err(ShapeError::Junctions {
+                have: self.weights.len(),
+                spec: spec.name.clone(),
+                want: l,
+            });
         }
         let f = spec.format();
         for j in 0..l {
             let (we, be) = (spec.layers[j] * spec.fan_out[j], spec.layers[j + 1]);
             if self.weights[j].len() != we || self.biases[j].len() != be {
-                return Err(format!(
-                    "junction {}: state has {} weights and {} biases, spec needs {we} and {be}",
-                    j + 1,
-                    self.weights[j].len(),
-                    self.biases[j].len()
-                ));
+                return Err(ShapeError::Junction {
+                    junction: j + 1,
+                    weights: self.weights[j].len(),
+                    biases: self.biases[j].len(),
+                    want_weights: we,
+                    want_biases: be,
+                });
             }
-            if let Some(v) = self.weights[j]
+            if let Some(&value) = self.weights[j]
                 .iter()
                 .chain(&self.biases[j])
                 .find(|&&v| v < f.min() || v > f.max())
             {
-                return Err(format!(
-                    "junction {}: value {v} is outside the {}-bit format",
-                    j + 1,
-                    f.width
-                ));
+                return Err(ShapeError::OutOfFormat {
+                    junction: j + 1,
+                    value,
+                    width: f.width,
+                });
             }
         }
         Ok(())

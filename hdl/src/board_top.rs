@@ -7,49 +7,78 @@ use crate::boards::BoardInfo;
 use crate::ecp5_pll::ecp5_pll_params;
 use crate::ice40_pll::{pll_params, ClockSource};
 
+/// Why a board cannot make a clock, or a UART cannot run at a clock.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    #[error("board {board}: the MMCM cannot make {want_mhz} MHz from {osc_mhz} MHz")]
+    Mmcm {
+        board: String,
+        want_mhz: f64,
+        osc_mhz: f64,
+    },
+    #[error("board {board}: the ECP5 PLL cannot make {want_mhz} MHz from {osc_mhz} MHz (range 10–400 MHz)")]
+    Ecp5Pll {
+        board: String,
+        want_mhz: f64,
+        osc_mhz: f64,
+    },
+    #[error("board {board}: only its {osc_mhz} MHz oscillator clock is supported")]
+    OscillatorOnly { board: String, osc_mhz: f64 },
+    #[error("board {board}: no clock at or below {want_mhz} MHz from its {osc_mhz} MHz oscillator, directly or through the PLL, divided by 2 to 16")]
+    Divided {
+        board: String,
+        want_mhz: f64,
+        osc_mhz: f64,
+    },
+    #[error("board {board}: the iCE40 PLL cannot make {want_mhz} MHz from {osc_mhz} MHz (range 16–275 MHz)")]
+    Ice40Pll {
+        board: String,
+        want_mhz: f64,
+        osc_mhz: f64,
+    },
+    #[error("{baud} baud at {mhz} MHz gives {cpb} clocks per bit; need 4..65535")]
+    BitClocks { baud: u32, mhz: f64, cpb: f64 },
+    #[error("{baud} baud at {mhz} MHz is off by {percent:.1}% (more than 2%)")]
+    BaudError { baud: u32, mhz: f64, percent: f64 },
+}
+
 /// Clock plan of a board top: where the clock comes from and the frequency the design runs.
-pub fn clock_source(b: &BoardInfo, want_mhz: f64) -> Result<(ClockSource, f64), String> {
+pub fn clock_source(b: &BoardInfo, want_mhz: f64) -> Result<(ClockSource, f64), ClockError> {
+    let (board, osc_mhz) = (b.name.to_string(), b.osc_mhz);
     if (want_mhz - b.osc_mhz).abs() < 1e-9 {
         return Ok((ClockSource::Direct, b.osc_mhz));
     }
     if b.target == "xc7a100t" {
-        let (m, d, o, f) = crate::ice40_pll::mmcm_params(b.osc_mhz, want_mhz).ok_or_else(|| {
-            format!(
-                "board {}: the MMCM cannot make {want_mhz} MHz from {} MHz",
-                b.name, b.osc_mhz
-            )
-        })?;
+        let (m, d, o, f) =
+            crate::ice40_pll::mmcm_params(b.osc_mhz, want_mhz).ok_or(ClockError::Mmcm {
+                board,
+                want_mhz,
+                osc_mhz,
+            })?;
         return Ok((ClockSource::Mmcm(m, d, o), f));
     }
     if b.target.starts_with("ecp5") {
-        let p = ecp5_pll_params(b.osc_mhz, want_mhz).ok_or_else(|| {
-            format!(
-                "board {}: the ECP5 PLL cannot make {want_mhz} MHz from {} MHz (range 10–400 MHz)",
-                b.name, b.osc_mhz
-            )
+        let p = ecp5_pll_params(b.osc_mhz, want_mhz).ok_or(ClockError::Ecp5Pll {
+            board,
+            want_mhz,
+            osc_mhz,
         })?;
         return Ok((ClockSource::Ecp5Pll(p), p.achieved_mhz));
     }
     if !b.target.starts_with("ice40") {
-        return Err(format!(
-            "board {}: only its {} MHz oscillator clock is supported",
-            b.name, b.osc_mhz
-        ));
+        return Err(ClockError::OscillatorOnly { board, osc_mhz });
     }
     if want_mhz < 16.0 {
-        return divided_source(b, want_mhz).ok_or_else(|| {
-            format!(
-                "board {}: no clock at or below {want_mhz} MHz from its {} MHz oscillator, \
-                 directly or through the PLL, divided by 2 to 16",
-                b.name, b.osc_mhz
-            )
+        return divided_source(b, want_mhz).ok_or(ClockError::Divided {
+            board,
+            want_mhz,
+            osc_mhz,
         });
     }
-    let p = pll_params(b.osc_mhz, want_mhz).ok_or_else(|| {
-        format!(
-            "board {}: the iCE40 PLL cannot make {want_mhz} MHz from {} MHz (range 16–275 MHz)",
-            b.name, b.osc_mhz
-        )
+    let p = pll_params(b.osc_mhz, want_mhz).ok_or(ClockError::Ice40Pll {
+        board,
+        want_mhz,
+        osc_mhz,
     })?;
     Ok((pll_source(b, p), p.achieved_mhz))
 }
@@ -106,19 +135,18 @@ pub fn fastest_clock_at_most(b: &BoardInfo, mhz: f64) -> Option<f64> {
 }
 
 /// UART bit time in clocks at a clock frequency and baud rate.
-pub fn clocks_per_bit(mhz: f64, baud: u32) -> Result<u16, String> {
+pub fn clocks_per_bit(mhz: f64, baud: u32) -> Result<u16, ClockError> {
     let cpb = (mhz * 1e6 / baud as f64).round();
     if cpb < 4.0 || cpb > 65535.0 {
-        return Err(format!(
-            "{baud} baud at {mhz} MHz gives {cpb} clocks per bit; need 4..65535"
-        ));
+        return Err(ClockError::BitClocks { baud, mhz, cpb });
     }
     let err = (mhz * 1e6 / cpb / baud as f64 - 1.0).abs();
     if err > 0.02 {
-        return Err(format!(
-            "{baud} baud at {mhz} MHz is off by {:.1}% (more than 2%)",
-            err * 100.0
-        ));
+        return Err(ClockError::BaudError {
+            baud,
+            mhz,
+            percent: err * 100.0,
+        });
     }
     Ok(cpb as u16)
 }

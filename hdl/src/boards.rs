@@ -150,26 +150,54 @@ fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
+/// Why a board cannot be used: its board file is wrong, or no board has the name.
+#[derive(Debug, thiserror::Error)]
+pub enum BoardError {
+    /// The toml message is quoted, so the error is not also the `source` (a printed chain
+    /// would repeat it).
+    #[error("board file {file}: {}", .error.message())]
+    Toml {
+        file: String,
+        error: toml::de::Error,
+    },
+    #[error("board file {file}: [fpga.pins] names {port}, not a board top port ({ports})")]
+    NotAPort {
+        file: String,
+        port: String,
+        ports: String,
+    },
+    #[error("board file {file}: [fpga.pins] has no pin for the board top's port {port}")]
+    NoPin { file: String, port: String },
+    #[error("unknown board '{name}'; known boards: {known}")]
+    Unknown { name: String, known: String },
+    #[error("board {board}: no resident data memory is known for {target}")]
+    NoDataMemory { board: String, target: String },
+}
+
 /// A board from its board file's `[fpga]` table; `source` names the file in errors.
-pub fn from_file(source: &str, text: &str) -> Result<BoardInfo, String> {
-    let f: BoardFile =
-        toml::from_str(text).map_err(|e| format!("board file {source}: {}", e.message()))?;
+pub fn from_file(source: &str, text: &str) -> Result<BoardInfo, BoardError> {
+    let f: BoardFile = toml::from_str(text).map_err(|error| BoardError::Toml {
+        file: source.to_string(),
+        error,
+    })?;
     if let Some(extra) = f
         .fpga
         .pins
         .keys()
         .find(|k| !TOP_PORTS.contains(&k.as_str()))
     {
-        return Err(format!(
-            "board file {source}: [fpga.pins] names {extra}, not a board top port ({})",
-            TOP_PORTS.join(", ")
-        ));
+        return Err(BoardError::NotAPort {
+            file: source.to_string(),
+            port: extra.clone(),
+            ports: TOP_PORTS.join(", "),
+        });
     }
     for p in TOP_PORTS {
         if !f.fpga.pins.contains_key(p) {
-            return Err(format!(
-                "board file {source}: [fpga.pins] has no pin for the board top's port {p}"
-            ));
+            return Err(BoardError::NoPin {
+                file: source.to_string(),
+                port: p.to_string(),
+            });
         }
     }
     let pins: Vec<(&'static str, &'static str)> = TOP_PORTS
@@ -207,11 +235,18 @@ pub fn boards() -> &'static [BoardInfo] {
     })
 }
 
-pub fn board(name: &str) -> Result<&'static BoardInfo, String> {
-    boards().iter().find(|b| b.name == name).ok_or_else(|| {
-        let names: Vec<_> = boards().iter().map(|b| b.name).collect();
-        format!("unknown board '{name}'; known boards: {}", names.join(", "))
-    })
+pub fn board(name: &str) -> Result<&'static BoardInfo, BoardError> {
+    boards()
+        .iter()
+        .find(|b| b.name == name)
+        .ok_or_else(|| BoardError::Unknown {
+            name: name.to_string(),
+            known: boards()
+                .iter()
+                .map(|b| b.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// The iCE40 pin constraint file (nextpnr `--pcf`).
@@ -291,7 +326,10 @@ mod tests {
             }
         }
         assert!(pcf(board("icebreaker").unwrap()).contains("set_io uart_rx 6\n"));
-        assert!(board("nope").unwrap_err().contains("icebreaker"));
+        assert!(board("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("icebreaker"));
     }
 
     /// The ULX3S facts come from the board file: the FT231X's lines as the ULX3S v2/v3
@@ -319,9 +357,13 @@ mod tests {
             }
         }
         let good = FROM_FILES[0].1;
-        let e = from_file("x.toml", &good.replace("led_error = \"B2\"", "")).unwrap_err();
+        let e = from_file("x.toml", &good.replace("led_error = \"B2\"", ""))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("led_error") && e.contains("x.toml"), "{e}");
-        let e = from_file("x.toml", &good.replace("led_error =", "led_eror =")).unwrap_err();
+        let e = from_file("x.toml", &good.replace("led_error =", "led_eror ="))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("led_eror"), "{e}");
     }
 }

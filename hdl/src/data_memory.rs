@@ -20,17 +20,19 @@ pub enum DataMemoryKind {
 
 /// The resident data memory a board's part offers next to the network: all four SPRAMs
 /// of the UP5K; on parts with block RAM only, what the largest bundled networks leave free.
-pub fn for_board(b: &crate::boards::BoardInfo) -> Result<(DataMemoryKind, usize), String> {
+pub fn for_board(
+    b: &crate::boards::BoardInfo,
+) -> Result<(DataMemoryKind, usize), crate::boards::BoardError> {
     Ok(match b.target {
         "ice40-up5k" => (DataMemoryKind::Spram, 4 * SPRAM_WORDS),
         "ecp5-85k" | "ecp5-45k" | "xc7a100t" => (DataMemoryKind::Array, 64 * 1024),
         "ecp5-25k" | "ecp5-12k" => (DataMemoryKind::Array, 16 * 1024),
         "ice40-hx8k" => (DataMemoryKind::Array, 2 * 1024),
         t => {
-            return Err(format!(
-                "board {}: no resident data memory is known for {t}",
-                b.name
-            ))
+            return Err(crate::boards::BoardError::NoDataMemory {
+                board: b.name.to_string(),
+                target: t.to_string(),
+            })
         }
     })
 }
@@ -129,9 +131,20 @@ impl Logic for DataMemory {
     }
 }
 
+/// Why yosys' SPRAM simulation model cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SpramModelError {
+    #[error("{file}: no module SB_SPRAM256KA")]
+    NoModule { file: String },
+    #[error("{file}: SB_SPRAM256KA has no endmodule")]
+    NoEndmodule { file: String },
+    #[error("yosys' iCE40 simulation models not found (tried {tried}); install yosys")]
+    NotFound { tried: String },
+}
+
 /// Yosys' own simulation model of SB_SPRAM256KA (from its `ice40/cells_sim.v`), for
 /// simulators of a board top that instantiates it.
-pub fn spram_sim_model() -> Result<String, String> {
+pub fn spram_sim_model() -> Result<String, SpramModelError> {
     let dirs = ["/usr/share/yosys", "/usr/local/share/yosys"];
     let mut tried = vec![];
     let mut candidates: Vec<std::path::PathBuf> =
@@ -149,19 +162,23 @@ pub fn spram_sim_model() -> Result<String, String> {
         let p = d.join("ice40/cells_sim.v");
         tried.push(p.display().to_string());
         if let Ok(text) = std::fs::read_to_string(&p) {
-            let start = text
-                .find("module SB_SPRAM256KA")
-                .ok_or_else(|| format!("{}: no module SB_SPRAM256KA", p.display()))?;
-            let end = text[start..]
-                .find("endmodule")
-                .ok_or_else(|| format!("{}: SB_SPRAM256KA has no endmodule", p.display()))?;
+            let start =
+                text.find("module SB_SPRAM256KA")
+                    .ok_or_else(|| SpramModelError::NoModule {
+                        file: p.display().to_string(),
+                    })?;
+            let end =
+                text[start..]
+                    .find("endmodule")
+                    .ok_or_else(|| SpramModelError::NoEndmodule {
+                        file: p.display().to_string(),
+                    })?;
             return Ok(text[start..start + end + "endmodule".len()].to_string() + "\n");
         }
     }
-    Err(format!(
-        "yosys' iCE40 simulation models not found (tried {}); install yosys",
-        tried.join(", ")
-    ))
+    Err(SpramModelError::NotFound {
+        tried: tried.join(", "),
+    })
 }
 
 #[cfg(test)]

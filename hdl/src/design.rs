@@ -1,7 +1,7 @@
 //! What the flow builds: the network of a spec, or a stand-in with the same host-link ports
 //! (for testing the flow on its own). Verilog of the bare design and of a board top around it.
 
-use crate::board_top::{clock_source, clocks_per_bit};
+use crate::board_top::{clock_source, clocks_per_bit, ClockError};
 use crate::boards::BoardInfo;
 use crate::echo_standin::EchoStandIn;
 use crate::echo_top::EchoBoardTop;
@@ -49,8 +49,19 @@ impl Inner {
     }
 }
 
+/// Why a design's Verilog cannot be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum DesignError {
+    #[error("{spec}: a resident design is built for a board (its data memory is the board's)")]
+    ResidentNeedsBoard { spec: String },
+    #[error(transparent)]
+    Clock(#[from] ClockError),
+    #[error(transparent)]
+    Board(#[from] crate::boards::BoardError),
+}
+
 /// Verilog of the design alone, top module `top` with the host-link ports.
-pub fn inner_verilog(inner: &Inner) -> Result<String, String> {
+pub fn inner_verilog(inner: &Inner) -> Result<String, DesignError> {
     match inner {
         Inner::Echo => {
             let mut e = EchoStandIn::default();
@@ -58,10 +69,9 @@ pub fn inner_verilog(inner: &Inner) -> Result<String, String> {
             Ok(generate_verilog(&e))
         }
         Inner::Network(spec) => Ok(crate::network::verilog(spec)),
-        Inner::Resident(spec) => Err(format!(
-            "{}: a resident design is built for a board (its data memory is the board's)",
-            spec.name
-        )),
+        Inner::Resident(spec) => Err(DesignError::ResidentNeedsBoard {
+            spec: spec.name.clone(),
+        }),
     }
 }
 
@@ -78,7 +88,7 @@ pub fn board_top_verilog(
     b: &BoardInfo,
     want_mhz: f64,
     baud: u32,
-) -> Result<BoardTopVerilog, String> {
+) -> Result<BoardTopVerilog, DesignError> {
     let (source, mhz) = clock_source(b, want_mhz)?;
     let cpb = clocks_per_bit(mhz, baud)?;
     let verilog = match inner {

@@ -50,6 +50,21 @@ pub fn out_ready_at(clk: u64, stall: u64) -> bool {
     stall == 0 || clk % stall != stall - 1
 }
 
+/// Why a stream exchange with a simulated block did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error("no answer after {max_clocks} clocks: {sent} of {words} words sent, {received} of {expect} received")]
+    NoAnswer {
+        max_clocks: u64,
+        sent: usize,
+        words: usize,
+        received: usize,
+        expect: usize,
+    },
+    #[error("the design's combinational logic does not settle")]
+    Unsettled,
+}
+
 /// Feed `words` into the `in` stream as fast as the block takes them and collect `expect`
 /// words from the `out` stream. Returns the words and the number of clocks up to and
 /// including the one on which the last expected word moved.
@@ -59,25 +74,26 @@ pub fn run_words<B: HostLinkPorts>(
     expect: usize,
     stall: u64,
     max_clocks: u64,
-) -> Result<(Vec<u16>, u64), String> {
+) -> Result<(Vec<u16>, u64), StreamError> {
     let mut next = 0;
     let mut out = Vec::with_capacity(expect);
     let mut clk = 0u64;
     while out.len() < expect {
         if clk >= max_clocks {
-            return Err(format!(
-                "no answer after {max_clocks} clocks: {} of {} words sent, {} of {expect} received",
-                next,
-                words.len(),
-                out.len()
-            ));
+            return Err(StreamError::NoAnswer {
+                max_clocks,
+                sent: next,
+                words: words.len(),
+                received: out.len(),
+                expect,
+            });
         }
         let w = words.get(next).copied();
         uut.in_valid_port().next = w.is_some();
         uut.in_data_port().next = (w.unwrap_or(0) as u64).into();
         uut.out_ready_port().next = out_ready_at(clk, stall);
         if !simulate(uut, 1000) {
-            return Err("the design's combinational logic does not settle".into());
+            return Err(StreamError::Unsettled);
         }
         let took = uut.in_valid_port().val() && uut.in_ready_port().val();
         let got = uut.out_valid_port().val() && uut.out_ready_port().val();

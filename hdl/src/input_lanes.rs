@@ -27,27 +27,42 @@ pub fn auto_lanes(spec: &Spec) -> usize {
 /// `auto` or a number from 1 to `z_1` (a beat of at most `z_1` consecutive inputs hits distinct
 /// banks of the first junction's left layer; more lanes could not make the link faster than
 /// `W = z_1` already does).
-pub fn parse_lanes(spec: &Spec, text: &str) -> Result<usize, String> {
+/// Why an input lane count cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LanesError {
+    #[error("--input-lanes '{text}': expected 'auto' or a number of 16-bit words per clock")]
+    NotANumber { text: String },
+    #[error("input lanes = {lanes}: spec '{spec}' allows 1 to z_1 = {z1} (W = z_1 already takes a sample in C_1 clocks); use --input-lanes auto ({auto})")]
+    OutOfRange {
+        lanes: usize,
+        spec: String,
+        z1: usize,
+        auto: usize,
+    },
+}
+
+pub fn parse_lanes(spec: &Spec, text: &str) -> Result<usize, LanesError> {
     let t = text.trim();
     if t == "auto" {
         return Ok(auto_lanes(spec));
     }
-    let w: usize = t.parse().map_err(|_| {
-        format!("--input-lanes '{text}': expected 'auto' or a number of 16-bit words per clock")
+    let w: usize = t.parse().map_err(|_| LanesError::NotANumber {
+        text: text.to_string(),
     })?;
     check_lanes(spec, w)?;
     Ok(w)
 }
 
 /// `W` must be between 1 and `z_1`.
-pub fn check_lanes(spec: &Spec, w: usize) -> Result<(), String> {
+pub fn check_lanes(spec: &Spec, w: usize) -> Result<(), LanesError> {
     let z1 = spec.z[0];
     if w == 0 || w > z1 {
-        return Err(format!(
-            "input lanes = {w}: spec '{}' allows 1 to z_1 = {z1} (W = z_1 already takes a sample in C_1 clocks); use --input-lanes auto ({})",
-            spec.name,
-            auto_lanes(spec)
-        ));
+        return Err(LanesError::OutOfRange {
+            lanes: w,
+            spec: spec.name.clone(),
+            z1,
+            auto: auto_lanes(spec),
+        });
     }
     Ok(())
 }
@@ -101,9 +116,12 @@ mod tests {
         // tiny (N_0 = 8, C = 8) and digits (N_0 = 64, C = 640) keep up with one word per clock
         assert_eq!(auto_lanes(&spec("tiny")), 1);
         assert_eq!(auto_lanes(&spec("digits")), 1);
-        assert_eq!(parse_lanes(&d, "auto"), Ok(32));
-        assert_eq!(parse_lanes(&d, "7"), Ok(7));
-        assert!(parse_lanes(&d, "129").unwrap_err().contains("z_1 = 128"));
+        assert_eq!(parse_lanes(&d, "auto").unwrap(), 32);
+        assert_eq!(parse_lanes(&d, "7").unwrap(), 7);
+        assert!(parse_lanes(&d, "129")
+            .unwrap_err()
+            .to_string()
+            .contains("z_1 = 128"));
         assert!(parse_lanes(&d, "0").is_err());
         assert!(parse_lanes(&d, "wide").is_err());
     }

@@ -72,16 +72,29 @@ pub fn icarus_rows(out: &str, n: usize) -> Vec<Vec<i32>> {
         .collect()
 }
 
+/// Why a Verilog translation fails its yosys lint.
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("{name}: yosys found {} problem(s) (files in {dir}):\n{}", .problems.len(), .problems.join("\n"))]
+    Problems {
+        name: String,
+        dir: String,
+        problems: Vec<String>,
+    },
+}
+
 /// Why yosys rejects a Verilog translation: latches, undriven wires, missing modules, or
 /// anything `check -assert` finds. `Ok(None)` when yosys is not installed.
-pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, String> {
+pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, LintError> {
     if Command::new("yosys").arg("-V").output().is_err() {
         return Ok(None);
     }
     let dir = std::env::temp_dir().join(format!("edgeflow-yosys-{}-{name}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let file: PathBuf = dir.join("top.v");
-    std::fs::write(&file, verilog).map_err(|e| e.to_string())?;
+    std::fs::write(&file, verilog)?;
     let out = Command::new("yosys")
         .current_dir(&dir)
         .arg("-q")
@@ -89,8 +102,7 @@ pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, String> {
         .arg("yosys.log")
         .arg("-p")
         .arg("read_verilog top.v; hierarchy -check -top top; proc; check -assert")
-        .output()
-        .map_err(|e| e.to_string())?;
+        .output()?;
     let log = std::fs::read_to_string(dir.join("yosys.log")).unwrap_or_default();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut problems = Vec::new();
@@ -112,12 +124,11 @@ pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, String> {
         let _ = std::fs::remove_dir_all(&dir);
         Ok(Some(()))
     } else {
-        Err(format!(
-            "{name}: yosys found {} problem(s) (files in {}):\n{}",
-            problems.len(),
-            dir.display(),
-            problems.join("\n")
-        ))
+        Err(LintError::Problems {
+            name: name.to_string(),
+            dir: dir.display().to_string(),
+            problems,
+        })
     }
 }
 

@@ -46,7 +46,16 @@ pub enum Unit {
 
 /// The units of a word stream from the board, every frame checked (for tests and tools that
 /// hold a whole answer; the serial transport reads them one at a time).
-pub fn units(words: &[u16]) -> Result<Vec<Unit>, String> {
+/// Why a word stream from the board is not a sequence of intact frames.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("frame at word {at} fails its sums")]
+    Sums { at: usize },
+    #[error("word {at} ({word:#06x}) starts no frame")]
+    NoFrame { at: usize, word: u16 },
+}
+
+pub fn units(words: &[u16]) -> Result<Vec<Unit>, FrameError> {
     let mut out = vec![];
     let mut i = 0;
     while i < words.len() {
@@ -58,12 +67,12 @@ pub fn units(words: &[u16]) -> Result<Vec<Unit>, String> {
                 let p = &words[i + 1..i + 1 + n as usize];
                 let s = &words[i + 1 + n as usize..i + 3 + n as usize];
                 if !frame_intact(n, p, [s[0], s[1]]) {
-                    return Err(format!("frame at word {i} fails its sums"));
+                    return Err(FrameError::Sums { at: i });
                 }
                 out.push(Unit::Data(p.to_vec()));
                 i += n as usize + 2;
             }
-            _ => return Err(format!("word {i} ({n:#06x}) starts no frame")),
+            _ => return Err(FrameError::NoFrame { at: i, word: n }),
         }
         i += 1;
     }

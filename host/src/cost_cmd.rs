@@ -89,7 +89,7 @@ impl fmt::Display for Costed {
 
 pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool) -> Result<()> {
     let spec = Spec::load(spec_path)?;
-    let board = Board::resolve(board).map_err(|e| anyhow!(e))?;
+    let board = Board::resolve(board)?;
     let net = Net::from_spec(&spec);
     let z: Vec<u64> = spec.z.iter().map(|&z| z as u64).collect();
     let u = single_board_usage(&net, &board, &z);
@@ -264,7 +264,7 @@ fn verdict(u: &Usage, board: &str, spec: &Path) -> String {
 /// in DIR (`*.cost.json` of this board, each next to its `*.synth.json`), print them as the
 /// board file's `[fit]` table and show every case with the refitted model.
 pub fn fit_cmd(dir: &Path, board: &str, json: bool) -> Result<()> {
-    let board = Board::resolve(board).map_err(|e| anyhow!(e))?;
+    let board = Board::resolve(board)?;
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read calibration directory {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

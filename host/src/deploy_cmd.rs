@@ -117,7 +117,7 @@ pub fn deploy_cmd(
     flash: bool,
     json: bool,
 ) -> Result<()> {
-    let b = board(bname).map_err(|e| anyhow!(e))?;
+    let b = board(bname)?;
     check_bitstream(b, bitstream)?;
     let mut args = vec!["-b".to_string(), b.loader_board.to_string()];
     if flash {

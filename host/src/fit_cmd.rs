@@ -214,7 +214,7 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
         .with_context(|| format!("cannot read {}", a.spec.display()))?;
     // the clock the board top makes of the one asked for, as `edgeflow bitstream` builds it
     let want = crate::flow::check::clock_mhz(b, a.freq)?;
-    let (_, mhz) = edgeflow_hdl::board_top::clock_source(b, want).map_err(|e| anyhow!(e))?;
+    let (_, mhz) = edgeflow_hdl::board_top::clock_source(b, want)?;
     let source = a.spec.display().to_string();
     let input = candidate(spec.clone(), b, &board, mhz)?;
     let s = search(&spec, b, &board, mhz)?;

@@ -322,7 +322,7 @@ pub fn train_pipeline(
     if next != l {
         bail!("stages {stages:?} do not cover all {l} junctions");
     }
-    state.check_shape(spec).map_err(|e| anyhow!(e))?;
+    state.check_shape(spec)?;
     if lanes.len() != l || lanes.iter().zip(&spec.z).any(|(v, &z)| v.len() != z) {
         bail!("lane streams do not match the spec's lanes {:?}", spec.z);
     }
@@ -417,7 +417,7 @@ impl Board for PipelineBoard {
         format!("reference x{} boards", self.stages.len())
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
-        state.check_shape(&self.spec).map_err(|e| anyhow!(e))?;
+        state.check_shape(&self.spec)?;
         self.state = state.clone();
         self.lanes = LaneRng::all_seeded(self.spec.seed, &self.spec.z);
         Ok(())
@@ -441,8 +441,7 @@ impl Board for PipelineBoard {
         Ok(())
     }
     fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
-        let r = Reference::with_state(&self.spec, self.state.clone(), self.staleness())
-            .map_err(|e| anyhow!(e))?;
+        let r = Reference::with_state(&self.spec, self.state.clone(), self.staleness())?;
         Ok(r.infer(data))
     }
     fn read_state(&mut self) -> Result<State> {

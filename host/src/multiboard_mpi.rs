@@ -476,9 +476,7 @@ impl Board for MpiPipeline {
         self.name.clone()
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
-        state
-            .check_shape(&self.local.spec)
-            .map_err(|e| anyhow!(e))?;
+        state.check_shape(&self.local.spec)?;
         self.s.command(&mut [CMD_LOAD, 0]);
         let mut v: Vec<i32> = state
             .weights

@@ -9,6 +9,7 @@ use edgeflow_core::{LaneRng, Spec, State};
 use edgeflow_opencl::{OpenClStage, WindowIo};
 use edgeflow_planner::report::PlanFile;
 use edgeflow_reference::Schedule;
+use edgeflow_sim::error::SimError;
 use edgeflow_sim::rtl_stage::StageIo;
 use std::time::Instant;
 
@@ -47,7 +48,7 @@ fn parse(setup: &str) -> Result<(PlanFile, String, Vec<String>)> {
     let text = v["plan"]
         .as_str()
         .ok_or_else(|| anyhow!("set-up without a plan"))?;
-    let p = PlanFile::from_json(text, "the plan from rank 0").map_err(|e| anyhow!(e))?;
+    let p = PlanFile::from_json(text, "the plan from rank 0")?;
     let k = p.stages.len();
     let roles = p
         .stages
@@ -187,8 +188,7 @@ impl Local {
             }
             Backend::Rtl(st) => {
                 let before = st.stats.clone();
-                st.stream(count, inputs, labels, true, &mut RtlLinks(&mut links))
-                    .map_err(|e| anyhow!(e))?;
+                st.stream(count, inputs, labels, true, &mut RtlLinks(&mut links))?;
                 StageTiming {
                     compute_seconds: st.stats.seconds - before.seconds - links.wait.as_secs_f64(),
                     wait_seconds: links.wait.as_secs_f64(),
@@ -220,9 +220,7 @@ impl Local {
                     n_in,
                     out: Vec::new(),
                 };
-                let pred = st
-                    .stream(a_in.len() / n_in, a_in, &[], false, &mut io)
-                    .map_err(|e| anyhow!(e))?;
+                let pred = st.stream(a_in.len() / n_in, a_in, &[], false, &mut io)?;
                 if self.is_last() {
                     return Ok(pred.into_iter().map(|p| p as i32).collect());
                 }
@@ -314,20 +312,23 @@ fn train_window(
 struct RtlLinks<'a, 'b>(&'a mut MpiLinks<'b>);
 
 impl StageIo for RtlLinks<'_, '_> {
-    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, String> {
-        self.0.recv(false, n).map_err(|e| format!("{e:#}"))
+    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, SimError> {
+        self.0.recv(false, n).map_err(link)
     }
-    fn send_right(&mut self, n: usize, a: Vec<i32>) -> Result<(), String> {
-        self.0.send(true, n, 1, &a).map_err(|e| format!("{e:#}"))
+    fn send_right(&mut self, n: usize, a: Vec<i32>) -> Result<(), SimError> {
+        self.0.send(true, n, 1, &a).map_err(link)
     }
-    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, String> {
-        self.0.recv(true, n).map_err(|e| format!("{e:#}"))
+    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, SimError> {
+        self.0.recv(true, n).map_err(link)
     }
-    fn send_left(&mut self, n: usize, sums: Vec<i32>) -> Result<(), String> {
-        self.0
-            .send(false, n, 1, &sums)
-            .map_err(|e| format!("{e:#}"))
+    fn send_left(&mut self, n: usize, sums: Vec<i32>) -> Result<(), SimError> {
+        self.0.send(false, n, 1, &sums).map_err(link)
     }
+}
+
+/// An MPI link's failure with its whole context chain, as the stage's error.
+fn link(e: anyhow::Error) -> SimError {
+    SimError::Link(format!("{e:#}"))
 }
 
 /// A batch's activations into a simulated stage inferring alone, its outputs collected.
@@ -338,17 +339,21 @@ struct Batch<'a> {
 }
 
 impl StageIo for Batch<'_> {
-    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, String> {
+    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, SimError> {
         Ok(self.a_in[n * self.n_in..(n + 1) * self.n_in].to_vec())
     }
-    fn send_right(&mut self, _: usize, a: Vec<i32>) -> Result<(), String> {
+    fn send_right(&mut self, _: usize, a: Vec<i32>) -> Result<(), SimError> {
         self.out.extend(a);
         Ok(())
     }
-    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, String> {
-        Err(format!("sample {n}: no delta sums while inferring"))
+    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, SimError> {
+        Err(inferring(n))
     }
-    fn send_left(&mut self, n: usize, _: Vec<i32>) -> Result<(), String> {
-        Err(format!("sample {n}: no delta sums while inferring"))
+    fn send_left(&mut self, n: usize, _: Vec<i32>) -> Result<(), SimError> {
+        Err(inferring(n))
     }
+}
+
+fn inferring(n: usize) -> SimError {
+    SimError::Link(format!("sample {n}: no delta sums while inferring"))
 }

@@ -42,14 +42,13 @@ pub fn plan_cmd(
     out: Option<&Path>,
 ) -> Result<()> {
     let spec = Spec::load(spec_path)?;
-    let mut boards = Board::resolve_list(boards).map_err(|e| anyhow!(e))?;
+    let mut boards = Board::resolve_list(boards)?;
     if let Some(l) = link {
-        let l = edgeflow_planner::cost::LinkFigure::resolve(l).map_err(|e| anyhow!(e))?;
+        let l = edgeflow_planner::cost::LinkFigure::resolve(l)?;
         boards.iter_mut().for_each(|b| l.apply(b));
     }
     let t0 = Instant::now();
-    let p =
-        plan(&spec, &spec_path.display().to_string(), &boards, permute).map_err(|e| anyhow!(e))?;
+    let p = plan(&spec, &spec_path.display().to_string(), &boards, permute)?;
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(o) = out {
         let text = serde_json::to_string_pretty(&p)?;
@@ -184,7 +183,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     }
     let text = std::fs::read_to_string(plan_path)
         .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
-    let p = PlanFile::from_json(&text, &plan_path.display().to_string()).map_err(|e| anyhow!(e))?;
+    let p = PlanFile::from_json(&text, &plan_path.display().to_string())?;
     let init = init.map(crate::train::init::Init::load).transpose()?;
     crate::train::init::check_epochs(epochs, init.is_some())?;
     crate::train::check_plot_path(plot)?;
@@ -240,8 +239,7 @@ pub fn train_plan(a: TrainPlanArgs) -> Result<()> {
     let verified = if verify {
         // The reference model with the plan's staleness, on exactly the streams run() used.
         let mut r =
-            edgeflow_reference::Reference::with_state(&spec, start.clone(), staleness.clone())
-                .map_err(|e| anyhow!(e))?;
+            edgeflow_reference::Reference::with_state(&spec, start.clone(), staleness.clone())?;
         let mut order = edgeflow_core::order::SampleOrder::new(split.train.len());
         for _ in 0..first {
             order.next_keys();

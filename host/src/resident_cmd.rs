@@ -59,7 +59,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
         );
     }
     let b = board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
-    let (_, words) = edgeflow_hdl::data_memory::for_board(b).map_err(|e| anyhow!(e))?;
+    let (_, words) = edgeflow_hdl::data_memory::for_board(b)?;
     let backend = crate::backends::parse(&a.backend)?;
     backend.check("--backend", Use::Resident)?;
     // a board on a port, else the board top co-simulated
@@ -104,7 +104,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
         unreachable!()
     };
     let want = a.freq.unwrap_or(b.default_mhz);
-    let top = board_top_verilog(&inner, b, want, baud).map_err(|e| anyhow!(e))?;
+    let top = board_top_verilog(&inner, b, want, baud)?;
     let t0 = Instant::now();
     let run = match port {
         None => {

@@ -18,8 +18,7 @@ pub fn sim_cmd(
     json_out: bool,
 ) -> Result<()> {
     let spec = Spec::load(spec)?;
-    let lanes = edgeflow_hdl::input_lanes::parse_lanes(&spec, input_lanes)
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let lanes = edgeflow_hdl::input_lanes::parse_lanes(&spec, input_lanes)?;
     if samples == 0 || samples > 65535 {
         bail!("--samples = {samples}: must be between 1 and 65535 (one TRAIN command of the host link)");
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
     let text = std::fs::read_to_string(plan)
         .with_context(|| format!("plan {}: cannot be read", plan.display()))?;
-    let p = PlanFile::from_json(&text, &plan.display().to_string()).map_err(|e| anyhow!(e))?;
+    let p = PlanFile::from_json(&text, &plan.display().to_string())?;
     if !out.is_dir() {
         bail!(
             "-o {}: not a directory; create it first (the stages are written as <spec>_stage<i>.v)",

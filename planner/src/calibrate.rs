@@ -125,14 +125,12 @@ fn nonnegative_fit(x: &[Vec<f64>], y: &[f64]) -> Vec<Option<f64>> {
 
 /// The fitted constants: `board.fit` with the logic and flip-flop terms replaced, and the
 /// board's `lut_per_multiplier` (kept when no case built a multiplier from logic).
-pub fn fit(cases: &[Case], board: &Board) -> Result<(Fit, u64), String> {
+pub fn fit(cases: &[Case], board: &Board) -> Result<(Fit, u64), crate::error::TooFewCases> {
     if cases.len() < 3 {
-        return Err(format!(
-            "{} synthesized case(s) for board {}: the fit needs at least 3 (run \
-             docs/calibration/reproduce.sh for this board's target)",
-            cases.len(),
-            board.name
-        ));
+        return Err(crate::error::TooFewCases {
+            cases: cases.len(),
+            board: board.name.clone(),
+        });
     }
     // the board's own logic is fitted too when the cases have networks of different depths,
     // which separate it from the per-junction logic; else it is held at its measured value

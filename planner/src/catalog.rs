@@ -2,6 +2,7 @@
 //! board by writing a file of the same shape and naming its path (or putting it in a
 //! `boards/` directory, or in `$EDGEFLOW_BOARDS`).
 
+use crate::error::CatalogError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -154,12 +155,10 @@ pub fn built_in_names() -> Vec<&'static str> {
 pub const MAX_BOARDS: usize = 1024;
 
 impl Board {
-    pub fn from_toml_str(text: &str, source: &str) -> Result<Board, String> {
-        let b: Board = toml::from_str(text).map_err(|e| {
-            format!(
-                "board file {source}: {}; see boards/nexys4-ddr.toml for a complete board file",
-                e.message().trim()
-            )
+    pub fn from_toml_str(text: &str, source: &str) -> Result<Board, CatalogError> {
+        let b: Board = toml::from_str(text).map_err(|error| CatalogError::Toml {
+            file: source.to_string(),
+            error,
         })?;
         b.validate(source)?;
         let mut b = b;
@@ -172,7 +171,7 @@ impl Board {
         Ok(b)
     }
 
-    fn validate(&self, source: &str) -> Result<(), String> {
+    fn validate(&self, source: &str) -> Result<(), CatalogError> {
         let mut bad = Vec::new();
         if self.name.trim().is_empty() {
             bad.push("name: must not be empty".to_string());
@@ -229,10 +228,10 @@ impl Board {
         if bad.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "invalid board file {source}:\n  - {}",
-                bad.join("\n  - ")
-            ))
+            Err(CatalogError::Invalid {
+                file: source.to_string(),
+                problems: bad,
+            })
         }
     }
 
@@ -247,14 +246,13 @@ impl Board {
 
     /// A board by name or path: a path to a `.toml` file; else `NAME.toml` in
     /// `$EDGEFLOW_BOARDS` or `./boards/`; else a built-in or bundled board.
-    pub fn resolve(what: &str) -> Result<Board, String> {
+    pub fn resolve(what: &str) -> Result<Board, CatalogError> {
         let as_path = Path::new(what);
         if what.ends_with(".toml") || what.contains('/') {
-            let text = std::fs::read_to_string(as_path).map_err(|e| {
-                format!(
-                    "board file {what} cannot be read: {e}; built-in boards: {}",
-                    built_in_names().join(", ")
-                )
+            let text = std::fs::read_to_string(as_path).map_err(|error| CatalogError::Read {
+                file: what.to_string(),
+                error,
+                built_in: built_in_names().join(", "),
             })?;
             return Board::from_toml_str(&text, what);
         }
@@ -269,16 +267,14 @@ impl Board {
                 return Board::from_toml_str(&text, &p.display().to_string());
             }
         }
-        Board::built_in(what).ok_or_else(|| {
-            format!(
-                "unknown board '{what}': not a built-in board ({}) and no {what}.toml in $EDGEFLOW_BOARDS or ./boards/; write one like boards/nexys4-ddr.toml and pass its path",
-                built_in_names().join(", ")
-            )
+        Board::built_in(what).ok_or_else(|| CatalogError::Unknown {
+            name: what.to_string(),
+            built_in: built_in_names().join(", "),
         })
     }
 
     /// Resolve a comma-separated list, with `NAMExK` meaning K boards of that kind.
-    pub fn resolve_list(list: &str) -> Result<Vec<Board>, String> {
+    pub fn resolve_list(list: &str) -> Result<Vec<Board>, CatalogError> {
         let mut out = Vec::new();
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, count) = match item.rsplit_once('x') {
@@ -287,16 +283,19 @@ impl Board {
                 {
                     (
                         n,
-                        k.parse::<usize>()
-                            .map_err(|e| format!("--boards item '{item}': {e}"))?,
+                        k.parse::<usize>().map_err(|error| CatalogError::Count {
+                            item: item.to_string(),
+                            error,
+                        })?,
                     )
                 }
                 _ => (item, 1),
             };
             if count == 0 || count > MAX_BOARDS {
-                return Err(format!(
-                    "--boards item '{item}': a count of {count} boards; NAMExK repeats a board K times, 1 ≤ K ≤ {MAX_BOARDS}"
-                ));
+                return Err(CatalogError::CountRange {
+                    item: item.to_string(),
+                    count,
+                });
             }
             let b = Board::resolve(name)?;
             for _ in 0..count {
@@ -304,16 +303,10 @@ impl Board {
             }
         }
         if out.len() > MAX_BOARDS {
-            return Err(format!(
-                "--boards lists {} boards; at most {MAX_BOARDS} are planned",
-                out.len()
-            ));
+            return Err(CatalogError::TooMany { count: out.len() });
         }
         if out.is_empty() {
-            return Err(
-                "--boards is empty; name at least one board, e.g. --boards nexys4-ddr,nexys4-ddr"
-                    .into(),
-            );
+            return Err(CatalogError::Empty);
         }
         Ok(out)
     }
@@ -336,7 +329,7 @@ mod tests {
         let v = Board::resolve_list("icebreaker, nexys4-ddrx3").unwrap();
         assert_eq!(v.len(), 4);
         assert_eq!(v[3].name, "nexys4-ddr");
-        let e = Board::resolve_list("nosuch").unwrap_err();
+        let e = Board::resolve_list("nosuch").unwrap_err().to_string();
         assert!(
             e.contains("unknown board 'nosuch'") && e.contains("icebreaker"),
             "{e}"
@@ -367,7 +360,9 @@ mod tests {
         ] {
             assert!(t.contains(from), "{from}");
             let text = t.replacen(from, to, 1);
-            let e = Board::from_toml_str(&text, "x.toml").unwrap_err();
+            let e = Board::from_toml_str(&text, "x.toml")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("x.toml") && e.contains(field), "{to}: {e}");
         }
     }
@@ -376,9 +371,11 @@ mod tests {
     fn bad_board_file_names_field() {
         let t = include_str!("../../boards/icebreaker.toml")
             .replace("clock_mhz = 30.0", "clock_mhz = -1.0");
-        let e = Board::from_toml_str(&t, "x.toml").unwrap_err();
+        let e = Board::from_toml_str(&t, "x.toml").unwrap_err().to_string();
         assert!(e.contains("x.toml") && e.contains("clock_mhz"), "{e}");
-        let e = Board::from_toml_str("name = 'a'", "y.toml").unwrap_err();
+        let e = Board::from_toml_str("name = 'a'", "y.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("y.toml") && e.contains("missing field"), "{e}");
     }
 
@@ -398,10 +395,14 @@ mod tests {
             ),
         ] {
             assert!(base.contains(from));
-            let e = Board::from_toml_str(&base.replace(from, to), "x.toml").unwrap_err();
+            let e = Board::from_toml_str(&base.replace(from, to), "x.toml")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("x.toml") && e.contains(field), "{to}: {e}");
         }
-        let e = Board::resolve_list("icebreakerx100000000000").unwrap_err();
+        let e = Board::resolve_list("icebreakerx100000000000")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1 ≤ K ≤ 1024"), "{e}");
     }
 }

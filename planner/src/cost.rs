@@ -370,17 +370,18 @@ const MPI_LOOPBACK_MBPS: f64 = 10000.0;
 const MPI_LOOPBACK_LATENCY_US: f64 = 15.0;
 
 impl LinkFigure {
-    pub fn resolve(name: &str) -> Result<LinkFigure, String> {
+    pub fn resolve(name: &str) -> Result<LinkFigure, crate::error::UnknownLink> {
         LINK_FIGURES
             .iter()
             .find(|l| l.name == name)
             .copied()
-            .ok_or_else(|| {
-                let names: Vec<&str> = LINK_FIGURES.iter().map(|l| l.name).collect();
-                format!(
-                    "--link {name}: no such link; the named links are {}",
-                    names.join(", ")
-                )
+            .ok_or_else(|| crate::error::UnknownLink {
+                name: name.to_string(),
+                known: LINK_FIGURES
+                    .iter()
+                    .map(|l| l.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
     }
 

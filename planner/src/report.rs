@@ -4,9 +4,8 @@
 
 use crate::catalog::Board;
 use crate::cost::{junction_need, junction_time, lut_multiplier_cost, Net, Ps, Usage};
-use crate::dp::{
-    evaluate, optimize, optimize_fixed, Order, PlanError, Solution, StagePlan, MAX_PERMUTE_STATES,
-};
+use crate::dp::{evaluate, optimize, optimize_fixed, Order, PlanError, Solution, StagePlan};
+use crate::error::{PlanFailure, PlanFileError, StageProblem};
 use edgeflow_core::Spec;
 use serde::{Deserialize, Serialize};
 
@@ -355,7 +354,7 @@ pub fn plan(
     spec_source: &str,
     boards: &[Board],
     permute: bool,
-) -> Result<PlanFile, String> {
+) -> Result<PlanFile, PlanFailure> {
     let net = Net::from_spec(spec);
     let order = if permute {
         Order::Permute
@@ -363,18 +362,19 @@ pub fn plan(
         Order::Chain
     };
     let sol = optimize(&net, boards, order).map_err(|e| match e {
-        PlanError::NoFit => format!("{} does not fit: {}", spec.name, diagnose(&net, boards)),
-        PlanError::NoBoards => "no boards given".into(),
-        PlanError::TooManyStates(n) => format!(
-            "--permute over these boards needs {n} planner states (limit {MAX_PERMUTE_STATES}): boards of the same kind share states, so name fewer distinct kinds, or drop --permute and give the chain order"
-        ),
+        PlanError::NoFit => PlanFailure::NoFit {
+            spec: spec.name.clone(),
+            why: diagnose(&net, boards),
+        },
+        PlanError::NoBoards => PlanFailure::NoBoards,
+        PlanError::TooManyStates(states) => PlanFailure::TooManyStates { states },
     })?;
     let ev = evaluate(&net, boards, &sol.stages, &sol.z, sol.period);
     let mut planned = spec.clone();
     planned.z = sol.z.iter().map(|&z| z as usize).collect();
     planned
         .validate(spec_source)
-        .map_err(|e| format!("internal: planned z invalid: {e}"))?;
+        .map_err(PlanFailure::PlannedZ)?;
     let stages = sol
         .stages
         .iter()
@@ -452,82 +452,94 @@ pub fn plan(
 }
 
 impl PlanFile {
-    pub fn from_json(text: &str, source: &str) -> Result<PlanFile, String> {
-        let p: PlanFile = serde_json::from_str(text).map_err(|e| {
-            let hint = if e.is_eof() {
+    pub fn from_json(text: &str, source: &str) -> Result<PlanFile, PlanFileError> {
+        let file = || source.to_string();
+        let p: PlanFile = serde_json::from_str(text).map_err(|error| PlanFileError::Json {
+            file: file(),
+            hint: if error.is_eof() {
                 "the file is truncated"
             } else {
                 "the file is not a plan or was edited"
-            };
-            format!("plan file {source}: {e}; {hint}: re-run edgeflow plan -o {source}")
+            },
+            error,
         })?;
         if p.format != PLAN_FORMAT {
-            return Err(format!(
-                "plan file {source}: format '{}' is not {PLAN_FORMAT}; re-run edgeflow plan",
-                p.format
-            ));
+            return Err(PlanFileError::Format {
+                file: file(),
+                format: p.format,
+            });
         }
-        p.spec.validate(source).map_err(|e| e.to_string())?;
+        p.spec.validate(source)?;
         let l = p.spec.junctions();
         if p.link_delay.len() + 1 != l || p.staleness.len() != l {
-            return Err(format!(
-                "plan file {source}: link_delay needs {} entries and staleness {l}",
-                l - 1
-            ));
+            return Err(PlanFileError::Lengths {
+                file: file(),
+                link_delays: l - 1,
+                junctions: l,
+            });
         }
-        p.check_stages()
-            .map_err(|e| format!("plan file {source}: {e}; re-run edgeflow plan"))?;
+        p.check_stages().map_err(|problem| PlanFileError::Stages {
+            file: file(),
+            problem,
+        })?;
         Ok(p)
     }
 
     /// The stages must be what `plan` writes: contiguous junction ranges covering 1..L in
     /// order, each on an offered board, with the spec's `z`, and link delays only between
     /// stages (a junction boundary inside one board has no link).
-    fn check_stages(&self) -> Result<(), String> {
+    fn check_stages(&self) -> Result<(), StageProblem> {
         let l = self.spec.junctions();
         if self.stages.is_empty() {
-            return Err("stages is empty; a plan needs at least one stage".into());
+            return Err(StageProblem::Empty);
         }
         let mut next = 1;
         for (i, s) in self.stages.iter().enumerate() {
             let [a, b] = s.junctions;
             if a != next || b < a || b > l {
-                return Err(format!(
-                    "stages[{i}].junctions = [{a}, {b}]: stages must cover junctions 1 to {l} in order without gaps, so this stage must start at junction {next}"
-                ));
+                return Err(StageProblem::Cover {
+                    index: i,
+                    first: a,
+                    last: b,
+                    junctions: l,
+                    next,
+                });
             }
             if s.board_index >= self.boards.len() {
-                return Err(format!(
-                    "stages[{i}].board_index = {}: the plan offers only {} boards",
-                    s.board_index,
-                    self.boards.len()
-                ));
+                return Err(StageProblem::BoardIndex {
+                    index: i,
+                    board_index: s.board_index,
+                    boards: self.boards.len(),
+                });
             }
             let want: Vec<u64> = self.spec.z[a - 1..b].iter().map(|&z| z as u64).collect();
             if s.z != want {
-                return Err(format!(
-                    "stages[{i}].z = {:?} differs from the spec's z {want:?} for junctions {a}-{b}",
-                    s.z
-                ));
+                return Err(StageProblem::Z {
+                    index: i,
+                    z: s.z.clone(),
+                    want,
+                    first: a,
+                    last: b,
+                });
             }
             for j in a..b {
                 if self.link_delay[j - 1] != 0 {
-                    return Err(format!(
-                        "link_delay[{}] = {}: junctions {j} and {} share board stage {}, so there is no link between them and the delay must be 0",
-                        j - 1,
-                        self.link_delay[j - 1],
-                        j + 1,
-                        i + 1
-                    ));
+                    return Err(StageProblem::DelayInsideStage {
+                        index: j - 1,
+                        delay: self.link_delay[j - 1],
+                        left: j,
+                        right: j + 1,
+                        stage: i + 1,
+                    });
                 }
             }
             next = b + 1;
         }
         if next != l + 1 {
-            return Err(format!(
-                "the stages end at junction {} but the spec has {l} junctions",
-                next - 1
-            ));
+            return Err(StageProblem::End {
+                end: next - 1,
+                junctions: l,
+            });
         }
         Ok(())
     }
@@ -545,7 +557,7 @@ mod tests {
     fn permute_over_too_many_distinct_boards_is_a_clear_error() {
         let spec = mnist_large();
         let boards = crate::instances::mixed_boards(24);
-        let e = plan(&spec, "x", &boards, true).unwrap_err();
+        let e = plan(&spec, "x", &boards, true).unwrap_err().to_string();
         assert!(
             e.contains("--permute") && e.contains("drop --permute"),
             "{e}"
@@ -577,13 +589,17 @@ mod tests {
         let text = serde_json::to_string(&good).unwrap();
         assert!(PlanFile::from_json(&text, "p.json").is_ok());
 
-        let e = PlanFile::from_json(&text[..text.len() / 2], "p.json").unwrap_err();
+        let e = PlanFile::from_json(&text[..text.len() / 2], "p.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("p.json") && e.contains("truncated"), "{e}");
 
         let edit = |f: &dyn Fn(&mut PlanFile)| {
             let mut p = good.clone();
             f(&mut p);
-            PlanFile::from_json(&serde_json::to_string(&p).unwrap(), "p.json").unwrap_err()
+            PlanFile::from_json(&serde_json::to_string(&p).unwrap(), "p.json")
+                .unwrap_err()
+                .to_string()
         };
         let e = edit(&|p| p.stages[0].junctions[0] = 0);
         assert!(e.contains("stages[0].junctions = [0,"), "{e}");

@@ -3,6 +3,7 @@
 //! the OpenCL host and anything else that needs only the schedule builds without rust-hdl.
 
 pub mod dense;
+pub mod error;
 pub mod float;
 pub mod kernels;
 pub mod minibatch;
@@ -13,6 +14,7 @@ pub mod trace;
 pub mod words;
 
 pub use dense::DenseReference;
+pub use error::{ModelError, StalenessError};
 pub use float::FloatReference;
 pub use minibatch::DenseMiniBatch;
 pub use reference::{accuracy, argmax, check_staleness, Reference, Schedule, Work};

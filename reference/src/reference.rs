@@ -15,6 +15,7 @@
 //! Arithmetic is exactly `edgeflow_core::fixed` (see its module docs for the order of every
 //! rounding and saturation). Within one edge, BP reads the weight before UP writes it.
 
+use crate::error::{ModelError, StalenessError};
 use edgeflow_core::fixed::{
     activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable,
     FfProducts, Format,
@@ -130,27 +131,24 @@ impl Schedule {
 }
 
 /// Why a staleness vector cannot come from any schedule.
-pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), String> {
+pub fn check_staleness(s: &[usize], junctions: usize) -> Result<(), StalenessError> {
     if s.len() != junctions {
-        return Err(format!(
-            "staleness has {} entries, the network has {junctions} junctions",
-            s.len()
-        ));
+        return Err(StalenessError::Entries {
+            entries: s.len(),
+            junctions,
+        });
     }
     if s[junctions - 1] < 1 {
-        return Err(
-            "the last junction's staleness must be at least 1 (its BP follows its FF)".into(),
-        );
+        return Err(StalenessError::LastBelowOne);
     }
     for j in 0..junctions - 1 {
         if s[j] < s[j + 1] + 2 {
-            return Err(format!(
-                "staleness of junction {} ({}) must exceed junction {}'s ({}) by at least 2: its FF is one block cycle earlier and its BP one later",
-                j + 1,
-                s[j],
-                j + 2,
-                s[j + 1]
-            ));
+            return Err(StalenessError::TooClose {
+                junction: j + 1,
+                staleness: s[j],
+                next: j + 2,
+                next_staleness: s[j + 1],
+            });
         }
     }
     Ok(())
@@ -167,7 +165,7 @@ impl Reference {
         spec: &Spec,
         state: State,
         staleness: Vec<usize>,
-    ) -> Result<Reference, String> {
+    ) -> Result<Reference, ModelError> {
         state.check_shape(spec)?;
         check_staleness(&staleness, spec.junctions())?;
         let format = spec.format();

@@ -2,5 +2,6 @@
 //! rust-hdl's simulation through its host link, and compared against the reference model
 //! (edgeflow-reference).
 
+pub mod error;
 pub mod rtl;
 pub mod rtl_stage;

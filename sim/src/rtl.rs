@@ -5,6 +5,7 @@
 //! The clocking loop is the one rust-hdl's `Simulation` runs (update until nothing changes,
 //! toggle the clock), without its thread-per-testbench channels, which dominate its cost.
 
+use crate::error::SimError;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::host_link::*;
 use edgeflow_hdl::input_lanes::{push_inputs, push_word, push_words};
@@ -39,7 +40,7 @@ pub struct CommandStats {
 }
 
 impl RtlSim {
-    pub fn new(spec: &Spec, vcd: Option<&std::path::Path>) -> Result<RtlSim, String> {
+    pub fn new(spec: &Spec, vcd: Option<&std::path::Path>) -> Result<RtlSim, SimError> {
         RtlSim::with_lanes(spec, vcd, 1)
     }
 
@@ -48,14 +49,16 @@ impl RtlSim {
         spec: &Spec,
         vcd: Option<&std::path::Path>,
         lanes: usize,
-    ) -> Result<RtlSim, String> {
+    ) -> Result<RtlSim, SimError> {
         edgeflow_hdl::input_lanes::check_lanes(spec, lanes)?;
         let mut net = Box::new(Network::with_input_lanes(spec, lanes));
         net.connect_all();
         let vcd = match vcd {
             Some(p) => {
-                let f =
-                    File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                let f = File::create(p).map_err(|error| SimError::CreateVcd {
+                    path: p.display().to_string(),
+                    error,
+                })?;
                 Some(write_vcd_header(BufWriter::new(f), net.as_ref()))
             }
             None => None,
@@ -103,13 +106,13 @@ impl RtlSim {
 
     /// Send a beat stream (`lanes` words per beat), then keep clocking until `reply` words
     /// came back (or `limit` clocks).
-    fn exchange(&mut self, beats: &[u16], reply: usize) -> Result<Vec<u16>, String> {
+    fn exchange(&mut self, beats: &[u16], reply: usize) -> Result<Vec<u16>, SimError> {
         let w = self.lanes;
         if beats.len() % w != 0 {
-            return Err(format!(
-                "a beat stream of {} words is not a whole number of {w}-word beats",
-                beats.len()
-            ));
+            return Err(SimError::PartialBeat {
+                words: beats.len(),
+                lanes: w,
+            });
         }
         let words: Vec<&[u16]> = beats.chunks(w).collect();
         let t0 = std::time::Instant::now();
@@ -142,14 +145,13 @@ impl RtlSim {
             } else {
                 idle += 1;
                 if idle > limit {
-                    return Err(format!(
-                        "the device stopped: {} of {} beats taken, {} of {} reply words after {} idle clocks",
-                        i,
-                        words.len(),
-                        out.len(),
+                    return Err(SimError::Stopped {
+                        taken: i,
+                        beats: words.len(),
+                        got: out.len(),
                         reply,
-                        idle
-                    ));
+                        idle,
+                    });
                 }
             }
         }
@@ -159,16 +161,18 @@ impl RtlSim {
         Ok(out)
     }
 
-    fn expect(&self, got: &[u16], ack: u16, what: &str) -> Result<(), String> {
+    fn expect(&self, got: &[u16], ack: u16, what: &str) -> Result<(), SimError> {
         match got.iter().position(|&w| w == ack || w == ERROR_WORD) {
             Some(i) if got[i] == ack => Ok(()),
-            _ => Err(format!(
-                "{what}: expected acknowledgement {ack:#06x}, the device answered {got:04x?}"
-            )),
+            _ => Err(SimError::NoAck {
+                command: what.to_string(),
+                ack,
+                got: got.to_vec(),
+            }),
         }
     }
 
-    pub fn load_state(&mut self, state: &State) -> Result<(), String> {
+    pub fn load_state(&mut self, state: &State) -> Result<(), SimError> {
         state.check_shape(&self.spec)?;
         let mut words = vec![OP_LOAD];
         words.extend(state.weights.iter().flatten().map(|&v| v as u16));
@@ -179,17 +183,17 @@ impl RtlSim {
         self.expect(&got, ACK_LOAD, "LOAD_STATE")
     }
 
-    pub fn read_state(&mut self) -> Result<State, String> {
+    pub fn read_state(&mut self) -> Result<State, SimError> {
         let n = self.spec.state_words();
         let mut beats = vec![];
         push_word(&mut beats, self.lanes, OP_READ);
         let got = self.exchange(&beats, n + 1)?;
         if got.len() != n + 1 || got[n] != ACK_READ {
-            return Err(format!(
-                "READ_STATE: expected {} words and {ACK_READ:#06x}, got {} words",
-                n + 1,
-                got.len()
-            ));
+            return Err(SimError::ReadState {
+                words: n + 1,
+                ack: ACK_READ,
+                got: got.len(),
+            });
         }
         let mut it = got.iter().map(|&w| w as i16 as i32);
         let mut st = State {
@@ -225,12 +229,12 @@ impl RtlSim {
     }
 
     /// Train on one stream (pipeline filled and drained), like `Reference::train`.
-    pub fn train(&mut self, data: &Encoded) -> Result<CommandStats, String> {
+    pub fn train(&mut self, data: &Encoded) -> Result<CommandStats, SimError> {
         if data.len() > 65535 {
-            return Err(format!(
-                "one TRAIN command carries at most 65535 samples, got {}",
-                data.len()
-            ));
+            return Err(SimError::CommandSamples {
+                command: "TRAIN",
+                samples: data.len(),
+            });
         }
         let got = self.exchange(&sample_beats(OP_TRAIN, data, self.lanes), 3)?;
         self.expect(&got, ACK_TRAIN, "TRAIN")?;
@@ -238,19 +242,20 @@ impl RtlSim {
     }
 
     /// Predicted class of every sample with the current weights.
-    pub fn infer(&mut self, data: &Encoded) -> Result<(Vec<usize>, CommandStats), String> {
+    pub fn infer(&mut self, data: &Encoded) -> Result<(Vec<usize>, CommandStats), SimError> {
         if data.len() > 65535 {
-            return Err(format!(
-                "one INFER command carries at most 65535 samples, got {}",
-                data.len()
-            ));
+            return Err(SimError::CommandSamples {
+                command: "INFER",
+                samples: data.len(),
+            });
         }
         let got = self.exchange(&sample_beats(OP_INFER, data, self.lanes), data.len() + 3)?;
         if got.len() != data.len() + 3 || got[data.len()] != ACK_INFER {
-            return Err(format!(
-                "INFER: expected {} predictions and {ACK_INFER:#06x}, got {got:04x?}",
-                data.len()
-            ));
+            return Err(SimError::InferReply {
+                predictions: data.len(),
+                ack: ACK_INFER,
+                got,
+            });
         }
         Ok((
             got[..data.len()].iter().map(|&w| w as usize).collect(),
@@ -260,7 +265,7 @@ impl RtlSim {
 
     /// Send a raw beat stream (`lanes` words per beat; plain words when `lanes` is 1) and
     /// collect `reply` words (protocol tests).
-    pub fn raw(&mut self, words: &[u16], reply: usize) -> Result<Vec<u16>, String> {
+    pub fn raw(&mut self, words: &[u16], reply: usize) -> Result<Vec<u16>, SimError> {
         self.exchange(words, reply)
     }
 }
@@ -311,7 +316,7 @@ pub fn check(
     spec: &Spec,
     data: &Encoded,
     vcd: Option<&std::path::Path>,
-) -> Result<CheckReport, String> {
+) -> Result<CheckReport, SimError> {
     check_lanes(spec, data, vcd, 1)
 }
 
@@ -321,7 +326,7 @@ pub fn check_lanes(
     data: &Encoded,
     vcd: Option<&std::path::Path>,
     lanes: usize,
-) -> Result<CheckReport, String> {
+) -> Result<CheckReport, SimError> {
     let mut sim = RtlSim::with_lanes(spec, vcd, lanes)?;
     let init = State::initial(spec);
     sim.load_state(&init)?;
@@ -394,24 +399,21 @@ mod tests {
 pub use edgeflow_reference::random::{random_data, random_input_bits, random_spec};
 
 /// Icarus on `tb.v` and `top.v` in `dir`: what the testbench printed.
-pub(crate) fn icarus(dir: &std::path::Path) -> Result<String, String> {
+pub(crate) fn icarus(dir: &std::path::Path) -> Result<String, SimError> {
     let c = std::process::Command::new("iverilog")
         .current_dir(dir)
         .args(["-g2005", "-o", "sim.vvp", "tb.v", "top.v"])
-        .output()
-        .map_err(|e| e.to_string())?;
+        .output()?;
     if !c.status.success() {
-        return Err(format!(
-            "iverilog failed on {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&c.stderr)
-        ));
+        return Err(SimError::Iverilog {
+            dir: dir.display().to_string(),
+            stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
+        });
     }
     let r = std::process::Command::new("vvp")
         .current_dir(dir)
         .args(["-n", "sim.vvp"])
-        .output()
-        .map_err(|e| e.to_string())?;
+        .output()?;
     Ok(String::from_utf8_lossy(&r.stdout).into_owned())
 }
 
@@ -465,7 +467,7 @@ pub fn iverilog_run(
     words: &[u16],
     reply: usize,
     max_clocks: u64,
-) -> Result<Option<Vec<u16>>, String> {
+) -> Result<Option<Vec<u16>>, SimError> {
     iverilog_run_lanes(spec, words, 1, reply, max_clocks)
 }
 
@@ -476,13 +478,13 @@ pub fn iverilog_run_lanes(
     lanes: usize,
     reply: usize,
     max_clocks: u64,
-) -> Result<Option<Vec<u16>>, String> {
+) -> Result<Option<Vec<u16>>, SimError> {
     use std::process::Command;
     if beats.len() % lanes != 0 {
-        return Err(format!(
-            "a beat stream of {} words is not a whole number of {lanes}-word beats",
-            beats.len()
-        ));
+        return Err(SimError::PartialBeat {
+            words: beats.len(),
+            lanes,
+        });
     }
     if Command::new("iverilog").arg("-V").output().is_err() {
         return Ok(None);
@@ -492,7 +494,7 @@ pub fn iverilog_run_lanes(
         spec.name,
         std::process::id()
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     // one line per beat, lane W-1 first (the most significant 16 bits of the memory word)
     let hex: String = beats
         .chunks(lanes)
@@ -505,9 +507,8 @@ pub fn iverilog_run_lanes(
         })
         .collect();
     let nbeats = beats.len() / lanes;
-    std::fs::write(dir.join("in.hex"), hex).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("top.v"), edgeflow_hdl::verilog_lanes(spec, lanes))
-        .map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("in.hex"), hex)?;
+    std::fs::write(dir.join("top.v"), edgeflow_hdl::verilog_lanes(spec, lanes))?;
     let lane_ports: String = (1..lanes)
         .map(|k| {
             format!(
@@ -558,16 +559,13 @@ endmodule
         nw = nbeats,
         bw = 16 * lanes - 1,
     );
-    std::fs::write(dir.join("tb.v"), tb).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("tb.v"), tb)?;
     let out = icarus(&dir)?;
     let mut got = Vec::new();
     for line in out.lines() {
         let t = line.trim();
         if t == "TIMEOUT" {
-            return Err(format!(
-                "the Verilog stopped answering after {} words",
-                got.len()
-            ));
+            return Err(SimError::VerilogStopped { words: got.len() });
         }
         if t.len() == 4
             && t.chars()
@@ -576,10 +574,10 @@ endmodule
             match u16::from_str_radix(t, 16) {
                 Ok(v) => got.push(v),
                 Err(_) => {
-                    return Err(format!(
-                        "the Verilog answered an undefined word ({t}) after {} words",
-                        got.len()
-                    ))
+                    return Err(SimError::VerilogUndefined {
+                        word: t.to_string(),
+                        words: got.len(),
+                    })
                 }
             }
         }

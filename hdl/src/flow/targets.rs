@@ -131,14 +131,26 @@ pub fn ice40_pack(t: &Target) -> Option<(&'static str, &'static str)> {
     })
 }
 
-pub fn target(name: &str) -> Result<&'static Target, String> {
-    TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
-        let names: Vec<_> = TARGETS.iter().map(|t| t.name).collect();
-        format!(
-            "unknown target '{name}'; known targets: {}",
-            names.join(", ")
-        )
-    })
+/// A target name the flow does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown target '{name}'; known targets: {known}")]
+pub struct UnknownTarget {
+    pub name: String,
+    pub known: String,
+}
+
+pub fn target(name: &str) -> Result<&'static Target, UnknownTarget> {
+    TARGETS
+        .iter()
+        .find(|t| t.name == name)
+        .ok_or_else(|| UnknownTarget {
+            name: name.to_string(),
+            known: TARGETS
+                .iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -312,6 +324,9 @@ mod tests {
         assert_eq!(t.rows[3].used, 2.5);
         assert_eq!(t.rows[1].used, 7.0);
         assert!(t.overflows().is_empty());
-        assert!(target("virtex").unwrap_err().contains("ice40-up5k"));
+        assert!(target("virtex")
+            .unwrap_err()
+            .to_string()
+            .contains("ice40-up5k"));
     }
 }

@@ -188,7 +188,7 @@ pub fn sim_models(source: &ClockSource, verilog: &str) -> Result<String> {
     }
     .to_string();
     if verilog.contains("SB_SPRAM256KA") {
-        m += &crate::data_memory::spram_sim_model().map_err(|e| anyhow!(e))?;
+        m += &crate::data_memory::spram_sim_model()?;
     }
     Ok(m)
 }

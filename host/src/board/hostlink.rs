@@ -70,9 +70,7 @@ fn word(v: i32, what: &str) -> Result<u16> {
 
 impl Codec {
     pub fn load_state(&self, state: &State) -> Result<Vec<u16>> {
-        state
-            .check_shape(&self.spec)
-            .map_err(|e| anyhow::anyhow!(e))?;
+        state.check_shape(&self.spec)?;
         let mut w = vec![LOAD_STATE];
         for j in &state.weights {
             for &v in j {

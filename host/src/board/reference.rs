@@ -1,7 +1,7 @@
 //! The reference model as a board: what every other board is compared against.
 
 use super::Board;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_reference::Reference;
 
@@ -14,8 +14,7 @@ pub struct ReferenceBoard {
 impl ReferenceBoard {
     pub fn new(spec: &Spec, staleness: Vec<usize>) -> Result<Self> {
         Ok(ReferenceBoard {
-            model: Reference::with_state(spec, State::initial(spec), staleness)
-                .map_err(|e| anyhow!(e))?,
+            model: Reference::with_state(spec, State::initial(spec), staleness)?,
             threads: None,
         })
     }
@@ -40,8 +39,7 @@ impl Board for ReferenceBoard {
     fn load_state(&mut self, state: &State) -> Result<()> {
         // New weights start a training run: the lane streams start again with them.
         let m = &self.model;
-        self.model = Reference::with_state(&m.spec, state.clone(), m.staleness().to_vec())
-            .map_err(|e| anyhow!(e))?;
+        self.model = Reference::with_state(&m.spec, state.clone(), m.staleness().to_vec())?;
         if let Some(t) = self.threads {
             self.model.set_threads(t);
         }

@@ -2,7 +2,7 @@
 //! its host link exactly as a real board would be.
 
 use super::Board;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_sim::rtl::RtlSim;
 
@@ -14,9 +14,8 @@ impl RtlBoard {
     /// The network with the spec's automatic input lanes (hdl::input_lanes).
     pub fn new(spec: &Spec) -> Result<Self> {
         let lanes = edgeflow_hdl::input_lanes::auto_lanes(spec);
-        let mut sim = RtlSim::with_lanes(spec, None, lanes).map_err(|e| anyhow!(e))?;
-        sim.load_state(&State::initial(spec))
-            .map_err(|e| anyhow!(e))?;
+        let mut sim = RtlSim::with_lanes(spec, None, lanes)?;
+        sim.load_state(&State::initial(spec))?;
         Ok(RtlBoard { sim })
     }
 }
@@ -26,27 +25,23 @@ impl Board for RtlBoard {
         "rtl".into()
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
-        self.sim.load_state(state).map_err(|e| anyhow!(e))
+        Ok(self.sim.load_state(state)?)
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
-        self.sim.train(data).map(|_| ()).map_err(|e| anyhow!(e))
+        self.sim.train(data)?;
+        Ok(())
     }
     fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
         let mut out = Vec::with_capacity(data.len());
         // One INFER command carries at most 65535 samples.
         for start in (0..data.len()).step_by(65535) {
             let idx: Vec<usize> = (start..data.len().min(start + 65535)).collect();
-            out.extend(
-                self.sim
-                    .infer(&data.select(&idx))
-                    .map_err(|e| anyhow!(e))?
-                    .0,
-            );
+            out.extend(self.sim.infer(&data.select(&idx))?.0);
         }
         Ok(out)
     }
     fn read_state(&mut self) -> Result<State> {
-        self.sim.read_state().map_err(|e| anyhow!(e))
+        Ok(self.sim.read_state()?)
     }
     /// The steady-state block cycle of the last stream command, as the simulation counted it.
     fn clocks_per_sample(&self) -> Option<f64> {

@@ -5,7 +5,7 @@
 
 use super::Board;
 use crate::multiboard::StageTiming;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_sim::rtl_stage::RtlChain;
 use std::sync::{Arc, Mutex};
@@ -26,11 +26,8 @@ impl RtlPipeline {
         link_delay: &[usize],
         builds: &[(bool, bool)],
     ) -> Result<Self> {
-        let mut chain =
-            RtlChain::with_builds(spec, ranges, link_delay, builds).map_err(|e| anyhow!(e))?;
-        chain
-            .load_state(&State::initial(spec))
-            .map_err(|e| anyhow!(e))?;
+        let mut chain = RtlChain::with_builds(spec, ranges, link_delay, builds)?;
+        chain.load_state(&State::initial(spec))?;
         Ok(RtlPipeline {
             timings: Arc::new(Mutex::new(vec![StageTiming::default(); ranges.len()])),
             chain,
@@ -43,13 +40,13 @@ impl Board for RtlPipeline {
         format!("rtl x{} stages", self.chain.stages.len())
     }
     fn load_state(&mut self, state: &State) -> Result<()> {
-        self.chain.load_state(state).map_err(|e| anyhow!(e))
+        Ok(self.chain.load_state(state)?)
     }
     fn train(&mut self, data: &Encoded) -> Result<()> {
         let before: Vec<_> = self.chain.stages.iter().map(|s| s.stats.clone()).collect();
         // One stream, like the reference model's `train` (a stream fills and drains the
         // pipeline once); `edgeflow train` shows the progress per epoch.
-        self.chain.run(data, true).map_err(|e| anyhow!(e))?;
+        self.chain.run(data, true)?;
         let mut tm = self.timings.lock().unwrap();
         for ((acc, s), b) in tm.iter_mut().zip(&self.chain.stages).zip(before) {
             acc.compute_seconds += s.stats.seconds - b.seconds;
@@ -61,11 +58,7 @@ impl Board for RtlPipeline {
     fn infer(&mut self, data: &Encoded) -> Result<Vec<usize>> {
         let mut out = Vec::with_capacity(data.len());
         for chunk in (0..data.len()).collect::<Vec<_>>().chunks(65535) {
-            out.extend(
-                self.chain
-                    .run(&data.select(chunk), false)
-                    .map_err(|e| anyhow!(e))?,
-            );
+            out.extend(self.chain.run(&data.select(chunk), false)?);
         }
         Ok(out)
     }

@@ -5,7 +5,7 @@ use super::synth::{fmax_note, ECP5_FMAX_KIND, PNR_FMAX_KIND};
 use super::*;
 use crate::report::{emit, Format, Written};
 use crate::util::write_atomic;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use edgeflow_hdl::boards::{board, constraints, BoardInfo};
 use edgeflow_hdl::design::{board_top_verilog, BoardTopVerilog, Inner};
 use edgeflow_hdl::flow::nextpnr::PnrResult;
@@ -35,7 +35,7 @@ pub(crate) fn ice40_device(b: &BoardInfo) -> String {
 }
 
 pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
-    let b = board(&a.board).map_err(|e| anyhow!(e))?;
+    let b = board(&a.board)?;
     // with registered reads where the board asks for them (its multipliers are slow)
     let inner = match inner(a.spec.as_deref(), a.standin.as_deref())? {
         Inner::Network(s) if a.resident => Inner::Resident(s),
@@ -224,9 +224,9 @@ pub(super) fn place_route(
     seed: u32,
 ) -> Result<Built> {
     let ecp5 = b.target.starts_with("ecp5");
-    let t = target(b.target).map_err(|e| anyhow!(e))?;
+    let t = target(b.target)?;
     let (cons, cons_ext) = constraints(b);
-    let top = board_top_verilog(inner, b, mhz, baud).map_err(|e| anyhow!(e))?;
+    let top = board_top_verilog(inner, b, mhz, baud)?;
     let dir = work_dir("bitstream")?;
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;
     std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;

@@ -8,7 +8,7 @@ use super::bitstream::{place_route, Built};
 use super::synth::{synthesize_inner, ECP5_FMAX_KIND, LOGIC_FMAX_KIND, PNR_FMAX_KIND};
 use crate::fit_search::Candidate;
 use crate::ui;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use edgeflow_hdl::boards::BoardInfo;
 use edgeflow_hdl::design::Inner;
 use edgeflow_hdl::flow::targets::{target, ResourceTable};
@@ -125,7 +125,7 @@ pub fn verify(
         ));
         let inner = Inner::Network(c.spec.clone()).for_board(b);
         let (fits, outcome, verified) = if xc7 {
-            let t = target(b.target).map_err(|e| anyhow!(e))?;
+            let t = target(b.target)?;
             let (r, _) = synthesize_inner(&inner, None, t)?;
             let fits = r.table.overflows().is_empty();
             let fmax = r.timing.as_ref().map_or(0.0, |t| t.fmax_mhz);

@@ -22,7 +22,7 @@ pub fn inner(spec: Option<&Path>, standin: Option<&str>) -> Result<Inner> {
     match (standin, spec) {
         (Some("echo"), _) => Ok(Inner::Echo),
         (Some(other), _) => bail!("unknown stand-in '{other}'; available: echo"),
-        (None, Some(p)) => Ok(Inner::Network(Spec::load(p).map_err(|e| anyhow!("{e}"))?)),
+        (None, Some(p)) => Ok(Inner::Network(Spec::load(p)?)),
         (None, None) => bail!("--spec SPEC is required"),
     }
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::report::{emit, Format, Written};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use edgeflow_hdl::boards::BoardInfo;
 use edgeflow_hdl::design::{inner_verilog, Inner};
 use edgeflow_hdl::flow::targets::{target, Target};
@@ -57,15 +57,13 @@ pub fn synth_cmd(
     plot: &[PathBuf],
 ) -> Result<()> {
     let mut inner = inner(spec, standin)?;
-    let board = board_name
-        .map(|n| edgeflow_hdl::boards::board(n).map_err(|e| anyhow!(e)))
-        .transpose()?;
+    let board = board_name.map(edgeflow_hdl::boards::board).transpose()?;
     let tname = match (board, tname) {
         (Some(b), _) => b.target,
         (None, Some(t)) => t,
         (None, None) => bail!("give --target TARGET (the network alone) or --board BOARD"),
     };
-    let t = target(tname).map_err(|e| anyhow!(e))?;
+    let t = target(tname)?;
     if let Some(b) = board {
         // the board top as `edgeflow bitstream` builds it
         inner = inner.for_board(b);
@@ -154,11 +152,9 @@ pub(super) fn synthesize_inner(
 ) -> Result<(SynthResult, String)> {
     let v = match board {
         Some(b) => {
-            edgeflow_hdl::design::board_top_verilog(inner, b, b.default_mhz, 115_200)
-                .map_err(|e| anyhow!(e))?
-                .verilog
+            edgeflow_hdl::design::board_top_verilog(inner, b, b.default_mhz, 115_200)?.verilog
         }
-        None => inner_verilog(inner).map_err(|e| anyhow!(e))?,
+        None => inner_verilog(inner)?,
     };
     let dir = work_dir("synth")?;
     std::fs::write(dir.path().join("top.v"), &v)?;

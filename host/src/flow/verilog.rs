@@ -3,7 +3,7 @@
 use super::*;
 use crate::report::{emit, Format, Written};
 use crate::util::write_atomic;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use edgeflow_hdl::boards::{board, constraints};
 use edgeflow_hdl::design::{board_top_verilog, inner_verilog, Inner};
 use serde_json::json;
@@ -26,30 +26,29 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     let inner = inner(a.spec.as_deref(), a.standin.as_deref())?;
     // the design as `edgeflow bitstream` builds it for the board
     let inner = match &a.board {
-        Some(n) => inner.for_board(board(n).map_err(|e| anyhow!(e))?),
+        Some(n) => inner.for_board(board(n)?),
         None => inner,
     };
     let mut lanes = 1;
     let v = match (&inner, &a.board) {
         (Inner::Network(spec), None) => {
-            lanes = edgeflow_hdl::input_lanes::parse_lanes(spec, &a.input_lanes)
-                .map_err(|e| anyhow!(e))?;
+            lanes = edgeflow_hdl::input_lanes::parse_lanes(spec, &a.input_lanes)?;
             edgeflow_hdl::verilog_lanes(spec, lanes)
         }
         (Inner::Network(_), Some(b)) if !matches!(a.input_lanes.as_str(), "auto" | "1") => bail!(
             "--input-lanes {}: the --board {b} top talks over a UART, one 16-bit word at a time; leave --input-lanes at auto (1 with a board)",
             a.input_lanes
         ),
-        _ => inner_verilog(&inner).map_err(|e| anyhow!(e))?,
+        _ => inner_verilog(&inner)?,
     };
     // every file's content is made before the first is written, so a refused clock or baud
     // leaves nothing behind
     let mut outputs = vec![(format!("{}.v", inner.name()), v.clone())];
     let mut report = json!({"design": inner.name(), "input_lanes": lanes});
     if let Some(bname) = &a.board {
-        let b = board(bname).map_err(|e| anyhow!(e))?;
+        let b = board(bname)?;
         let mhz = crate::flow::check::clock_mhz(b, a.freq)?;
-        let top = board_top_verilog(&inner, b, mhz, a.baud).map_err(|e| anyhow!(e))?;
+        let top = board_top_verilog(&inner, b, mhz, a.baud)?;
         outputs.push((format!("{}_top.v", b.name), top.verilog));
         let (text, ext) = constraints(b);
         outputs.push((format!("{}.{ext}", b.name), text));

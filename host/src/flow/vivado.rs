@@ -3,7 +3,7 @@
 use super::*;
 use crate::report::{emit, Format};
 use crate::util::write_atomic;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use edgeflow_hdl::boards::{board, boards, xdc};
 use edgeflow_hdl::design::board_top_verilog;
 use std::path::Path;
@@ -17,7 +17,7 @@ pub fn vivado_cmd(
     baud: u32,
     json: bool,
 ) -> Result<()> {
-    let b = board(bname).map_err(|e| anyhow!(e))?;
+    let b = board(bname)?;
     let inner = inner(spec, standin)?.for_board(b);
     if b.target != "xc7a100t" {
         let x: Vec<_> = boards()
@@ -28,7 +28,7 @@ pub fn vivado_cmd(
         bail!("the Vivado export is for Xilinx boards ({}); {} builds its bitstream in the open flow: use `edgeflow bitstream --board {}`", x.join(", "), b.name, b.name);
     }
     let mhz = crate::flow::check::clock_mhz(b, freq)?;
-    let top = board_top_verilog(&inner, b, mhz, baud).map_err(|e| anyhow!(e))?;
+    let top = board_top_verilog(&inner, b, mhz, baud)?;
     let name = format!("{}-{}", inner.name(), b.name);
     check_out_files(
         spec,

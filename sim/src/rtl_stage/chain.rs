@@ -19,15 +19,25 @@ pub struct RtlChain {
 /// A vector in flight on a link: the block cycle it entered, its values.
 type Link<T> = HashMap<usize, (usize, Vec<T>)>;
 
-fn take<T>(link: &mut Link<T>, n: usize, t: usize, d: usize, what: &str) -> Result<Vec<T>, String> {
-    let (t0, v) = link
-        .remove(&n)
-        .ok_or_else(|| format!("{what} of sample {n} missing in block cycle {t}"))?;
+fn take<T>(
+    link: &mut Link<T>,
+    n: usize,
+    t: usize,
+    d: usize,
+    what: &str,
+) -> Result<Vec<T>, SimError> {
+    let (t0, v) = link.remove(&n).ok_or_else(|| SimError::LinkMissing {
+        what: what.to_string(),
+        sample: n,
+        t,
+    })?;
     if t - t0 != d {
-        return Err(format!(
-            "{what} of sample {n} took {} block cycles, the link has {d}",
-            t - t0
-        ));
+        return Err(SimError::LinkDelay {
+            what: what.to_string(),
+            sample: n,
+            took: t - t0,
+            delay: d,
+        });
     }
     Ok(v)
 }
@@ -39,7 +49,7 @@ impl RtlChain {
         spec: &Spec,
         stages: &[(usize, usize)],
         link_delay: &[usize],
-    ) -> Result<RtlChain, String> {
+    ) -> Result<RtlChain, SimError> {
         Self::with_builds(
             spec,
             stages,
@@ -56,41 +66,44 @@ impl RtlChain {
         stages: &[(usize, usize)],
         link_delay: &[usize],
         builds: &[(bool, bool)],
-    ) -> Result<RtlChain, String> {
+    ) -> Result<RtlChain, SimError> {
         let l = spec.junctions();
         if builds.len() != stages.len() {
-            return Err(format!(
-                "{} builds for {} stages",
-                builds.len(),
-                stages.len()
-            ));
+            return Err(SimError::Builds {
+                builds: builds.len(),
+                stages: stages.len(),
+            });
         }
         if link_delay.len() + 1 != l {
-            return Err(format!(
-                "link delays: {} entries for {l} junctions (need {})",
-                link_delay.len(),
-                l - 1
-            ));
+            return Err(SimError::LinkDelays {
+                entries: link_delay.len(),
+                junctions: l,
+                need: l - 1,
+            });
         }
         let mut next = 0;
         for &(a, b) in stages {
             if a != next || b < a || b >= l {
-                return Err(format!(
-                    "stages {stages:?} do not cover junctions 1..{l} in order"
-                ));
+                return Err(SimError::StageOrder {
+                    stages: stages.to_vec(),
+                    junctions: l,
+                });
             }
             next = b + 1;
         }
         if next != l {
-            return Err(format!("stages {stages:?} do not cover all {l} junctions"));
+            return Err(SimError::StageCover {
+                stages: stages.to_vec(),
+                junctions: l,
+            });
         }
         for (j, &d) in link_delay.iter().enumerate() {
             if d > 0 && !stages.iter().any(|&(_, b)| b == j) {
-                return Err(format!(
-                    "link delay {d} between junctions {} and {} inside a stage",
-                    j + 1,
-                    j + 2
-                ));
+                return Err(SimError::DelayInsideStage {
+                    delay: d,
+                    left: j + 1,
+                    right: j + 2,
+                });
             }
         }
         let schedule = Schedule::with_links(link_delay);
@@ -112,7 +125,7 @@ impl RtlChain {
         })
     }
 
-    pub fn load_state(&mut self, state: &State) -> Result<(), String> {
+    pub fn load_state(&mut self, state: &State) -> Result<(), SimError> {
         state.check_shape(&self.spec)?;
         for s in &mut self.stages {
             s.load_state(state);
@@ -130,12 +143,10 @@ impl RtlChain {
 
     /// One stream: train (FF, BP, UP; fill and drain) or infer (FF alone). Returns the
     /// prediction of every sample (inference) or an empty list (training).
-    pub fn run(&mut self, data: &Encoded, train: bool) -> Result<Vec<usize>, String> {
+    pub fn run(&mut self, data: &Encoded, train: bool) -> Result<Vec<usize>, SimError> {
         let samples = data.len();
         if samples > 65535 {
-            return Err(format!(
-                "one stream carries at most 65535 samples, got {samples}"
-            ));
+            return Err(SimError::StreamSamples { samples });
         }
         if samples == 0 {
             return Ok(vec![]);
@@ -206,12 +217,11 @@ impl RtlChain {
                 let (out, p) = st.run_block(t)?;
                 if let Some(n) = st.ff_sample(last, t, samples) {
                     if last + 1 < l {
-                        let v = out.ok_or_else(|| {
-                            format!(
-                                "stage {}-{}: no activations for sample {n} in block cycle {t}",
-                                first + 1,
-                                last + 1
-                            )
+                        let v = out.ok_or(SimError::NoActivations {
+                            first: first + 1,
+                            last: last + 1,
+                            sample: n,
+                            t,
                         })?;
                         fwd[i].insert(n, (t, v));
                     } else if !train {
@@ -230,11 +240,12 @@ impl RtlChain {
             };
             let got = s.stage.started.val().to_u32() as usize;
             if got != want {
-                return Err(format!(
-                    "stage {}-{} ran {got} block cycles of its stream's {want}",
-                    s.first + 1,
-                    s.last + 1
-                ));
+                return Err(SimError::BlockCycles {
+                    first: s.first + 1,
+                    last: s.last + 1,
+                    got,
+                    want,
+                });
             }
         }
         Ok(pred)
@@ -265,7 +276,7 @@ pub fn check_chain(
     stages: &[(usize, usize)],
     link_delay: &[usize],
     data: &Encoded,
-) -> Result<ChainReport, String> {
+) -> Result<ChainReport, SimError> {
     check_chain_from(spec, &State::initial(spec), stages, link_delay, data)
 }
 
@@ -276,7 +287,7 @@ pub fn check_chain_from(
     stages: &[(usize, usize)],
     link_delay: &[usize],
     data: &Encoded,
-) -> Result<ChainReport, String> {
+) -> Result<ChainReport, SimError> {
     let mut chain = RtlChain::new(spec, stages, link_delay)?;
     let init = init.clone();
     chain.load_state(&init)?;

@@ -17,6 +17,7 @@
 //! order of step 2 and the readout of step 1 make the hand-over happen within the block
 //! cycle, as the wires of one board would.
 
+use crate::error::SimError;
 use edgeflow_core::{Spec, State};
 use edgeflow_hdl::fixed::{b16, s16, s32};
 use edgeflow_hdl::params::JunctionParams;
@@ -271,7 +272,7 @@ impl StageSim {
     /// Run block cycle `t`; returns the activations the last junction's FF wrote to the right
     /// port (if it ran and the stage has one) and the prediction at the block cycle's end
     /// (the output layer's first largest activation, when this stage holds it).
-    fn run_block(&mut self, t: usize) -> Result<(Option<Vec<i32>>, usize), String> {
+    fn run_block(&mut self, t: usize) -> Result<(Option<Vec<i32>>, usize), SimError> {
         let s = self.stage.as_mut();
         s.allow.next = Bits::<32>::from((t + 1) as u64);
         settle(s);
@@ -305,11 +306,13 @@ impl StageSim {
                     } else if wrote == n_right {
                         Some(out)
                     } else {
-                        return Err(format!(
-                            "stage {}-{}: block cycle {t} wrote {wrote} of {n_right} right-layer activations",
-                            self.first + 1,
-                            self.last + 1
-                        ));
+                        return Err(SimError::PartialWrite {
+                            first: self.first + 1,
+                            last: self.last + 1,
+                            t,
+                            wrote,
+                            right: n_right,
+                        });
                     };
                     return Ok((out, pred));
                 }
@@ -317,12 +320,12 @@ impl StageSim {
             } else {
                 waited += 1;
                 if waited > limit || clocks > 0 {
-                    return Err(format!(
-                        "stage {}-{}: block cycle {t} did not run (started {})",
-                        self.first + 1,
-                        self.last + 1,
-                        s.started.val().to_u32()
-                    ));
+                    return Err(SimError::NotRun {
+                        first: self.first + 1,
+                        last: self.last + 1,
+                        t,
+                        started: s.started.val().to_u32(),
+                    });
                 }
                 self.port_tick();
             }

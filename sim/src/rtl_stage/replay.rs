@@ -68,14 +68,14 @@ pub fn iverilog_replay(
     verilog: &str,
     trace: &[(Vec<u64>, Vec<u64>)],
     name: &str,
-) -> Result<Option<()>, String> {
+) -> Result<Option<()>, SimError> {
     use std::fmt::Write;
     use std::process::Command;
     if Command::new("iverilog").arg("-V").output().is_err() {
         return Ok(None);
     }
     let dir = std::env::temp_dir().join(format!("edgeflow-stage-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let (ins, outs) = ports(stage);
     let width: usize = ins.iter().map(|p| p.1).sum();
     let mut stim = String::new();
@@ -96,8 +96,8 @@ pub fn iverilog_replay(
         }
         stim.push('\n');
     }
-    std::fs::write(dir.join("stim.hex"), stim).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("top.v"), verilog).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("stim.hex"), stim)?;
+    std::fs::write(dir.join("top.v"), verilog)?;
     let mut tb = String::from("`timescale 1ns/1ps\nmodule tb;\nreg clock = 1'b0;\n");
     for (k, p) in ins.iter().enumerate() {
         let _ = writeln!(tb, "reg [{}:0] i{k};", p.1 - 1);
@@ -144,28 +144,31 @@ endmodule",
         fmt = fmt.join(" "),
         outs = all_out.join(", "),
     );
-    std::fs::write(dir.join("tb.v"), tb).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("tb.v"), tb)?;
     let text = crate::rtl::icarus(&dir)?;
     let lines: Vec<&str> = text
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with("VCD") && !l.contains("$finish"))
         .collect();
     if lines.len() != trace.len() {
-        return Err(format!(
-            "{name}: the Verilog printed {} clocks of {} ({})",
-            lines.len(),
-            trace.len(),
-            dir.display()
-        ));
+        return Err(SimError::ReplayClocks {
+            name: name.to_string(),
+            printed: lines.len(),
+            clocks: trace.len(),
+            dir: dir.display().to_string(),
+        });
     }
     for (c, (line, (_, want))) in lines.iter().zip(trace).enumerate() {
         for ((p, &w), got) in outs.iter().zip(want).zip(line.split_whitespace()) {
             if u64::from_str_radix(got, 16).ok() != Some(w) {
-                return Err(format!(
-                    "{name}: clock {c}: output {} is {got} in the Verilog, {w:x} in the model ({})",
-                    p.0,
-                    dir.display()
-                ));
+                return Err(SimError::ReplayOutput {
+                    name: name.to_string(),
+                    clock: c,
+                    port: p.0.to_string(),
+                    got: got.to_string(),
+                    want: w,
+                    dir: dir.display().to_string(),
+                });
             }
         }
     }

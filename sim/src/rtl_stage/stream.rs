@@ -5,19 +5,20 @@
 //! with neighbours that do the same the bits are the chain's.
 
 use super::StageSim;
+use crate::error::SimError;
 use edgeflow_hdl::testing::settle;
 use std::time::Instant;
 
 /// Where a stage's boundary vectors come from and go to; `n` is the sample.
 pub trait StageIo {
     /// The activations of the stage's first layer (from its left neighbour).
-    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, String>;
+    fn recv_left(&mut self, n: usize) -> Result<Vec<i32>, SimError>;
     /// The activations of the stage's last layer (to its right neighbour).
-    fn send_right(&mut self, n: usize, a: Vec<i32>) -> Result<(), String>;
+    fn send_right(&mut self, n: usize, a: Vec<i32>) -> Result<(), SimError>;
     /// The delta sums the right neighbour back-propagated to the stage's last layer.
-    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, String>;
+    fn recv_right(&mut self, n: usize) -> Result<Vec<i32>, SimError>;
     /// The delta sums of the stage's first layer (to its left neighbour).
-    fn send_left(&mut self, n: usize, sums: Vec<i32>) -> Result<(), String>;
+    fn send_left(&mut self, n: usize, sums: Vec<i32>) -> Result<(), SimError>;
 }
 
 impl StageSim {
@@ -31,11 +32,9 @@ impl StageSim {
         labels: &[usize],
         train: bool,
         io: &mut dyn StageIo,
-    ) -> Result<Vec<usize>, String> {
+    ) -> Result<Vec<usize>, SimError> {
         if samples > 65535 {
-            return Err(format!(
-                "one stream carries at most 65535 samples, got {samples}"
-            ));
+            return Err(SimError::StreamSamples { samples });
         }
         let l = self.layers.len() - 1;
         let (first, last) = (self.first, self.last);
@@ -85,12 +84,11 @@ impl StageSim {
             let (out, p) = self.run_block(t)?;
             if let Some(n) = self.ff_sample(last, t, samples) {
                 if last + 1 < l {
-                    let v = out.ok_or_else(|| {
-                        format!(
-                            "stage {}-{}: no activations for sample {n} in block cycle {t}",
-                            first + 1,
-                            last + 1
-                        )
+                    let v = out.ok_or(SimError::NoActivations {
+                        first: first + 1,
+                        last: last + 1,
+                        sample: n,
+                        t,
                     })?;
                     io.send_right(n, v)?;
                 } else if !train {
@@ -102,11 +100,12 @@ impl StageSim {
         settle(self.stage.as_mut());
         let got = self.stage.started.val().to_u32() as usize;
         if got != stage_total {
-            return Err(format!(
-                "stage {}-{} ran {got} block cycles of its stream's {stage_total}",
-                first + 1,
-                last + 1
-            ));
+            return Err(SimError::BlockCycles {
+                first: first + 1,
+                last: last + 1,
+                got,
+                want: stage_total,
+            });
         }
         Ok(pred)
     }
