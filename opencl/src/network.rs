@@ -2,7 +2,7 @@
 //! the data and output deltas from the labels.
 
 use crate::{Device, OpenClStage};
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_reference::{argmax, check_staleness, Schedule};
 use opencl3::types::cl_short;
@@ -29,7 +29,7 @@ impl OpenClNetwork {
     /// reference model's parameter: `ff[j] = j`, `bp[j] = j + s[j]`).
     pub fn new(dev: Arc<Device>, spec: &Spec, staleness: Vec<usize>) -> Result<Self> {
         let l = spec.junctions();
-        check_staleness(&staleness, l).map_err(|e| anyhow!(e))?;
+        check_staleness(&staleness, l)?;
         let schedule = Schedule {
             ff: (0..l).collect(),
             bp: (0..l).map(|j| j + staleness[j]).collect(),

@@ -165,8 +165,7 @@ impl OpenClStage {
                 schedule.ff.len()
             );
         }
-        edgeflow_reference::check_staleness(&schedule.staleness(), l)
-            .map_err(anyhow::Error::msg)?;
+        edgeflow_reference::check_staleness(&schedule.staleness(), l)?;
         if schedule.bp[0] >= i32::MAX as usize / 2 {
             bail!("schedule offsets too large");
         }
@@ -299,7 +298,7 @@ impl OpenClStage {
     /// Write the stage's junctions of `state` (a complete network state) to the device, and
     /// start their lane streams again (new weights start a training run).
     pub fn load_state(&mut self, state: &State) -> Result<()> {
-        state.check_shape(&self.spec).map_err(anyhow::Error::msg)?;
+        state.check_shape(&self.spec)?;
         let f = self.spec.format();
         for j in self.j0..self.j1 {
             let bad = state.weights[j]
@@ -345,7 +344,7 @@ impl OpenClStage {
 
     /// Read the stage's junctions back into `state` (other junctions untouched).
     pub fn read_state(&mut self, state: &mut State) -> Result<()> {
-        state.check_shape(&self.spec).map_err(anyhow::Error::msg)?;
+        state.check_shape(&self.spec)?;
         let nw: usize = (self.j0..self.j1).map(|j| state.weights[j].len()).sum();
         let nb: usize = (self.j0..self.j1).map(|j| state.biases[j].len()).sum();
         let mut w = vec![0 as cl_short; nw];
