@@ -502,10 +502,9 @@ impl Spec {
                 }
             })
             .collect();
-        let c = junctions.iter().map(|j| j.clocks).max().unwrap_or(0);
         Derived {
             block_cycle_clocks: self.block_cycle_clocks(),
-            max_junction_clocks: c,
+            max_junction_clocks: self.max_pass_clocks(),
             multipliers: junctions
                 .iter()
                 .map(|j| j.multipliers_ff + j.multipliers_bp + j.multipliers_up)
