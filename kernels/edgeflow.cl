@@ -59,7 +59,7 @@ void ff(__global const int *jr, __global const short *w, __global const short *b
     const int h = sat(acc, lo, hi);
     int a, sp;
     if (act == 0) {
-      const int idx = (h >> drop) + mid;
+      const int idx = jr[J_TAB] + (h >> drop) + mid;
       a = tsig[idx];
       sp = tsp[idx];
     } else {

@@ -24,8 +24,9 @@
 //! 4. **Update** under `rounding = "nearest"`: `w' = saturate(w − eta(mul(δ, a), shift))`,
 //!    `b' = saturate(b − eta(δ, shift))`. Under `rounding = "stochastic"` one rounding of the
 //!    exact product with random bits from the lane's stream: see [`crate::rounding`].
-//! 5. **Activation** of a saturated pre-activation `h`: sigmoid from [`ActivationTable`]
-//!    (σ and σ′ both from the table, indexed by the top `index_bits` of `h`), or ReLU
+//! 5. **Activation** of a saturated pre-activation `h` (`crate::activation`): a table
+//!    activation (the sigmoid) from its [`ActivationTable`] (σ and σ′ both from the table,
+//!    indexed by the top `index_bits` of `h`), or ReLU
 //!    `max(h, 0)` with σ′ a gate (`h > 0`) rather than a multiplication by 1, which the format
 //!    may not even represent when `int_bits = 0`. Under [`ReluGate::Clipped`] (the default)
 //!    the gate is also shut where `h` is the format's maximum: the activation is clipped
@@ -38,12 +39,15 @@
 //!    The output's pre-activation saturates at the format's range, so such an output cannot
 //!    move any closer to its target, and the plain `a − y` would keep pushing its weights
 //!    and bias to the edge of their range for nothing.
-//! 7. **Hidden delta** `δ = mul(σ′(h), saturate(Σ mul(w, δ_right)))` for sigmoid, and
+//! 7. **Hidden delta** `δ = mul(σ′(h), saturate(Σ mul(w, δ_right)))` for a table activation, and
 //!    `δ = h > 0 ? saturate(Σ mul(w, δ_right)) : 0` for ReLU.
 //!
 //! Before all of these, an **input** `x ∈ [0, 1]` becomes a value once, on the host, by
 //! [`Format::quantize_input`] at the spec's `input_bits` (`Spec::input_bits`).
 
+pub use crate::activation::{
+    activate, hidden_delta, Activation, ActivationTable, ReluGate, MAX_TABLE_INDEX_BITS,
+};
 use serde::{Deserialize, Serialize};
 
 /// A signed fixed-point format: 1 sign bit, `int_bits` integer bits, `frac_bits` fraction bits.
@@ -93,8 +97,9 @@ impl Format {
     }
 
     /// Bits of an FF product rounded but not saturated (step 2): FF's activation operand is
-    /// never negative (inputs, sigmoid and ReLU), so `|w·a| < 2^(2·width − 2)` and after the
-    /// shift by `frac_bits` the product fits `width + int_bits` bits with its sign.
+    /// never negative (inputs, ReLU) or at most 1.0 in magnitude (a table activation's values
+    /// are a bounded function's), so `|w·a| < 2^(2·width − 2)` and after the shift by
+    /// `frac_bits` the product fits `width + int_bits` bits with its sign.
     pub const fn product_bits(&self) -> u32 {
         self.width + self.int_bits
     }
@@ -164,14 +169,6 @@ pub fn round_shift(x: i64, s: u32) -> i64 {
     }
 }
 
-/// Hidden-layer activation function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Activation {
-    Sigmoid,
-    Relu,
-}
-
 /// FF's products before they are summed (step 2 of the contract).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -181,17 +178,6 @@ pub enum FfProducts {
     Rounded,
     /// Each product saturated to the format before the sum, as back-propagation does.
     Saturated,
-}
-
-/// The ReLU gate (σ′) at a pre-activation saturated at the format's maximum (step 5).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReluGate {
-    /// Shut: a clipped activation passes no delta back.
-    #[default]
-    Clipped,
-    /// Open for every `h > 0`, as if the activation were not clipped.
-    Plain,
 }
 
 /// The output layer's delta where an output has reached the end of the sigmoid table on its
@@ -226,104 +212,6 @@ pub fn output_delta(format: Format, ends: Option<(i32, i32)>, a: i32, target: bo
     }
     let y = if target { format.one() } else { 0 };
     format.saturate(a as i64 - y as i64)
-}
-
-/// Number of top bits of the pre-activation that index the sigmoid table: the whole value for
-/// narrow formats, 10 bits (1024 entries, one iCE40 SPRAM-free EBR pair) for wider ones.
-pub const MAX_TABLE_INDEX_BITS: u32 = 10;
-
-/// Sigmoid look-up table: σ and σ′ at the value format for each bucket of pre-activations.
-///
-/// The pre-activation `h` covers `[-2^int_bits, 2^int_bits)`; its top `index_bits` bits
-/// (as an unsigned offset, `(h >> drop) + 2^(index_bits-1)`) select a bucket, whose entry is
-/// σ and σ′ at the bucket's midpoint, rounded half up and saturated. The table is built in
-/// `f64` once, here, and handed to every backend as data, so no backend evaluates `exp`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ActivationTable {
-    pub format: Format,
-    pub index_bits: u32,
-    pub sigma: Vec<i32>,
-    pub sigma_prime: Vec<i32>,
-    /// ReLU's gate at the format's maximum (the table carries it so every backend that takes
-    /// the table as its activation data takes the gate too).
-    pub relu_gate: ReluGate,
-}
-
-impl ActivationTable {
-    pub fn sigmoid(format: Format) -> Self {
-        let index_bits = format.width.min(MAX_TABLE_INDEX_BITS);
-        let drop = format.width - index_bits;
-        let n = 1usize << index_bits;
-        let mut sigma = Vec::with_capacity(n);
-        let mut sigma_prime = Vec::with_capacity(n);
-        for idx in 0..n {
-            let lo = ((idx as i64) - (n as i64 / 2)) << drop;
-            // Midpoint of the bucket in raw units; a one-value bucket is its own midpoint.
-            let mid = lo as f64 + ((1i64 << drop) as f64 - 1.0) / 2.0;
-            let x = mid / (1u64 << format.frac_bits) as f64;
-            let s = 1.0 / (1.0 + (-x).exp());
-            sigma.push(format.quantize(s));
-            sigma_prime.push(format.quantize(s * (1.0 - s)));
-        }
-        ActivationTable {
-            format,
-            index_bits,
-            sigma,
-            sigma_prime,
-            relu_gate: ReluGate::Plain,
-        }
-    }
-
-    pub fn with_relu_gate(mut self, gate: ReluGate) -> Self {
-        self.relu_gate = gate;
-        self
-    }
-
-    /// Whether ReLU's gate is open at the saturated pre-activation `h > 0`.
-    #[inline(always)]
-    pub fn relu_gate_open(&self, h: i32) -> bool {
-        h > 0 && !(self.relu_gate == ReluGate::Clipped && h == self.format.max())
-    }
-
-    /// Table index of a saturated pre-activation.
-    #[inline(always)]
-    pub fn index(&self, h: i32) -> usize {
-        let drop = self.format.width - self.index_bits;
-        ((h >> drop) + (1i32 << (self.index_bits - 1))) as usize
-    }
-
-    /// Number of low bits of the pre-activation the index ignores.
-    pub fn drop_bits(&self) -> u32 {
-        self.format.width - self.index_bits
-    }
-}
-
-/// Activation of one saturated pre-activation: `(a, σ′)` where for ReLU `σ′` is the gate
-/// (1 when `h > 0`, else 0) and for sigmoid it is the table's derivative at the format.
-#[inline(always)]
-pub fn activate(act: Activation, table: &ActivationTable, h: i32) -> (i32, i32) {
-    match act {
-        Activation::Sigmoid => {
-            let i = table.index(h);
-            (table.sigma[i], table.sigma_prime[i])
-        }
-        Activation::Relu => (h.max(0), table.relu_gate_open(h) as i32),
-    }
-}
-
-/// Hidden delta from the saturated back-propagated sum (step 7 of the contract).
-#[inline(always)]
-pub fn hidden_delta(act: Activation, format: Format, sigma_prime: i32, sum: i32) -> i32 {
-    match act {
-        Activation::Sigmoid => format.mul(sigma_prime, sum),
-        Activation::Relu => {
-            if sigma_prime != 0 {
-                sum
-            } else {
-                0
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -457,28 +345,6 @@ mod tests {
     }
 
     #[test]
-    fn sigmoid_table_is_monotone_symmetric_and_exact_at_zero() {
-        for (i, fr) in [(2, 7), (3, 12), (0, 9), (7, 8)] {
-            let f = Format::new(i, fr);
-            let t = ActivationTable::sigmoid(f);
-            assert_eq!(t.sigma.len(), 1 << f.width.min(MAX_TABLE_INDEX_BITS));
-            assert!(t.sigma.windows(2).all(|w| w[0] <= w[1]));
-            // every entry is σ at the bucket midpoint, within half an ulp
-            for h in [f.min(), -1, 0, 1, f.max()] {
-                let (s, ds) = activate(Activation::Sigmoid, &t, h);
-                let x = f.to_f64(h);
-                let exact = 1.0 / (1.0 + (-x).exp());
-                let bucket = f.to_f64(1 << t.drop_bits());
-                assert!(
-                    (f.to_f64(s) - exact).abs() <= bucket / 4.0 + f.to_f64(1),
-                    "{h}"
-                );
-                assert!(ds >= 0 && ds <= f.quantize(0.25));
-            }
-        }
-    }
-
-    #[test]
     fn clipped_output_delta_stops_only_at_the_tables_end_on_the_targets_side() {
         let f = Format::new(2, 7);
         let t = ActivationTable::sigmoid(f);
@@ -495,23 +361,5 @@ mod tests {
         let plain = output_delta_ends(OutputDelta::Plain, &t);
         assert_eq!(output_delta(f, plain, 126, true), -2);
         assert_eq!(output_delta(f, plain, 2, false), 2);
-    }
-
-    #[test]
-    fn relu_gate() {
-        let f = Format::new(2, 7);
-        let t = ActivationTable::sigmoid(f);
-        assert_eq!(activate(Activation::Relu, &t, -5), (0, 0));
-        assert_eq!(activate(Activation::Relu, &t, 0), (0, 0));
-        assert_eq!(activate(Activation::Relu, &t, 9), (9, 1));
-        // at the format's maximum the gate shuts only under the clipped rule
-        assert_eq!(activate(Activation::Relu, &t, 511), (511, 1));
-        let c = t.clone().with_relu_gate(ReluGate::Clipped);
-        assert_eq!(activate(Activation::Relu, &c, 511), (511, 0));
-        assert_eq!(activate(Activation::Relu, &c, 510), (510, 1));
-        assert_eq!(activate(Activation::Relu, &c, -1), (0, 0));
-        assert_eq!(hidden_delta(Activation::Relu, f, 1, -300), -300);
-        assert_eq!(hidden_delta(Activation::Relu, f, 0, -300), 0);
-        assert_eq!(hidden_delta(Activation::Sigmoid, f, 32, 128), 32);
     }
 }

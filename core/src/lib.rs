@@ -2,6 +2,7 @@
 //! network spec, the fixed-point contract, clash-free patterns, data sets, the order training
 //! visits them in, and the state.
 
+pub mod activation;
 pub mod advice;
 pub mod data;
 pub mod fixed;

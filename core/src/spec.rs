@@ -228,10 +228,8 @@ impl Spec {
     /// (docs/quality): stochastic rounding closes the gap to float of sigmoid networks at
     /// 8–12 bits, while ReLU networks learn a little better with nearest.
     pub fn rounding(&self) -> Rounding {
-        self.rounding.unwrap_or(match self.activation {
-            Activation::Sigmoid => Rounding::Stochastic,
-            Activation::Relu => Rounding::Nearest,
-        })
+        self.rounding
+            .unwrap_or_else(|| self.activation.default_rounding())
     }
 
     /// The effective input precision: the spec's `input_bits`, or when it has none
@@ -256,10 +254,18 @@ impl Spec {
         Format::new(self.fixed.int_bits, self.fixed.frac_bits)
     }
 
-    /// The activation data every backend computes with: the sigmoid table at the spec's
-    /// format and the spec's ReLU gate.
-    pub fn activation_table(&self) -> ActivationTable {
-        ActivationTable::sigmoid(self.format()).with_relu_gate(self.relu_gate)
+    /// The activation data every backend computes layer `layer` (1 … L) with: the table of
+    /// its activation ([`Spec::activation_of_layer`]) at the spec's format, and the spec's
+    /// ReLU gate.
+    pub fn activation_table(&self, layer: usize) -> ActivationTable {
+        ActivationTable::new(self.activation_of_layer(layer), self.format())
+            .with_relu_gate(self.relu_gate)
+    }
+
+    /// The output table's entries at which an output's delta stops (step 6 of the contract,
+    /// `fixed::output_delta_ends`).
+    pub fn output_delta_ends(&self) -> Option<(i32, i32)> {
+        crate::fixed::output_delta_ends(self.output_delta, &self.activation_table(self.junctions()))
     }
 
     /// Check every rule of docs/spec.md; report all broken ones at once.

@@ -73,7 +73,9 @@ fn spec(b: &[u8]) {
         // What `spec check` and every command derive from a valid spec.
         let _ = s.derived();
         let _ = s.default_staleness();
-        let _ = s.activation_table();
+        for layer in 1..=s.junctions() {
+            let _ = s.activation_table(layer);
+        }
         let _ = s.learning_advice();
         let _ = Spec::from_toml_str(&s.to_toml(), "round trip");
         // What `train` builds first, for networks that build in microseconds: validation

@@ -1,22 +1,22 @@
 //! Activation look-up ROM: σ and σ′ of a saturated pre-activation, contents generated from
-//! `edgeflow_core::fixed::ActivationTable` (the only place the sigmoid is evaluated); ReLU is
-//! a comparison and σ′ its gate.
+//! `edgeflow_core::fixed::ActivationTable` (the only place an activation function is
+//! evaluated); ReLU is a comparison and σ′ its gate.
 
 use crate::fixed::{b16, s16};
-use edgeflow_core::fixed::{activate, Activation, ActivationTable, ReluGate};
+use edgeflow_core::fixed::{activate, ActivationTable, ReluGate};
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
 
 /// Verilog functions for the ROM in three parts: `act_<name>_idx(h)` (the table index: for
-/// sigmoid `{neg, u}`, the sign and the mirrored offset into the upper half; for ReLU `h`),
-/// `act_<name>_tab(idx)` (65 bits: the table lookup, for sigmoid `{neg, s, p, K − cs, cp}`
+/// a table activation `{neg, u}`, the sign and the mirrored offset into the upper half; for
+/// ReLU `h`), `act_<name>_tab(idx)` (65 bits: the table lookup, for a table `{neg, s, p, K − cs, cp}`
 /// of the mirrored half table) and `act_<name>_fin(raw) -> {σ, σ′}` (the mirror's
 /// subtraction), so registers can sit between them; `act_<name>_raw(h)` is the first two,
 /// `act_<name>(h)` all three (32 bits: σ in the high half). `act_<name>_iw` is the index's
 /// width.
-pub fn verilog_function(name: &str, act: Activation, t: &ActivationTable) -> String {
-    let parts = match act {
-        Activation::Relu => format!(
+pub fn verilog_function(name: &str, t: &ActivationTable) -> String {
+    let parts = if !t.activation.is_table() {
+        format!(
             "
 localparam act_{name}_iw = 16;
 // σ′ is the gate: open for h > 0, shut at the format's maximum under the clipped rule
@@ -44,34 +44,34 @@ endfunction
                 ReluGate::Clipped => format!("((h == 16'sd{}) ? 16'd0 : 16'd1)", t.format.max()),
                 ReluGate::Plain => "16'd1".into(),
             }
-        ),
-        Activation::Sigmoid => {
-            let m = Mirror::of(t);
-            let drop = t.drop_bits();
-            let hb = t.index_bits - 1;
-            let mut upper = String::new();
-            for u in 0..m.half {
-                let i = m.half + u;
-                let _ = writeln!(
-                    upper,
-                    "        {hb}'d{u}: begin s = 16'h{:04x}; p = 16'h{:04x}; end",
-                    t.sigma[i] as u16, t.sigma_prime[i] as u16
-                );
-            }
-            let mut fix = String::new();
-            // the lower half's constant K − cs in the table, so the mirror after the
-            // register is one subtraction (the argmax compare and the activation memory's
-            // write sit behind it), not two
-            for &(u, cs, cp) in &m.fixes {
-                let _ = writeln!(
-                    fix,
-                    "            {hb}'d{u}: begin kc = 16'h{:04x}; cp = 16'h{:04x}; end",
-                    (m.k - cs) as u16,
-                    cp as u16
-                );
-            }
-            format!(
-                "
+        )
+    } else {
+        let m = Mirror::of(t);
+        let drop = t.drop_bits();
+        let hb = t.index_bits - 1;
+        let mut upper = String::new();
+        for u in 0..m.half {
+            let i = m.half + u;
+            let _ = writeln!(
+                upper,
+                "        {hb}'d{u}: begin s = 16'h{:04x}; p = 16'h{:04x}; end",
+                t.sigma[i] as u16, t.sigma_prime[i] as u16
+            );
+        }
+        let mut fix = String::new();
+        // the lower half's constant K − cs in the table, so the mirror after the
+        // register is one subtraction (the argmax compare and the activation memory's
+        // write sit behind it), not two
+        for &(u, cs, cp) in &m.fixes {
+            let _ = writeln!(
+                fix,
+                "            {hb}'d{u}: begin kc = 16'h{:04x}; cp = 16'h{:04x}; end",
+                (m.k - cs) as u16,
+                cp as u16
+            );
+        }
+        format!(
+            "
 localparam act_{name}_iw = {iw};
 function [{hb}:0] act_{name}_idx;
     input signed [15:0] h;
@@ -116,11 +116,10 @@ function [31:0] act_{name}_fin;
     end
 endfunction
 ",
-                ub = hb.max(1) - 1,
-                k = m.k as u16,
-                iw = hb + 1,
-            )
-        }
+            ub = hb.max(1) - 1,
+            k = m.k as u16,
+            iw = hb + 1,
+        )
     };
     format!(
         "{parts}
@@ -140,10 +139,11 @@ endfunction
     )
 }
 
-/// The sigmoid table as its upper half (non-negative pre-activations) plus the mirror
-/// `σ(i) = K − σ(n−1−i) − cs`, `σ′(i) = σ′(n−1−i) + cp` for the lower half: rounding and the
+/// A table as its upper half (non-negative pre-activations) plus the mirror
+/// `σ(i) = K − σ(n−1−i) − cs`, `σ′(i) = σ′(n−1−i) + cp` for the lower half, with `K` the most
+/// common `σ(i) + σ(n−1−i)` (the sigmoid's 1.0, an odd function's 0): rounding and the
 /// buckets' midpoints (which are not symmetric about zero) make the table only nearly
-/// symmetric, so the few entries where the plain mirror misses get corrections `cs`, `cp`.
+/// symmetric, so the entries where the plain mirror misses get corrections `cs`, `cp`.
 /// Half the ROM, the same bits as the full table for every index.
 pub struct Mirror {
     pub half: usize,
@@ -205,7 +205,6 @@ pub struct ActivationRom {
     pub h: Signal<In, Bits<16>>,
     pub a: Signal<Out, Bits<16>>,
     pub sp: Signal<Out, Bits<16>>,
-    _act: Activation,
     _table: ActivationTable,
     _q: (i32, i32),
     /// With a registered input: the `h` of the clock before.
@@ -213,13 +212,12 @@ pub struct ActivationRom {
 }
 
 impl ActivationRom {
-    pub fn new(act: Activation, table: ActivationTable) -> Self {
+    pub fn new(table: ActivationTable) -> Self {
         ActivationRom {
             clock: Default::default(),
             h: Default::default(),
             a: Default::default(),
             sp: Default::default(),
-            _act: act,
             _table: table,
             _q: (0, 0),
             _hin: None,
@@ -240,7 +238,7 @@ impl Logic for ActivationRom {
     fn update(&mut self) {
         if self.clock.pos_edge() {
             let h = s16(self.h.val());
-            self._q = activate(self._act, &self._table, self._hin.unwrap_or(h));
+            self._q = activate(&self._table, self._hin.unwrap_or(h));
             if self._hin.is_some() {
                 self._hin = Some(h);
             }
@@ -262,7 +260,7 @@ impl Logic for ActivationRom {
         };
         Verilog::Custom(format!(
             "{}\nreg [64:0] raw;\ninitial raw = 65'd0;\n{lookup}\nalways @(*) begin\n    a = act_rom_fin(raw) >> 16;\n    sp = act_rom_fin(raw);\nend\n",
-            verilog_function("rom", self._act, &self._table)
+            verilog_function("rom", &self._table)
         ))
     }
 }
@@ -271,36 +269,38 @@ impl Logic for ActivationRom {
 mod tests {
     use super::*;
     use crate::testing::{tick, yosys_check};
-    use edgeflow_core::fixed::Format;
+    use edgeflow_core::fixed::{Activation, Format};
+
+    fn table_activations() -> impl Iterator<Item = Activation> {
+        Activation::ALL.into_iter().filter(|a| a.is_table())
+    }
 
     #[test]
     fn rom_matches_the_table_for_every_input_one_clock_later() {
-        for (act, f) in [
-            (Activation::Sigmoid, Format::new(2, 7)),
-            (Activation::Relu, Format::new(2, 7)),
-            (Activation::Sigmoid, Format::new(3, 4)),
-        ] {
-            let t = ActivationTable::sigmoid(f);
-            let mut rom = ActivationRom::new(act, t.clone());
-            rom.connect_all();
-            for h in f.min()..=f.max() {
-                rom.h.next = b16(h);
-                tick(&mut rom, |r| &mut r.clock);
-                assert_eq!(
-                    (s16(rom.a.val()), s16(rom.sp.val())),
-                    activate(act, &t, h),
-                    "h = {h}"
-                );
+        for act in Activation::ALL {
+            for f in [Format::new(2, 7), Format::new(3, 4)] {
+                let t = ActivationTable::new(act, f);
+                let mut rom = ActivationRom::new(t.clone());
+                rom.connect_all();
+                for h in f.min()..=f.max() {
+                    rom.h.next = b16(h);
+                    tick(&mut rom, |r| &mut r.clock);
+                    assert_eq!(
+                        (s16(rom.a.val()), s16(rom.sp.val())),
+                        activate(&t, h),
+                        "{act:?}, h = {h}"
+                    );
+                }
             }
         }
     }
 
     #[test]
     fn a_registered_input_answers_two_clocks_later() {
-        for act in [Activation::Sigmoid, Activation::Relu] {
+        for act in Activation::ALL {
             let f = Format::new(3, 4);
-            let t = ActivationTable::sigmoid(f);
-            let mut rom = ActivationRom::new(act, t.clone()).with_registered_input(true);
+            let t = ActivationTable::new(act, f);
+            let mut rom = ActivationRom::new(t.clone()).with_registered_input(true);
             rom.connect_all();
             let hs: Vec<i32> = (f.min()..=f.max()).rev().step_by(3).collect();
             for (i, &h) in hs.iter().enumerate() {
@@ -310,7 +310,7 @@ mod tests {
                 let want = if i == 0 { 0 } else { hs[i - 1] };
                 assert_eq!(
                     (s16(rom.a.val()), s16(rom.sp.val())),
-                    activate(act, &t, want),
+                    activate(&t, want),
                     "{act:?}, clock {i}"
                 );
             }
@@ -319,44 +319,51 @@ mod tests {
 
     #[test]
     fn mirror_reproduces_every_table_entry() {
-        for (i, fr) in [(2, 7), (3, 12), (3, 4), (0, 9), (7, 8), (2, 13), (1, 1)] {
-            let t = ActivationTable::sigmoid(Format::new(i, fr));
-            let m = Mirror::of(&t);
-            for idx in 0..t.sigma.len() {
-                assert_eq!(
-                    m.lookup(&t, idx),
-                    (t.sigma[idx], t.sigma_prime[idx]),
-                    "format ({i}, {fr}), index {idx}"
-                );
+        for act in table_activations() {
+            for (i, fr) in [(2, 7), (3, 12), (3, 4), (0, 9), (7, 8), (2, 13), (1, 1)] {
+                let t = ActivationTable::new(act, Format::new(i, fr));
+                let m = Mirror::of(&t);
+                for idx in 0..t.sigma.len() {
+                    assert_eq!(
+                        m.lookup(&t, idx),
+                        (t.sigma[idx], t.sigma_prime[idx]),
+                        "{act:?}, format ({i}, {fr}), index {idx}"
+                    );
+                }
+                if act == Activation::Sigmoid {
+                    assert!(m.fixes.len() < m.half, "the mirror should save entries");
+                }
             }
-            assert!(m.fixes.len() < m.half, "the mirror should save entries");
         }
     }
 
     /// Icarus evaluates the Verilog function for every 16-bit pre-activation of the format.
     #[test]
     fn rom_verilog_matches_the_table_under_icarus() {
-        for (i, fr) in [(3, 12), (2, 7), (3, 4)] {
-            let f = Format::new(i, fr);
-            let t = ActivationTable::sigmoid(f);
-            let tb = format!(
-                "module tb;\n{}\ninteger x;\nreg [31:0] r;\ninitial begin\n    for (x = {}; x <= {}; x = x + 1) begin\n        r = act_rom(x[15:0]);\n        $display(\"%0d %0d\", r[31:16], r[15:0]);\n    end\nend\nendmodule\n",
-                verilog_function("rom", Activation::Sigmoid, &t),
-                f.min(),
-                f.max()
-            );
-            let Some(text) = crate::testing::icarus_run(&tb, &format!("act-rom-{i}-{fr}")) else {
-                return;
-            };
-            let lines: Vec<&str> = text.lines().collect();
-            assert_eq!(lines.len() as i32, f.max() - f.min() + 1);
-            for (h, line) in (f.min()..=f.max()).zip(lines) {
-                let (a, sp) = activate(Activation::Sigmoid, &t, h);
-                assert_eq!(
-                    line,
-                    format!("{} {}", a as u16, sp as u16),
-                    "format ({i}, {fr}), h = {h}"
+        for act in Activation::ALL {
+            for (i, fr) in [(3, 12), (2, 7), (3, 4)] {
+                let f = Format::new(i, fr);
+                let t = ActivationTable::new(act, f).with_relu_gate(ReluGate::Clipped);
+                let tb = format!(
+                    "module tb;\n{}\ninteger x;\nreg [31:0] r;\ninitial begin\n    for (x = {}; x <= {}; x = x + 1) begin\n        r = act_rom(x[15:0]);\n        $display(\"%0d %0d\", r[31:16], r[15:0]);\n    end\nend\nendmodule\n",
+                    verilog_function("rom", &t),
+                    f.min(),
+                    f.max()
                 );
+                let name = format!("act-rom-{}-{i}-{fr}", act.name());
+                let Some(text) = crate::testing::icarus_run(&tb, &name) else {
+                    return;
+                };
+                let lines: Vec<&str> = text.lines().collect();
+                assert_eq!(lines.len() as i32, f.max() - f.min() + 1);
+                for (h, line) in (f.min()..=f.max()).zip(lines) {
+                    let (a, sp) = activate(&t, h);
+                    assert_eq!(
+                        line,
+                        format!("{} {}", a as u16, sp as u16),
+                        "{act:?}, format ({i}, {fr}), h = {h}"
+                    );
+                }
             }
         }
     }
@@ -364,23 +371,14 @@ mod tests {
     #[test]
     fn rom_verilog_is_clean() {
         let f = Format::new(2, 7);
-        yosys_check(
-            &ActivationRom::new(Activation::Sigmoid, ActivationTable::sigmoid(f)),
-            "act_rom_sigmoid",
-        );
-        yosys_check(
-            &ActivationRom::new(Activation::Sigmoid, ActivationTable::sigmoid(f))
-                .with_registered_input(true),
-            "act_rom_sigmoid_registered",
-        );
-        yosys_check(
-            &ActivationRom::new(Activation::Relu, ActivationTable::sigmoid(f))
-                .with_registered_input(true),
-            "act_rom_relu_registered",
-        );
-        yosys_check(
-            &ActivationRom::new(Activation::Relu, ActivationTable::sigmoid(f)),
-            "act_rom_relu",
-        );
+        for act in Activation::ALL {
+            for registered in [false, true] {
+                yosys_check(
+                    &ActivationRom::new(ActivationTable::new(act, f))
+                        .with_registered_input(registered),
+                    &format!("act_rom_{}_{registered}", act.name()),
+                );
+            }
+        }
     }
 }

@@ -119,9 +119,10 @@ impl Logic for BpUnit {
             let e = if self._output_layer {
                 format!("sat32(acc${q})")
             } else {
-                match self._act {
-                    Activation::Sigmoid => format!("mul_rs(sp${q}, sat32(acc${q}))"),
-                    Activation::Relu => format!("(sp${q} != 16'd0) ? sat32(acc${q}) : 16'sd0"),
+                if self._act.is_table() {
+                    format!("mul_rs(sp${q}, sat32(acc${q}))")
+                } else {
+                    format!("(sp${q} != 16'd0) ? sat32(acc${q}) : 16'sd0")
                 }
             };
             let _ = writeln!(v, "    delta${q} = {e};");
@@ -140,7 +141,7 @@ impl BpUnit {
     /// without a multiply is registered as it is.
     fn registered_hdl(&self, mut v: String) -> Verilog {
         for q in 0..self.delta.len() {
-            let raw = !self._output_layer && self._act == Activation::Sigmoid;
+            let raw = !self._output_layer && self._act.is_table();
             let (width, next) = if raw {
                 (32, format!("mul_raw(sp${q}, sat32(acc${q}))"))
             } else if self._output_layer {
@@ -163,7 +164,7 @@ impl BpUnit {
         }
         v += "always @(*) begin\n";
         for q in 0..self.delta.len() {
-            let raw = !self._output_layer && self._act == Activation::Sigmoid;
+            let raw = !self._output_layer && self._act.is_table();
             let e = if raw {
                 format!("sat_rs(dr_{q})")
             } else {

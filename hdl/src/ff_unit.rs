@@ -75,10 +75,7 @@ impl FfUnit {
             sum: NeuronSum::new(g, p.lanes_per_group, p.format, p.ff_products)
                 .with_fan_in(p.fan_in),
             roms: (0..g)
-                .map(|_| {
-                    ActivationRom::new(p.right_act, p.table.clone())
-                        .with_registered_input(p.deep_pipeline)
-                })
+                .map(|_| ActivationRom::new(p.table.clone()).with_registered_input(p.deep_pipeline))
                 .collect(),
             pipe: FfPipe::new(g).with_depth(2 + p.deep_pipeline as usize),
             out: FfOutput::new(g, p.format)
@@ -240,7 +237,7 @@ mod tests {
                 tick(&mut u, |u| &mut u.clock);
             }
         }
-        let (av, spv) = activate(p.right_act, &p.table, f.saturate(h));
+        let (av, spv) = activate(&p.table, f.saturate(h));
         assert_eq!((s16(u.act[0].val()), s16(u.sp[0].val())), (av, spv));
         assert_eq!(u.r_out[0].val().index(), 0);
         assert_eq!(

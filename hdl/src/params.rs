@@ -1,6 +1,6 @@
 //! Everything a block needs to know about its junction, derived once from the spec at run time.
 
-use edgeflow_core::fixed::{output_delta_ends, Activation, ActivationTable, FfProducts, Format};
+use edgeflow_core::fixed::{ActivationTable, FfProducts, Format};
 use edgeflow_core::rounding::Rounding;
 use edgeflow_core::{JunctionPattern, Spec};
 
@@ -41,10 +41,8 @@ pub struct JunctionParams {
     pub rounding: Rounding,
     /// The spec's seed, which seeds the lanes' stochastic-rounding streams.
     pub seed: u64,
-    /// Activation of the right layer (the output layer is sigmoid).
-    pub right_act: Activation,
-    /// Activation of the left layer (its σ′ gates the deltas this junction back-propagates into).
-    pub left_act: Activation,
+    /// The right layer's activation and its data (`Spec::activation_table`; the output layer
+    /// is sigmoid).
     pub table: ActivationTable,
     /// Where the output delta stops (`fixed::output_delta_ends`; used by the last junction).
     pub output_delta_ends: Option<(i32, i32)>,
@@ -111,10 +109,8 @@ impl JunctionParams {
             shift: spec.learning_rate_shift,
             rounding: spec.rounding(),
             seed: spec.seed,
-            right_act: spec.activation_of_layer(j + 1),
-            left_act: spec.activation,
-            table: spec.activation_table(),
-            output_delta_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
+            table: spec.activation_table(j + 1),
+            output_delta_ends: spec.output_delta_ends(),
             pattern,
             registered_reads: spec.registered_reads,
             deep_pipeline: spec.deep_pipeline,

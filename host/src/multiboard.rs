@@ -14,7 +14,7 @@
 use crate::board::Board;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::fixed::{
-    hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable, FfProducts, Format,
+    hidden_delta, output_delta, Activation, ActivationTable, FfProducts, Format,
 };
 use edgeflow_core::{Encoded, JunctionPattern, LaneRng, Spec, State};
 use edgeflow_reference::reference::{junction_ff, UpdateRule};
@@ -51,12 +51,11 @@ pub(crate) struct Stage {
     l: usize,
     format: Format,
     ff_products: FfProducts,
-    table: ActivationTable,
+    /// Per junction of the stage, its right layer's activation data.
+    tables: Vec<ActivationTable>,
     /// Step 6's table ends (`fixed::output_delta_ends`).
     output_ends: Option<(i32, i32)>,
     act: Activation,
-    /// Per junction of the stage, its right layer's activation.
-    right_acts: Vec<Activation>,
     rule: UpdateRule,
     patterns: Vec<JunctionPattern>,
     pub(crate) weights: Vec<Vec<i32>>,
@@ -127,10 +126,9 @@ impl Stage {
             l: spec.junctions(),
             format: spec.format(),
             ff_products: spec.ff_products,
-            table: spec.activation_table(),
-            output_ends: output_delta_ends(spec.output_delta, &spec.activation_table()),
+            tables: (a..=b).map(|j| spec.activation_table(j + 1)).collect(),
+            output_ends: spec.output_delta_ends(),
             act: spec.activation,
-            right_acts: (a..=b).map(|j| spec.activation_of_layer(j + 1)).collect(),
             rule: UpdateRule::of(spec),
             patterns: JunctionPattern::all(spec)[a..=b].to_vec(),
             weights: state.weights[a..=b].to_vec(),
@@ -165,10 +163,10 @@ impl Stage {
 
     fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
         let k = self.local(j);
-        let act = self.right_acts[k];
+        let table = &self.tables[k];
         let (p, w, b) = (&self.patterns[k], &self.weights[k], &self.biases[k]);
         let (f, rule) = (self.format, self.ff_products);
-        junction_ff(f, rule, &self.table, act, p, w, b, a_in, a_out, sp_out);
+        junction_ff(f, rule, table, p, w, b, a_in, a_out, sp_out);
     }
 
     /// BP (when `sums` is given) and UP of junction `j`; `sums` receives the saturated

@@ -8,7 +8,7 @@
 //! output layer).
 
 use edgeflow_core::matrices::DenseJunction;
-use edgeflow_core::{Activation, Spec};
+use edgeflow_core::Spec;
 use prost::Message;
 
 /// The ONNX IR version written (ONNX 1.10, supported by every current runtime).
@@ -260,10 +260,7 @@ pub fn network(spec: &Spec, dense: &[DenseJunction], metadata: &[(String, String
         let h = b.node("Add", &[&m, &bias], &format!("sum{n}"));
         // the fixed-point sum saturates at the format's limits before the activation
         let h = b.node("Clip", &[&h, &lo, &hi], &format!("preactivation{n}"));
-        let act = match spec.activation_of_layer(n) {
-            Activation::Relu => "Relu",
-            Activation::Sigmoid => "Sigmoid",
-        };
+        let act = spec.activation_of_layer(n).onnx_op();
         let out = if n == last {
             SCORES.to_string()
         } else {

@@ -70,7 +70,7 @@
 use crate::buffer::{alloc, read, write, Buf};
 use crate::{cl_err, Device};
 use anyhow::{bail, Result};
-use edgeflow_core::{Activation, JunctionPattern, LaneRng, Rounding, Spec, State};
+use edgeflow_core::{JunctionPattern, LaneRng, Rounding, Spec, State};
 use edgeflow_reference::Schedule;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
@@ -170,7 +170,9 @@ impl OpenClStage {
             bail!("schedule offsets too large");
         }
         let format = spec.format();
-        let table = spec.activation_table();
+        // every junction's right-layer table, one after the other (ReLU's are empty)
+        let tables: Vec<_> = (j0..j1).map(|j| spec.activation_table(j + 1)).collect();
+        let table = &tables[0];
         let patterns: Vec<JunctionPattern> = (j0..j1)
             .map(|j| JunctionPattern::generate(spec, j))
             .collect();
@@ -195,13 +197,13 @@ impl OpenClStage {
         cfg[C_DEPTH] = depth as i32;
         cfg[C_STRIDE] = stride as i32;
         cfg[C_LAST] = (j1 == l) as i32;
-        cfg[C_HIDDEN] = (spec.activation == Activation::Relu) as i32;
+        cfg[C_HIDDEN] = !spec.activation.is_table() as i32;
         cfg[C_ONE] = format.one();
         cfg[C_FIRST] = (j0 == 0) as i32;
         cfg[C_ROUNDING] = (spec.rounding() == Rounding::Stochastic) as i32;
         cfg[C_FF_SAT] = (spec.ff_products == edgeflow_core::FfProducts::Saturated) as i32;
         // step 6's table ends; a value no short can hold where the rule is off
-        let ends = edgeflow_core::fixed::output_delta_ends(spec.output_delta, &table);
+        let ends = spec.output_delta_ends();
         let (first, last) = ends.unwrap_or((i32::MIN, i32::MIN));
         cfg[C_OUT_FIRST] = first;
         cfg[C_OUT_LAST] = last;
@@ -219,12 +221,12 @@ impl OpenClStage {
             c[J_BOFF] = be as i32;
             c[J_FF] = schedule.ff[j] as i32;
             c[J_BP] = schedule.bp[j] as i32;
-            // 0 sigmoid, 1 ReLU, 2 ReLU whose gate shuts at the format's maximum
-            c[J_ACT] = if spec.activation_of_layer(j + 1) == Activation::Relu {
-                1 + (spec.relu_gate == edgeflow_core::ReluGate::Clipped) as i32
-            } else {
+            c[J_ACT] = if tables[r].activation.is_table() {
                 0
+            } else {
+                1 + (spec.relu_gate == edgeflow_core::ReluGate::Clipped) as i32
             };
+            c[J_TAB] = tables[..r].iter().map(|t| t.sigma.len()).sum::<usize>() as i32;
             c[J_AL] = layer_off[r] as i32;
             c[J_SPL] = (layer_off[r] + p.left) as i32;
             c[J_DL] = (layer_off[r] + 2 * p.left) as i32;
@@ -242,10 +244,15 @@ impl OpenClStage {
         let d = &*dev;
         let mut left_buf = alloc::<cl_ushort>(d, we)?;
         write(d, &mut left_buf, &left)?;
-        let mut tsig = alloc::<cl_short>(d, table.sigma.len())?;
-        write(d, &mut tsig, &to_short(&table.sigma))?;
-        let mut tsp = alloc::<cl_short>(d, table.sigma_prime.len())?;
-        write(d, &mut tsp, &to_short(&table.sigma_prime))?;
+        // (one entry at least: a device buffer cannot be empty)
+        let mut sigma: Vec<i32> = tables.iter().flat_map(|t| t.sigma.clone()).collect();
+        let mut sigma_prime: Vec<i32> = tables.iter().flat_map(|t| t.sigma_prime.clone()).collect();
+        sigma.resize(sigma.len().max(1), 0);
+        sigma_prime.resize(sigma.len(), 0);
+        let mut tsig = alloc::<cl_short>(d, sigma.len())?;
+        write(d, &mut tsig, &to_short(&sigma))?;
+        let mut tsp = alloc::<cl_short>(d, sigma_prime.len())?;
+        write(d, &mut tsp, &to_short(&sigma_prime))?;
         let mut cfg_buf = alloc::<cl_int>(d, cfg.len())?;
         write(d, &mut cfg_buf, &cfg)?;
         let mut ring = alloc::<cl_short>(d, depth * stride)?;

@@ -228,7 +228,7 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
         let acc = w + ceil_log2(net.fan_out[j]) + 1;
         fixed += 2 * left * acc;
     }
-    if !hidden_right || net.activation == Activation::Sigmoid {
+    if !hidden_right || net.activation.is_table() {
         fixed += (1u64 << w.min(10)) * 2 * w;
     }
     if net.type1 {

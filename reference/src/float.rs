@@ -2,7 +2,7 @@
 //! sequential SGD (no pipelining, no staleness), from the same initial weights. It tells how
 //! much accuracy the fixed-point, junction-pipelined hardware gives up.
 
-use edgeflow_core::{Activation, Encoded, JunctionPattern, Spec, State};
+use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 
 #[derive(Clone, Debug)]
 pub struct FloatReference {
@@ -11,10 +11,6 @@ pub struct FloatReference {
     pub weights: Vec<Vec<f64>>,
     pub biases: Vec<Vec<f64>>,
     pub eta: f64,
-}
-
-fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
 }
 
 impl FloatReference {
@@ -39,17 +35,7 @@ impl FloatReference {
     }
 
     fn act(&self, layer: usize, h: f64) -> (f64, f64) {
-        let relu = self.spec.activation_of_layer(layer) == Activation::Relu;
-        if relu {
-            if h > 0.0 {
-                (h, 1.0)
-            } else {
-                (0.0, 0.0)
-            }
-        } else {
-            let s = sigmoid(h);
-            (s, s * (1.0 - s))
-        }
+        self.spec.activation_of_layer(layer).real(h)
     }
 
     /// Activations and derivatives of every layer for one input.
@@ -120,6 +106,10 @@ impl FloatReference {
 mod tests {
     use super::*;
     use approx::assert_relative_eq;
+
+    fn sigmoid(x: f64) -> f64 {
+        1.0 / (1.0 + (-x).exp())
+    }
 
     #[test]
     fn one_step_matches_hand_derived_gradient() {

@@ -29,7 +29,7 @@ pub struct DenseMiniBatch {
     /// Multiply-accumulates a thread must get in a pass before the pass is split: below it
     /// handing out the work costs more than it saves.
     pub min_work_per_thread: usize,
-    relu: bool,
+    hidden: Activation,
     input_scale: f32,
     /// `a[l]`: `batch × layers[l]` activations of the batch in flight.
     a: Vec<Vec<f32>>,
@@ -53,7 +53,7 @@ impl DenseMiniBatch {
             batch,
             threads,
             min_work_per_thread: 1 << 18,
-            relu: spec.activation == Activation::Relu,
+            hidden: spec.activation,
             input_scale: 1.0 / (1u64 << spec.fixed.frac_bits) as f32,
             a: spec.layers.iter().map(|&n| vec![0.0; n * batch]).collect(),
             delta: spec.layers.iter().map(|&n| vec![0.0; n * batch]).collect(),
@@ -106,7 +106,7 @@ impl DenseMiniBatch {
             layers: &self.layers,
             weights: &self.weights,
             biases: &self.biases,
-            relu: self.relu,
+            hidden: self.hidden,
             input_scale: self.input_scale,
         };
         let rows = |(t, (a, d)): (usize, RowSlices)| {
@@ -217,7 +217,7 @@ struct Net<'a> {
     layers: &'a [usize],
     weights: &'a [Vec<f32>],
     biases: &'a [Vec<f32>],
-    relu: bool,
+    hidden: Activation,
     input_scale: f32,
 }
 
@@ -259,15 +259,14 @@ impl Net<'_> {
                     1,
                 );
             }
-            let relu = self.relu && j + 1 < l;
+            let act = if j + 1 < l {
+                self.hidden
+            } else {
+                Activation::Sigmoid
+            };
             for row in y.chunks_exact_mut(right) {
                 for (h, &bias) in row.iter_mut().zip(&self.biases[j]) {
-                    let v = *h + bias;
-                    *h = if relu {
-                        v.max(0.0)
-                    } else {
-                        1.0 / (1.0 + (-v).exp())
-                    };
+                    *h = act.value_f32(*h + bias);
                 }
             }
         }
@@ -308,11 +307,7 @@ impl Net<'_> {
                 );
             }
             for (dv, &av) in back.iter_mut().zip(a[j].iter()) {
-                *dv *= if self.relu {
-                    (av > 0.0) as u8 as f32
-                } else {
-                    av * (1.0 - av)
-                };
+                *dv *= self.hidden.slope_of_value_f32(av);
             }
         }
     }

@@ -50,11 +50,7 @@ pub fn random_spec(seed: u64) -> Spec {
                 int_bits,
                 frac_bits: width - 1 - int_bits,
             },
-            activation: if seed % 2 == 0 {
-                Activation::Sigmoid
-            } else {
-                Activation::Relu
-            },
+            activation: Activation::ALL[(seed % Activation::ALL.len() as u64) as usize],
             learning_rate_shift: 1 + r.below(4) as u32,
             // its own stream, so the other draws stay as they were
             output_delta: if edgeflow_core::rng::SplitMix64::derive(seed, "output-delta", 0)

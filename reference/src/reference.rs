@@ -17,8 +17,7 @@
 
 use crate::error::{ModelError, StalenessError};
 use edgeflow_core::fixed::{
-    activate, hidden_delta, output_delta, output_delta_ends, Activation, ActivationTable,
-    FfProducts, Format,
+    activate, hidden_delta, output_delta, ActivationTable, FfProducts, Format,
 };
 use edgeflow_core::rounding::{
     bias_update_stochastic, weight_update_stochastic, LaneRng, Rounding,
@@ -54,7 +53,8 @@ pub struct Work {
 pub struct Reference {
     pub spec: Spec,
     pub format: Format,
-    pub table: ActivationTable,
+    /// `tables[j]`: the activation data of junction `j`'s right layer.
+    pub tables: Vec<ActivationTable>,
     pub patterns: Vec<JunctionPattern>,
     pub state: State,
     staleness: Vec<usize>,
@@ -175,7 +175,9 @@ impl Reference {
         Ok(Reference {
             spec: spec.clone(),
             format,
-            table: spec.activation_table(),
+            tables: (1..=spec.junctions())
+                .map(|l| spec.activation_table(l))
+                .collect(),
             state,
             staleness,
             fast: Fast::new(format, spec.learning_rate_shift, spec.rounding())
@@ -230,10 +232,6 @@ impl Reference {
         &self.staleness
     }
 
-    fn activation_of(&self, layer: usize) -> Activation {
-        self.spec.activation_of_layer(layer)
-    }
-
     /// Feed-forward of junction `j`: `a_out`/`sp_out` of the right layer from `a_in`.
     /// Public so the criterion benches can time one pass alone.
     pub fn ff(&self, j: usize, a_in: &[i32], a_out: &mut [i32], sp_out: &mut [i32]) {
@@ -255,9 +253,9 @@ impl Reference {
         let (w, b) = (&self.state.weights[j], &self.state.biases[j]);
         let t = &mut t[..x.len()];
         kernels::ff_sums(self.fast, self.patterns[j].fan_in, w, x, b, t, a_out);
-        let act = self.activation_of(j + 1);
+        let table = &self.tables[j];
         for (a, sp) in a_out.iter_mut().zip(sp_out.iter_mut()) {
-            (*a, *sp) = activate(act, &self.table, *a);
+            (*a, *sp) = activate(table, *a);
         }
     }
 
@@ -346,7 +344,7 @@ impl Reference {
         let depth = ring.len();
         let cycles = s_count + b[0];
         let f = self.format;
-        let ends = output_delta_ends(self.spec.output_delta, &self.table);
+        let ends = self.spec.output_delta_ends();
         let mut work = Work::default();
         let mut t = vec![0; self.products.len()];
         for cycle in 0..cycles {
@@ -460,7 +458,8 @@ impl Forward {
     }
 }
 
-/// FF of one junction (pattern `p`, weights `w`, biases `b`, FF products under `products`):
+/// FF of one junction (pattern `p`, weights `w`, biases `b`, FF products under `products`,
+/// its right layer's activation `table`):
 /// the right layer's activations `a_out` and σ′ `sp_out` from the left activations `a_in`,
 /// edge by edge in the contract's own terms (`Format::ff_product`), apart from the
 /// vectorized kernels the model runs. Every runtime that computes a stage of a chain in
@@ -470,7 +469,6 @@ pub fn junction_ff(
     f: Format,
     products: FfProducts,
     table: &ActivationTable,
-    act: Activation,
     p: &JunctionPattern,
     w: &[i32],
     b: &[i32],
@@ -486,7 +484,7 @@ pub fn junction_ff(
         for (&we, &k) in wr.iter().zip(ir) {
             acc += f.ff_product(products, we, a_in[k as usize]) as i64;
         }
-        let (av, spv) = activate(act, table, f.saturate(acc));
+        let (av, spv) = activate(table, f.saturate(acc));
         *a = av;
         *sp = spv;
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 use edgeflow_core::fixed::round_shift;
-use edgeflow_core::JunctionPattern;
+use edgeflow_core::{Activation, JunctionPattern};
 
 fn spec(act: &str, output_delta: &str) -> Spec {
     let t = format!(
@@ -71,7 +71,7 @@ fn naive(spec: &Spec, data: &Encoded, s: &[usize]) -> State {
                 } else {
                     spec.activation
                 };
-                let (x, mut d) = activate(act, &table, h);
+                let (x, mut d) = activate(&ActivationTable::new(act, f), h);
                 if act == Activation::Relu {
                     let clipped = spec.relu_gate == edgeflow_core::ReluGate::Clipped;
                     d = (h > 0 && !(clipped && h == f.max())) as i32;

@@ -19,7 +19,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Barrier, Mutex, TryLockError};
 
-use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends, Activation};
+use edgeflow_core::fixed::{activate, hidden_delta, output_delta, Activation};
 use edgeflow_core::rounding::{LaneRng, Rounding};
 use edgeflow_core::{Encoded, JunctionPattern};
 
@@ -106,10 +106,9 @@ struct Context<'a> {
     patterns: &'a [JunctionPattern],
     q: kernels::Fast,
     format: edgeflow_core::fixed::Format,
-    table: &'a edgeflow_core::fixed::ActivationTable,
+    /// Per junction, its right layer's activation data.
+    tables: &'a [edgeflow_core::fixed::ActivationTable],
     hidden: Activation,
-    /// Per junction, its right layer's activation.
-    right_acts: Vec<Activation>,
     ends: Option<(i32, i32)>,
     /// BP/UP of junction `j` on sample `n` runs in block cycle `bp[j] + n` (FF in `j + n`).
     bp: Vec<usize>,
@@ -190,10 +189,10 @@ impl ShareWork {
         kernels::gather(&p.left_of_edge[self.edges.clone()], a_left, x);
         kernels::ff_sums(c.q, p.fan_in, &self.w, x, &self.b, &mut self.t, &mut self.h);
         let last = j + 1 == c.patterns.len();
-        let act = c.right_acts[j];
+        let table = &c.tables[j];
         let label = c.data.labels[n];
         for (i, &h) in self.h.iter().enumerate() {
-            let (a, sp) = activate(act, c.table, h);
+            let (a, sp) = activate(table, h);
             self.sp[slot][i] = sp;
             let r = self.rows.start + i;
             if last {
@@ -288,7 +287,7 @@ pub(crate) fn train(
     let Reference {
         spec,
         format,
-        table,
+        tables,
         patterns,
         state,
         fast,
@@ -300,12 +299,9 @@ pub(crate) fn train(
         patterns,
         q: *fast,
         format: *format,
-        table,
+        tables,
         hidden: spec.activation,
-        right_acts: (1..=spec.junctions())
-            .map(|l| spec.activation_of_layer(l))
-            .collect(),
-        ends: output_delta_ends(spec.output_delta, table),
+        ends: spec.output_delta_ends(),
         bp,
         depth,
         rows: shares_of

@@ -4,7 +4,7 @@
 //! initial weights, same order of updates) in single precision, and is what `edgeflow bench`
 //! holds the accelerators against on the same sparse network.
 
-use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
+use edgeflow_core::{Activation, Encoded, JunctionPattern, Spec, State};
 
 #[derive(Clone, Debug)]
 pub struct SparseF32 {
@@ -17,12 +17,9 @@ pub struct SparseF32 {
     a: Vec<Vec<f32>>,
     delta: Vec<Vec<f32>>,
     input_scale: f32,
-    relu: bool,
-}
-
-#[inline(always)]
-fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
+    /// Per layer 1 … L (index `j` for junction `j`'s right layer), its activation.
+    acts: Vec<Activation>,
+    hidden: Activation,
 }
 
 impl SparseF32 {
@@ -48,7 +45,10 @@ impl SparseF32 {
             a: spec.layers.iter().map(|&n| vec![0.0; n]).collect(),
             delta: spec.layers.iter().map(|&n| vec![0.0; n]).collect(),
             input_scale: 1.0 / (1u64 << spec.fixed.frac_bits) as f32,
-            relu: spec.activation == edgeflow_core::Activation::Relu,
+            acts: (1..=spec.junctions())
+                .map(|l| spec.activation_of_layer(l))
+                .collect(),
+            hidden: spec.activation,
         }
     }
 
@@ -60,7 +60,7 @@ impl SparseF32 {
         let l = self.weights.len();
         for j in 0..l {
             let fi = self.fan_in[j];
-            let relu = self.relu && j + 1 < l;
+            let act = self.acts[j];
             let (lo, hi) = self.a.split_at_mut(j + 1);
             let (a_in, a_out) = (&lo[j], &mut hi[0]);
             let rows = self.weights[j]
@@ -71,7 +71,7 @@ impl SparseF32 {
                 for (&w, &k) in wr.iter().zip(ir) {
                     h += w * a_in[k as usize];
                 }
-                *o = if relu { h.max(0.0) } else { sigmoid(h) };
+                *o = act.value_f32(h);
             }
         }
     }
@@ -103,13 +103,9 @@ impl SparseF32 {
                     }
                     *b -= g;
                 }
-                let relu = self.relu;
+                let hidden = self.hidden;
                 for (dl, &a) in d_left.iter_mut().zip(a_left) {
-                    *dl *= if relu {
-                        (a > 0.0) as u8 as f32
-                    } else {
-                        a * (1.0 - a)
-                    };
+                    *dl *= hidden.slope_of_value_f32(a);
                 }
             } else {
                 for (((wr, ir), &dr), b) in rows.zip(d.iter()).zip(self.biases[j].iter_mut()) {

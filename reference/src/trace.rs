@@ -5,7 +5,7 @@
 //! forward and backward pass over a few samples with a state's weights, nothing updated;
 //! `edgeflow train --trace` prints it after every epoch.
 
-use edgeflow_core::fixed::{activate, hidden_delta, output_delta, output_delta_ends};
+use edgeflow_core::fixed::{activate, hidden_delta, output_delta};
 use edgeflow_core::{Encoded, JunctionPattern, Spec, State};
 use serde::Serialize;
 
@@ -27,10 +27,9 @@ pub struct JunctionTrace {
 /// The measurements of `state` on the first `samples` samples of `data`.
 pub fn trace(spec: &Spec, state: &State, data: &Encoded, samples: usize) -> Vec<JunctionTrace> {
     let f = spec.format();
-    let table = spec.activation_table();
     let patterns = JunctionPattern::all(spec);
     let l = spec.junctions();
-    let ends = output_delta_ends(spec.output_delta, &table);
+    let ends = spec.output_delta_ends();
     // counts per junction: products outside, sums saturated, small updates, nonzero updates
     let mut counts = vec![[0u64; 4]; l];
     let n = samples.min(data.len());
@@ -40,7 +39,7 @@ pub fn trace(spec: &Spec, state: &State, data: &Encoded, samples: usize) -> Vec<
         let mut a: Vec<Vec<i32>> = vec![data.input(s).to_vec()];
         let mut sp: Vec<Vec<i32>> = vec![vec![]];
         for (j, p) in patterns.iter().enumerate() {
-            let act = spec.activation_of_layer(j + 1);
+            let table = spec.activation_table(j + 1);
             let (mut out, mut sps) = (Vec::new(), Vec::new());
             for r in 0..p.right {
                 let mut acc = state.biases[j][r] as i64;
@@ -52,7 +51,7 @@ pub fn trace(spec: &Spec, state: &State, data: &Encoded, samples: usize) -> Vec<
                 }
                 let h = f.saturate(acc);
                 counts[j][1] += (h as i64 != acc) as u64;
-                let (av, spv) = activate(act, &table, h);
+                let (av, spv) = activate(&table, h);
                 out.push(av);
                 sps.push(spv);
             }

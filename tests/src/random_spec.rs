@@ -1,5 +1,5 @@
 //! Random valid specs for cross-backend tests: 2–4 junctions, every pattern kind, dither on and
-//! off, sigmoid and ReLU, lanes both below and above the fan-in, both roundings (given or by
+//! off, every activation, lanes both below and above the fan-in, both roundings (given or by
 //! default), and assorted fixed-point formats and input precisions. Deterministic in the seed,
 //! so a failing case is reproduced by its seed alone.
 
@@ -14,18 +14,15 @@ fn divisors(n: usize) -> Vec<usize> {
     (1..=n).filter(|d| n % d == 0).collect()
 }
 
-/// The spec for `seed`. Kinds, dither and activation cycle with the seed (so any 12
-/// consecutive seeds cover every combination of kind × dither × activation); sizes, fan-outs,
-/// lanes and formats are random. Every result passes `Spec` validation.
+/// The spec for `seed`. Kinds, dither and activation cycle with the seed (so any 6·A
+/// consecutive seeds, A activations, cover every combination of kind × dither × activation);
+/// sizes, fan-outs, lanes and formats are random. Every result passes `Spec` validation.
 pub fn random_spec(seed: u64) -> Spec {
     let mut r = SplitMix64::derive(seed, "random-spec", 0);
     let kind = ["type1", "type2", "type3"][(seed % 3) as usize];
     let dither = (seed / 3) % 2 == 1;
-    let act = if (seed / 6) % 2 == 1 {
-        "relu"
-    } else {
-        "sigmoid"
-    };
+    let acts = edgeflow_core::Activation::ALL;
+    let act = acts[(seed / 6 % acts.len() as u64) as usize].name();
     loop {
         let l = 2 + r.below(3);
         let mut layers = vec![pick(&mut r, &[8, 12, 16, 24, 32, 48, 64])];

@@ -47,6 +47,10 @@ pub fn place_route_pack(
         "top.sdf",
         "--seed",
         &seed,
+        // router2 routes large congested designs in a fraction of router1's time (router1,
+        // still nextpnr-ecp5's default, did not finish the published design in hours)
+        "--router",
+        "router2",
         // report the achieved Fmax when the clock is missed: `edgeflow bitstream` then fails
         // with the number and a clock that would meet it
         "--timing-allow-fail",

@@ -256,8 +256,15 @@ impl Junction {
                 vec![]
             },
             ff: FfUnit::new(p),
-            bp: BpUnit::new(z, g, p.lanes_per_group, p.format, p.right_act, p.is_last())
-                .with_registered(p.deep_pipeline),
+            bp: BpUnit::new(
+                z,
+                g,
+                p.lanes_per_group,
+                p.format,
+                p.table.activation,
+                p.is_last(),
+            )
+            .with_registered(p.deep_pipeline),
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift)
                 .with_rounding(p.rounding)
                 .with_registered(p.deep_pipeline),
@@ -463,7 +470,7 @@ mod tests {
             }
             assert_eq!(
                 got[r],
-                Some(activate(p.right_act, &p.table, f.saturate(h))),
+                Some(activate(&p.table, f.saturate(h))),
                 "right neuron {r}"
             );
         }
