@@ -60,12 +60,17 @@ def float_network(a, npz):
     width, _, frac = (int(v) for v in npz["format"])
     lo, hi = -(2 ** (width - 1)) / 2**frac, (2 ** (width - 1) - 1) / 2**frac
     spec = bytes(npz["spec"]).decode()
-    relu = re.search(r'^activation\s*=\s*"relu"', spec, re.M) is not None
+    hidden = re.search(r'^activation\s*=\s*"(\w+)"', spec, re.M).group(1)
+    functions = {
+        "sigmoid": lambda h: 1.0 / (1.0 + np.exp(-h)),
+        "relu": lambda h: np.maximum(h, 0.0),
+        "tanh": np.tanh,
+    }
     junctions = len(npz["layers"]) - 1
     for n in range(1, junctions + 1):
         # the sum saturates at the format's limits, as in the fixed-point network
         h = np.clip(a @ npz[f"weight{n}"].astype(np.float64).T + npz[f"bias{n}"], lo, hi)
-        a = np.maximum(h, 0.0) if relu and n < junctions else 1.0 / (1.0 + np.exp(-h))
+        a = functions[hidden if n < junctions else "sigmoid"](h)
     return a
 
 

@@ -4,7 +4,7 @@
 //! contents from [`ActivationTable`], so a new smooth activation is one match arm in
 //! [`Activation::real`] (and its name in the lists below).
 //!
-//! - A **table activation** (the sigmoid): `a` and its slope `σ′` are read from a table
+//! - A **table activation** (sigmoid, tanh): `a` and its slope `σ′` are read from a table
 //!   indexed by the top bits of the saturated pre-activation; the hidden delta multiplies by
 //!   `σ′`.
 //! - **ReLU**: `a = max(h, 0)`, and `σ′` is a gate (`h > 0`) rather than a multiplication by
@@ -21,17 +21,19 @@ use serde::{Deserialize, Serialize};
 pub enum Activation {
     Sigmoid,
     Relu,
+    Tanh,
 }
 
 impl Activation {
     /// Every activation, in the order the CLI lists them and random specs draw from.
-    pub const ALL: [Activation; 2] = [Activation::Sigmoid, Activation::Relu];
+    pub const ALL: [Activation; 3] = [Activation::Sigmoid, Activation::Relu, Activation::Tanh];
 
     /// The spec's name for it.
     pub fn name(self) -> &'static str {
         match self {
             Activation::Sigmoid => "sigmoid",
             Activation::Relu => "relu",
+            Activation::Tanh => "tanh",
         }
     }
 
@@ -40,6 +42,7 @@ impl Activation {
         match self {
             Activation::Sigmoid => "Sigmoid",
             Activation::Relu => "Relu",
+            Activation::Tanh => "Tanh",
         }
     }
 
@@ -64,6 +67,10 @@ impl Activation {
                     (0.0, 0.0)
                 }
             }
+            Activation::Tanh => {
+                let t = x.tanh();
+                (t, 1.0 - t * t)
+            }
         }
     }
 
@@ -73,6 +80,7 @@ impl Activation {
         match self {
             Activation::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             Activation::Relu => x.max(0.0),
+            Activation::Tanh => x.tanh(),
         }
     }
 
@@ -82,13 +90,14 @@ impl Activation {
         match self {
             Activation::Sigmoid => a * (1.0 - a),
             Activation::Relu => (a > 0.0) as u8 as f32,
+            Activation::Tanh => 1.0 - a * a,
         }
     }
 
     /// The rounding of the updates when the spec names none. Measured on the learning-quality
     /// grid (docs/quality): stochastic rounding closes the gap to float of sigmoid networks at
-    /// 8–12 bits, while ReLU networks learn a little better with nearest; a smooth
-    /// activation read from a table takes the sigmoid's.
+    /// 8–12 bits, while ReLU networks learn a little better with nearest; tanh, smooth and
+    /// bounded like the sigmoid, takes the sigmoid's.
     pub fn default_rounding(self) -> Rounding {
         if self.is_table() {
             Rounding::Stochastic
@@ -121,7 +130,7 @@ pub const MAX_TABLE_INDEX_BITS: u32 = 10;
 /// (as an unsigned offset, `(h >> drop) + 2^(index_bits-1)`) select a bucket, whose entry is
 /// the function and its slope at the bucket's midpoint ([`Activation::real`]), rounded half
 /// up and saturated. The table is built in `f64` once, here, and handed to every backend as
-/// data, so no backend evaluates `exp`.
+/// data, so no backend evaluates `exp` or `tanh`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActivationTable {
     pub activation: Activation,
@@ -257,5 +266,34 @@ mod tests {
         assert_eq!(hidden_delta(Activation::Relu, f, 1, -300), -300);
         assert_eq!(hidden_delta(Activation::Relu, f, 0, -300), 0);
         assert_eq!(hidden_delta(Activation::Sigmoid, f, 32, 128), 32);
+    }
+
+    #[test]
+    fn tanh_table_is_odd_bounded_by_one_and_close_to_tanh() {
+        for (i, fr) in [(2, 7), (3, 12), (0, 9), (1, 4)] {
+            let f = Format::new(i, fr);
+            let t = ActivationTable::new(Activation::Tanh, f);
+            assert_eq!(t.sigma.len(), 1 << f.width.min(MAX_TABLE_INDEX_BITS));
+            assert!(t.sigma.windows(2).all(|w| w[0] <= w[1]));
+            let bucket = f.to_f64(1 << t.drop_bits());
+            for h in f.min()..=f.max() {
+                let (a, da) = activate(&t, h);
+                // within the bucket's width of tanh(h) (slope ≤ 1) and half an ulp
+                let x = f.to_f64(h);
+                assert!(
+                    (f.to_f64(a) - x.tanh()).abs() <= bucket + f.to_f64(1),
+                    "{h}"
+                );
+                assert!(a.abs() <= f.one() && (0..=f.one()).contains(&da), "{h}");
+            }
+            // odd: the table's halves mirror each other up to the buckets' offset
+            let (lo, hi) = (activate(&t, f.min()).0, activate(&t, f.max()).0);
+            assert!(
+                lo < 0 && hi > 0 && (lo + hi).abs() <= 1,
+                "({i}, {fr}): {lo} {hi}"
+            );
+        }
+        assert_eq!(Activation::Tanh.default_rounding(), Rounding::Stochastic);
+        assert!(Activation::Tanh.is_table() && !Activation::Relu.is_table());
     }
 }

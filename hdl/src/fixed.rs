@@ -48,7 +48,7 @@ pub fn mul(f: Format, a: i32, b: i32) -> i32 {
 
 /// Verilog functions shared by every module that computes: `mul_rs` (multiply, round,
 /// saturate), `mul_r` (FF's product rounded but not saturated: `Format::product_bits` bits,
-/// sign-extended to 32; its activation operand is never negative), `sat32` (saturate a
+/// sign-extended to 32; its activation operand is non-negative or at least -1.0), `sat32` (saturate a
 /// 32-bit sum), `eta` (learning-rate shift with rounding), `sx` (a value's `width` bits,
 /// sign-extended to the 16-bit bus). With registered products the multiply and what follows
 /// are split at the product register: `mul_raw` (product plus rounding constant, what the
@@ -398,8 +398,10 @@ mod tests {
             for x in &raws {
                 v += &format!("    $display(\"e %0d\", eta_rs({}));\n", lit32(*x));
             }
-            // FF's rounded products, whose activation operand is never negative
-            let ff_pairs: Vec<(i32, i32)> = pairs.iter().filter(|p| p.1 >= 0).copied().collect();
+            // FF's rounded products, whose activation operand is non-negative or at least -1.0
+            // (`Format::product_bits`)
+            let ff_pairs: Vec<(i32, i32)> =
+                pairs.iter().filter(|p| p.1 >= -f.one()).copied().collect();
             for (a, b) in &ff_pairs {
                 let (a, b) = (lit(*a), lit(*b));
                 v += &format!("    $display(\"r %0d\", mul_r({a}, {b}));\n");

@@ -46,14 +46,33 @@ fn python() -> Option<PathBuf> {
 
 #[test]
 fn onnx_runs_in_onnxruntime_and_agrees_with_float_and_bit_exact() {
+    onnx_agrees("sigmoid", 20);
+}
+
+/// A tanh hidden layer is ONNX's Tanh, and the worked example's float network knows it.
+#[test]
+fn onnx_with_tanh_hidden_layers_agrees_too() {
+    onnx_agrees("tanh", 10);
+}
+
+/// Digits with hidden `activation`, trained `epochs` epochs, exported and run in onnxruntime.
+fn onnx_agrees(activation: &str, epochs: usize) {
     let Some(py) = python() else { return };
-    let d = tmpdir("export-onnx");
+    let d = tmpdir(&format!("export-onnx-{activation}"));
+    let spec = d.join("digits.toml");
+    let text = std::fs::read_to_string(common::root().join("specs/digits.toml")).unwrap();
+    let text = text.replace(
+        "activation = \"sigmoid\"",
+        &format!("activation = \"{activation}\""),
+    );
+    assert!(text.contains(&format!("activation = \"{activation}\"")));
+    std::fs::write(&spec, text).unwrap();
     let m = d.join("digits.model");
     let trained = train(&[
         "--spec",
-        "specs/digits.toml",
+        path_str(&spec),
         "--epochs",
-        "20",
+        &epochs.to_string(),
         "--out",
         path_str(&m),
     ]);
@@ -96,7 +115,7 @@ fn onnx_runs_in_onnxruntime_and_agrees_with_float_and_bit_exact() {
     let exact = r["onnx_agrees_with_bit_exact"].as_f64().unwrap();
     let acc = r["onnx_accuracy"].as_f64().unwrap();
     println!(
-        "digits, 20 epochs, {} samples: onnxruntime agrees with the float evaluation on {:.2}% and with the bit-exact predictions on {:.2}%; accuracy {:.2}% (bit-exact training reported test {:.2}%)",
+        "digits ({activation}), {epochs} epochs, {} samples: onnxruntime agrees with the float evaluation on {:.2}% and with the bit-exact predictions on {:.2}%; accuracy {:.2}% (bit-exact training reported test {:.2}%)",
         r["samples"],
         float * 100.0,
         exact * 100.0,

@@ -166,6 +166,8 @@ fn pipelined_schedule_equals_naive_stale_sgd() {
         ("sigmoid", "clipped", "stochastic"),
         ("relu", "clipped", "nearest"),
         ("relu", "plain", "stochastic"),
+        ("tanh", "clipped", "stochastic"),
+        ("tanh", "plain", "nearest"),
     ] {
         let mut sp = spec(act, od);
         sp.rounding = Some(if rounding == "stochastic" {

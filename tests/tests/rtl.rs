@@ -54,8 +54,8 @@ fn digits_64_samples_bit_exact_at_c_plus_2_clocks_per_sample() {
 #[test]
 fn twenty_four_random_specs_bit_exact() {
     let mut kinds = std::collections::BTreeSet::new();
-    let (mut lt, mut gt, mut relu, mut sig, mut dither, mut plain) =
-        (false, false, false, false, false, false);
+    let mut acts = std::collections::BTreeSet::new();
+    let (mut lt, mut gt, mut dither, mut plain) = (false, false, false, false);
     let mut bits = Vec::new();
     for seed in 100..124u64 {
         let sp = random_spec(seed);
@@ -65,8 +65,7 @@ fn twenty_four_random_specs_bit_exact() {
             gt |= sp.z[j] > sp.fan_in(j);
         }
         kinds.insert(format!("{:?}", sp.pattern.kind));
-        relu |= sp.activation == edgeflow_core::Activation::Relu;
-        sig |= sp.activation == edgeflow_core::Activation::Sigmoid;
+        acts.insert(sp.activation.name());
         dither |= sp.pattern.dither;
         plain |= !sp.pattern.dither;
         assert!((2..=4).contains(&sp.junctions()));
@@ -90,7 +89,8 @@ fn twenty_four_random_specs_bit_exact() {
         assert_eq!(rep.infer_steady_clocks_per_sample, t.max(n0), "seed {seed}");
     }
     assert_eq!(kinds.len(), 3);
-    assert!(lt && gt && relu && sig && dither && plain);
+    assert_eq!(acts.len(), edgeflow_core::Activation::ALL.len(), "{acts:?}");
+    assert!(lt && gt && dither && plain);
     // the default precision, a few bits, and one bit: junction 1's FF lanes are selects
     // (the generator's formats all hold 1.0)
     assert!(bits.contains(&None) && bits.contains(&Some(1)), "{bits:?}");

@@ -54,7 +54,8 @@ fn random_spec_verilog_answers_like_the_model() {
         std::collections::BTreeSet::new(),
         std::collections::BTreeSet::new(),
     );
-    for seed in 200u64..212 {
+    // 6 consecutive seeds per activation cover kind × dither × activation
+    for seed in 200u64..200 + 6 * edgeflow_core::Activation::ALL.len() as u64 {
         let sp = random_spec(seed);
         for j in 0..sp.junctions() {
             lt |= sp.z[j] < sp.fan_in(j);
@@ -65,7 +66,12 @@ fn random_spec_verilog_answers_like_the_model() {
         dither.insert(sp.pattern.dither);
         same_words(&sp, 5, seed);
     }
-    assert!(lt && gt && kinds.len() == 3 && acts.len() == 2 && dither.len() == 2);
+    assert!(
+        lt && gt
+            && kinds.len() == 3
+            && acts.len() == edgeflow_core::Activation::ALL.len()
+            && dither.len() == 2
+    );
 }
 
 #[test]

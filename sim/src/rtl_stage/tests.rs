@@ -98,17 +98,18 @@ fn stages_with_the_deep_pipeline_are_bit_exact() {
     }
 }
 
-/// Random specs of 3 and 4 junctions on three boards with mixed link delays: both
-/// activations, both depths, and a stage of two junctions in the middle or at an end.
+/// Random specs of 3 and 4 junctions on three boards with mixed link delays: every
+/// activation, both depths, and a stage of two junctions in the middle or at an end.
 #[test]
 fn random_specs_on_three_boards_are_bit_exact() {
     let mut seen = std::collections::BTreeSet::new();
+    let combos = 2 * edgeflow_core::Activation::ALL.len();
     let mut done = 0;
-    for seed in 0..200u64 {
+    for seed in 0..300u64 {
         let sp = random_spec(seed);
         let l = sp.junctions();
-        let relu = sp.activation == edgeflow_core::Activation::Relu;
-        if l < 3 || seen.contains(&(l, relu)) && done >= 4 {
+        let act = sp.activation.name();
+        if l < 3 || seen.contains(&(l, act)) && done >= 4 {
             continue;
         }
         let (stages, delays) = match (l, seed % 2) {
@@ -125,17 +126,17 @@ fn random_specs_on_three_boards_are_bit_exact() {
         let d = random_data(&sp, 16, seed);
         let r = check_chain(&sp, &stages, &delays, &d).unwrap();
         assert_eq!(r.first_difference, None, "seed {seed}\n{}", sp.to_toml());
-        assert_exact(&r, &format!("seed {seed} ({l} junctions, relu {relu})"));
-        seen.insert((l, relu));
+        assert_exact(&r, &format!("seed {seed} ({l} junctions, {act})"));
+        seen.insert((l, act));
         done += 1;
-        if seen.len() == 4 {
+        if seen.len() == combos {
             break;
         }
     }
     assert_eq!(
         seen.len(),
-        4,
-        "3 and 4 junctions, sigmoid and ReLU: {seen:?}"
+        combos,
+        "3 and 4 junctions, every activation: {seen:?}"
     );
 }
 
