@@ -4,6 +4,7 @@
 
 pub mod activation;
 pub mod advice;
+pub mod boards;
 pub mod data;
 pub mod fixed;
 pub mod matrices;

@@ -1,6 +1,7 @@
 //! The boards edgeflow builds bitstreams or project scripts for: part, oscillator, host-link
-//! pins and the constraint files, all written from these facts (docs/hardware.md). The
-//! ULX3S boards are read from their board files (`[fpga]` in boards/ulx3s-*.toml).
+//! pins and the constraint files, all written from these facts (docs/hardware.md). Every
+//! board is read from its board file: the `[fpga]` table of `boards/*.toml`, the clock and the
+//! pipeline options at its top (`edgeflow_core::boards`).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -41,84 +42,6 @@ pub struct BoardInfo {
 /// sums).
 pub const TOP_PORTS: [&str; 4] = ["clk_osc", "uart_rx", "uart_tx", "led_error"];
 
-const FIXED: &[BoardInfo] = &[
-    BoardInfo {
-        name: "icebreaker",
-        target: "ice40-up5k",
-        package: "sg48",
-        speed: 0,
-        osc_mhz: 12.0,
-        // 12 MHz oscillator on pin 35 (the PLL pad); FT2232H channel B UART: FPGA RX on 6,
-        // TX on 9; red LED on 11 (active low).
-        pins: &[
-            ("clk_osc", "35"),
-            ("uart_rx", "6"),
-            ("uart_tx", "9"),
-            ("led_error", "11"),
-        ],
-        led_active_low: true,
-        pll_pad: true,
-        loader_board: "ice40_generic",
-        usb_id: "0403:6010",
-        // 30 MHz from the PLL (12 MHz × 80/32): the clock digits meets with registered reads
-        // and the deep pipeline, in static timing with the MAC16 multiplies counted
-        // (flow/sta.rs; host/tests/bitstream_digits.rs holds it). `--freq` asks for another.
-        default_mhz: 30.0,
-        registered_reads: true,
-        deep_pipeline: true,
-    },
-    BoardInfo {
-        name: "alchitry-cu",
-        target: "ice40-hx8k",
-        package: "cb132",
-        speed: 0,
-        osc_mhz: 100.0,
-        // 100 MHz oscillator on P7; FT2232 UART: FPGA RX on P14, TX on M9; LED 0 on J11.
-        pins: &[
-            ("clk_osc", "P7"),
-            ("uart_rx", "P14"),
-            ("uart_tx", "M9"),
-            ("led_error", "J11"),
-        ],
-        led_active_low: false,
-        pll_pad: false,
-        loader_board: "ice40_generic",
-        usb_id: "0403:6010",
-        default_mhz: 100.0,
-        registered_reads: false,
-        deep_pipeline: false,
-    },
-    BoardInfo {
-        name: "nexys4-ddr",
-        target: "xc7a100t",
-        package: "csg324",
-        speed: 1,
-        osc_mhz: 100.0,
-        // 100 MHz on E3; FT2232 USB-UART: FPGA RX (UART_TXD_IN) C4, TX (UART_RXD_OUT) D4;
-        // LED0 on H17.
-        pins: &[
-            ("clk_osc", "E3"),
-            ("uart_rx", "C4"),
-            ("uart_tx", "D4"),
-            ("led_error", "H17"),
-        ],
-        led_active_low: false,
-        pll_pad: false,
-        loader_board: "nexys_a7_100",
-        usb_id: "0403:6010",
-        default_mhz: 100.0,
-        registered_reads: false,
-        deep_pipeline: false,
-    },
-];
-
-/// Board files whose `[fpga]` table describes the board for the flow.
-const FROM_FILES: [(&str, &str); 3] = [
-    ("ulx3s-85f", include_str!("../../boards/ulx3s-85f.toml")),
-    ("ulx3s-45f", include_str!("../../boards/ulx3s-45f.toml")),
-    ("ulx3s-12f", include_str!("../../boards/ulx3s-12f.toml")),
-];
-
 /// What a board file says about the board for the flow (the cost model reads the rest).
 #[derive(serde::Deserialize)]
 struct BoardFile {
@@ -128,7 +51,8 @@ struct BoardFile {
     registered_reads: bool,
     #[serde(default)]
     deep_pipeline: bool,
-    fpga: FpgaTable,
+    /// Absent for a board the flow does not build (an OpenCL device).
+    fpga: Option<FpgaTable>,
 }
 
 #[derive(serde::Deserialize)]
@@ -170,22 +94,29 @@ pub enum BoardError {
     NoPin { file: String, port: String },
     #[error("unknown board '{name}'; known boards: {known}")]
     Unknown { name: String, known: String },
+    #[error("board file {file}: no [fpga] table (what the FPGA flow needs: target, package, oscillator, pins)")]
+    NoFpga { file: String },
     #[error("board {board}: no resident data memory is known for {target}")]
     NoDataMemory { board: String, target: String },
 }
 
 /// A board from its board file's `[fpga]` table; `source` names the file in errors.
 pub fn from_file(source: &str, text: &str) -> Result<BoardInfo, BoardError> {
+    from_file_if_fpga(source, text)?.ok_or_else(|| BoardError::NoFpga {
+        file: source.to_string(),
+    })
+}
+
+/// [`from_file`], or `None` when the board file has no `[fpga]` table.
+fn from_file_if_fpga(source: &str, text: &str) -> Result<Option<BoardInfo>, BoardError> {
     let f: BoardFile = toml::from_str(text).map_err(|error| BoardError::Toml {
         file: source.to_string(),
         error,
     })?;
-    if let Some(extra) = f
-        .fpga
-        .pins
-        .keys()
-        .find(|k| !TOP_PORTS.contains(&k.as_str()))
-    {
+    let Some(fpga) = f.fpga else {
+        return Ok(None);
+    };
+    if let Some(extra) = fpga.pins.keys().find(|k| !TOP_PORTS.contains(&k.as_str())) {
         return Err(BoardError::NotAPort {
             file: source.to_string(),
             port: extra.clone(),
@@ -193,7 +124,7 @@ pub fn from_file(source: &str, text: &str) -> Result<BoardInfo, BoardError> {
         });
     }
     for p in TOP_PORTS {
-        if !f.fpga.pins.contains_key(p) {
+        if !fpga.pins.contains_key(p) {
             return Err(BoardError::NoPin {
                 file: source.to_string(),
                 port: p.to_string(),
@@ -202,36 +133,35 @@ pub fn from_file(source: &str, text: &str) -> Result<BoardInfo, BoardError> {
     }
     let pins: Vec<(&'static str, &'static str)> = TOP_PORTS
         .iter()
-        .map(|p| (*p, leak(f.fpga.pins[*p].clone())))
+        .map(|p| (*p, leak(fpga.pins[*p].clone())))
         .collect();
-    Ok(BoardInfo {
+    Ok(Some(BoardInfo {
         name: leak(f.name),
-        target: leak(f.fpga.target),
-        package: leak(f.fpga.package),
-        speed: f.fpga.speed,
-        osc_mhz: f.fpga.osc_mhz,
+        target: leak(fpga.target),
+        package: leak(fpga.package),
+        speed: fpga.speed,
+        osc_mhz: fpga.osc_mhz,
         pins: Box::leak(pins.into_boxed_slice()),
-        led_active_low: f.fpga.led_active_low,
-        pll_pad: f.fpga.pll_pad,
-        loader_board: leak(f.fpga.loader_board),
-        usb_id: leak(f.fpga.usb_id),
+        led_active_low: fpga.led_active_low,
+        pll_pad: fpga.pll_pad,
+        loader_board: leak(fpga.loader_board),
+        usb_id: leak(fpga.usb_id),
         default_mhz: f.clock_mhz,
         registered_reads: f.registered_reads,
         deep_pipeline: f.deep_pipeline,
-    })
+    }))
 }
 
 /// Every board the flow knows.
 pub fn boards() -> &'static [BoardInfo] {
     static ALL: OnceLock<Vec<BoardInfo>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let mut v = FIXED.to_vec();
-        for (n, t) in FROM_FILES {
-            v.push(
-                from_file(&format!("boards/{n}.toml"), t).expect("built-in board files are valid"),
-            );
-        }
-        v
+        edgeflow_core::boards::carried()
+            .filter_map(|(n, t)| {
+                from_file_if_fpga(&format!("boards/{n}.toml"), t)
+                    .expect("built-in board files are valid")
+            })
+            .collect()
     })
 }
 
@@ -356,7 +286,7 @@ mod tests {
                 assert!(l.contains(want), "{name}: {want} missing in\n{l}");
             }
         }
-        let good = FROM_FILES[0].1;
+        let good = edgeflow_core::boards::BUNDLED[0].1;
         let e = from_file("x.toml", &good.replace("led_error = \"B2\"", ""))
             .unwrap_err()
             .to_string();

@@ -3,6 +3,7 @@
 //! `boards/` directory, or in `$EDGEFLOW_BOARDS`).
 
 use crate::error::CatalogError;
+use edgeflow_core::boards::BUILT_IN;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -112,38 +113,13 @@ impl Fit {
 }
 
 impl Default for Fit {
-    /// The iCE40 UP5K fit (boards/icebreaker.toml, docs/calibration).
+    /// The iCE40 UP5K fit: boards/icebreaker.toml's `[fit]` (docs/calibration).
     fn default() -> Fit {
-        Fit {
-            logic_per_junction: 1298,
-            logic_per_lane_bit: 32,
-            logic_per_board: 455,
-            logic_serial_link: 508,
-            ff_per_board: 1155,
-            ff_per_lane_bit: 0,
-            ff_per_lut_multiplier: 159,
-            logic_error: 0.23,
-        }
+        Board::built_in("icebreaker")
+            .expect("icebreaker is built in")
+            .fit
     }
 }
-
-const BUILT_IN: [(&str, &str); 4] = [
-    ("icebreaker", include_str!("../../boards/icebreaker.toml")),
-    ("alchitry-cu", include_str!("../../boards/alchitry-cu.toml")),
-    ("nexys4-ddr", include_str!("../../boards/nexys4-ddr.toml")),
-    (
-        "opencl-device",
-        include_str!("../../boards/opencl-device.toml"),
-    ),
-];
-
-/// Board files the binary also carries, found by name from any directory but not part of
-/// the built-in set that examples and instance generators walk (`built_in_names`).
-const BUNDLED: [(&str, &str); 3] = [
-    ("ulx3s-85f", include_str!("../../boards/ulx3s-85f.toml")),
-    ("ulx3s-45f", include_str!("../../boards/ulx3s-45f.toml")),
-    ("ulx3s-12f", include_str!("../../boards/ulx3s-12f.toml")),
-];
 
 /// Names of the built-in boards.
 pub fn built_in_names() -> Vec<&'static str> {
@@ -237,9 +213,8 @@ impl Board {
 
     /// A built-in board by name.
     pub fn built_in(name: &str) -> Option<Board> {
-        let mut boards = BUILT_IN.iter().chain(&BUNDLED);
-        boards.find(|(n, _)| *n == name).map(|(n, t)| {
-            Board::from_toml_str(t, &format!("boards/{n}.toml (built in)"))
+        edgeflow_core::boards::carried_file(name).map(|t| {
+            Board::from_toml_str(t, &format!("boards/{name}.toml (built in)"))
                 .expect("built-in boards are valid")
         })
     }
@@ -315,6 +290,7 @@ impl Board {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use edgeflow_core::boards::BUNDLED;
 
     #[test]
     fn built_ins_parse() {

@@ -66,41 +66,40 @@ pub(super) fn board_files() -> Vec<String> {
 
 pub fn board_clocks(name: &str) -> Result<BoardClocks> {
     let path = boards_dir().join(format!("{name}.toml"));
-    let mut clocks = Vec::new();
-    let part;
-    if path.exists() {
+    let (text, source) = if path.exists() {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
-        let v: toml::Value = toml::from_str(&text)
-            .with_context(|| format!("board file {} is not valid TOML", path.display()))?;
-        part = v
-            .get("part")
-            .and_then(|p| p.as_str())
-            .unwrap_or("")
-            .to_string();
-        match v
-            .get("clock_mhz")
-            .and_then(|c| c.as_float().or_else(|| c.as_integer().map(|i| i as f64)))
-        {
-            Some(c) if c > 0.0 => clocks.push((c, format!("board file {}", path.display()))),
-            _ => bail!(
-                "board file {}: clock_mhz must be a positive number (MHz)",
-                path.display()
-            ),
-        }
-    } else if let Some(&(_, p, osc)) = BUILTIN_BOARDS.iter().find(|b| b.0 == name) {
-        part = p.into();
-        clocks.push((osc, "board oscillator".into()));
+        (text, format!("board file {}", path.display()))
+    } else if let Some(text) = edgeflow_core::boards::carried_file(name) {
+        (
+            text.to_string(),
+            format!("board file boards/{name}.toml (built in)"),
+        )
     } else {
         let mut known: Vec<String> = board_files();
-        known.extend(BUILTIN_BOARDS.iter().map(|b| b.0.to_string()));
+        known.extend(edgeflow_core::boards::carried().map(|b| b.0.to_string()));
         known.sort();
         known.dedup();
         bail!(
-            "unknown board '{name}': no {} and no built-in facts; known boards: {}",
+            "unknown board '{name}': no {} and no built-in board file; known boards: {}",
             path.display(),
             known.join(", ")
         );
+    };
+    let v: toml::Value =
+        toml::from_str(&text).with_context(|| format!("{source} is not valid TOML"))?;
+    let part = v
+        .get("part")
+        .and_then(|p| p.as_str())
+        .unwrap_or("")
+        .to_string();
+    let mut clocks = Vec::new();
+    match v
+        .get("clock_mhz")
+        .and_then(|c| c.as_float().or_else(|| c.as_integer().map(|i| i as f64)))
+    {
+        Some(c) if c > 0.0 => clocks.push((c, source)),
+        _ => bail!("{source}: clock_mhz must be a positive number (MHz)"),
     }
     for &(b, mhz, what) in PUBLISHED {
         if b == name {

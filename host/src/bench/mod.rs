@@ -53,13 +53,6 @@ const PUBLISHED: &[(&str, f64, &str)] = &[(
     "published design (Dey, Chugg, Beerel), 15 MHz",
 )];
 
-/// Boards known without a board file (docs/hardware.md): name, part, board oscillator MHz.
-const BUILTIN_BOARDS: &[(&str, &str, f64)] = &[
-    ("nexys4-ddr", "XC7A100T-1CSG324", 100.0),
-    ("icebreaker", "iCE40UP5K-SG48", 12.0),
-    ("alchitry-cu", "iCE40HX8K-CB132", 100.0),
-];
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Sweep {
     /// Hidden layers ×1/2 … ×16 at constant density (fan-out scales with the layer).
