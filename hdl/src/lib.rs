@@ -1,40 +1,35 @@
 //! The hardware: rust-hdl blocks of the sparse training datapath, built from a spec at run
 //! time (sizes, loop bounds, tables and constants come from the spec; widths are fixed at
-//! 16-bit values and 32-bit sums).
+//! 16-bit values and 32-bit sums). By what the hardware is: `datapath` (junctions, network,
+//! stage), `memory`, `host_link` (the word protocol and its UART transport), `resident`
+//! (training on a data set held on the board), `link` (board to board), `board` (board tops
+//! and boards), and `flow` (the FPGA tools). Each module is also reachable at the crate root.
 pub use edgeflow_core as core;
 
-pub mod act_rom;
-pub mod addr_gen;
-pub mod banked_ram;
-pub mod below;
-pub mod bp_unit;
-pub mod controller;
-pub mod copy_memory;
-pub mod data_memory;
-pub mod delta_memory;
-pub mod ff_output;
-pub mod ff_pipe;
-pub mod ff_unit;
-pub mod fixed;
+pub mod board;
+pub mod datapath;
+pub mod flow;
 pub mod host_link;
-pub mod input_lanes;
-pub mod junction;
-pub mod lane_rng;
-pub mod lanes;
 pub mod link;
-pub mod network;
-pub mod neuron_sum;
-pub mod params;
-pub mod pipe_regs;
-pub mod record_walker;
+pub mod memory;
 pub mod resident;
-pub mod resident_protocol;
-pub mod sequencer;
-pub mod stage;
-pub mod stage_port;
+pub mod sim_util;
 pub mod testing;
-pub mod up_unit;
-pub mod wiring;
+
+pub use board::{
+    board_top, boards, design, echo_standin, echo_top, ecp5_pll, ice40_pll, network_top,
+};
+pub use datapath::{
+    act_rom, addr_gen, below, bp_unit, controller, ff_output, ff_pipe, ff_unit, fixed, junction,
+    lane_rng, lanes, network, neuron_sum, params, pipe_regs, sequencer, stage, stage_port, up_unit,
+    wiring,
+};
+pub use host_link::{
+    host_stream, input_lanes, resident_protocol, uart_frames, uart_link, uart_rx, uart_sim_port,
+    uart_tx,
+};
+pub use memory::{banked_ram, copy_memory, data_memory, delta_memory};
+pub use resident::record_walker;
 
 use rust_hdl::core::prelude::*;
 
@@ -44,20 +39,4 @@ pub(crate) fn sigs<D: Direction, T: Synth>(n: usize) -> Vec<Signal<D, T>> {
 }
 
 pub use network::{verilog, verilog_lanes, Network};
-pub mod board_top;
-pub mod boards;
-pub mod echo_standin;
-pub mod echo_top;
-pub mod ecp5_pll;
-pub mod flow;
-pub mod host_stream;
-pub mod ice40_pll;
-pub mod sim_util;
-pub mod uart_frames;
-pub mod uart_link;
-pub mod uart_rx;
-pub mod uart_tx;
 pub use rust_hdl;
-pub mod design;
-pub mod network_top;
-pub mod uart_sim_port;

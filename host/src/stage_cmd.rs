@@ -1,6 +1,6 @@
 //! `edgeflow verilog --plan plan.json -o DIR`: the Verilog of every stage of a plan (module
 //! `top` in `<spec>_stage<i>.v`): the stage's junctions on the plan's schedule, with the
-//! boundary ports of hdl/src/stage.rs, each checked by yosys when it is installed.
+//! boundary ports of hdl/src/datapath/stage.rs, each checked by yosys when it is installed.
 
 use crate::report::{emit, Format};
 use crate::util::write_atomic;

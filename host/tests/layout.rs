@@ -68,3 +68,33 @@ fn reference_and_opencl_do_not_depend_on_the_hardware() {
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("rust-hdl"));
 }
+
+/// The hardware crate is split by what the hardware is: only the crate root and the test
+/// helpers sit at the top of hdl/src, every block in a folder of its kind.
+#[test]
+fn hdl_blocks_live_in_folders_by_function() {
+    let src = common::root().join("hdl/src");
+    let mut loose: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".rs"))
+        .filter(|n| !["lib.rs", "testing.rs", "sim_util.rs"].contains(&n.as_str()))
+        .collect();
+    loose.sort();
+    assert!(loose.is_empty(), "hdl/src/*.rs outside a folder: {loose:?}");
+    for folder in [
+        "datapath",
+        "memory",
+        "host_link",
+        "resident",
+        "link",
+        "board",
+        "flow",
+    ] {
+        assert!(
+            src.join(folder).join("mod.rs").is_file(),
+            "hdl/src/{folder}"
+        );
+    }
+}

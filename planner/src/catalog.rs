@@ -45,7 +45,7 @@ pub struct Board {
     /// it gets the iCE40 (LUT4) fit.
     #[serde(default)]
     pub fit: Fit,
-    /// The board builds every network with registered reads (hdl/src/boards.rs): one more
+    /// The board builds every network with registered reads (hdl/src/board/boards.rs): one more
     /// clock per block cycle than the spec as written, when the spec has none.
     #[serde(default)]
     pub registered_reads: bool,
@@ -53,7 +53,7 @@ pub struct Board {
     /// cycle, when the spec has none.
     #[serde(default)]
     pub deep_pipeline: bool,
-    /// The FPGA flow's facts (target, pins, oscillator; hdl/src/boards.rs reads them), not
+    /// The FPGA flow's facts (target, pins, oscillator; hdl/src/board/boards.rs reads them), not
     /// used by the cost model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fpga: Option<toml::Table>,

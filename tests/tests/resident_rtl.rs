@@ -1,4 +1,4 @@
-//! The resident-data network (hdl/src/resident.rs) in rust-hdl's simulation, driven through
+//! The resident-data network (hdl/src/resident/mod.rs) in rust-hdl's simulation, driven through
 //! its host link only: upload, epochs on chip, inference over resident records and the read
 //! back, against the reference model trained on the same samples in the reference's order.
 

@@ -5,6 +5,15 @@
 //! counts, read-back values) and counts each command's clocks. The block cycles themselves
 //! are the controller's (controller.rs).
 
+pub mod host_stream;
+pub mod input_lanes;
+pub mod resident_protocol;
+pub mod uart_frames;
+pub mod uart_link;
+pub mod uart_rx;
+pub mod uart_sim_port;
+pub mod uart_tx;
+
 use crate::controller::CtrlParams;
 use crate::fixed::b16;
 use rust_hdl::core::prelude::*;

@@ -6,6 +6,8 @@
 //! INFER_RESIDENT streams consecutive records and passes the predictions back. Records are
 //! unpacked here, code by code, into the network's 16-bit raw input words.
 
+pub mod record_walker;
+
 use crate::data_memory::{DataMemory, DataMemoryKind};
 use crate::network::Network;
 use crate::record_walker::RecordWalker;
