@@ -2,13 +2,13 @@
 //! time (sizes, loop bounds, tables and constants come from the spec; widths are fixed at
 //! 16-bit values and 32-bit sums). By what the hardware is: `datapath` (junctions, network,
 //! stage), `memory`, `host_link` (the word protocol and its UART transport), `resident`
-//! (training on a data set held on the board), `link` (board to board), `board` (board tops
-//! and boards), and `flow` (the FPGA tools). Each module is also reachable at the crate root.
+//! (training on a data set held on the board), `link` (board to board), `board` (board tops,
+//! the boards, their Verilator co-simulation). Each module is also reachable at the crate
+//! root. The FPGA tools are the `edgeflow-flow` crate, which knows parts, not this hardware.
 pub use edgeflow_core as core;
 
 pub mod board;
 pub mod datapath;
-pub mod flow;
 pub mod host_link;
 pub mod link;
 pub mod memory;
@@ -18,6 +18,7 @@ pub mod testing;
 
 pub use board::{
     board_top, boards, design, echo_standin, echo_top, ecp5_pll, ice40_pll, network_top,
+    pty_bridge, verilator_uart,
 };
 pub use datapath::{
     act_rom, addr_gen, below, bp_unit, controller, ff_output, ff_pipe, ff_unit, fixed, junction,

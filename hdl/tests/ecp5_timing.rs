@@ -5,12 +5,12 @@
 //! the static timing (sta.rs) finds with the multiplier's arcs from the SDF, not the one it
 //! finds with those arcs taken out: then nextpnr times the multiply and its figure is honest.
 
-use edgeflow_hdl::flow::nextpnr::{agrees, PnrResult};
-use edgeflow_hdl::flow::nextpnr_ecp5::place_route_pack;
-use edgeflow_hdl::flow::sta::{analyse, DspModel};
-use edgeflow_hdl::flow::targets::target;
-use edgeflow_hdl::flow::tools::{tool_for_test, ECPPACK, NEXTPNR_ECP5, YOSYS};
-use edgeflow_hdl::flow::yosys::synthesize;
+use edgeflow_flow::nextpnr::{agrees, PnrResult};
+use edgeflow_flow::nextpnr_ecp5::place_route_pack;
+use edgeflow_flow::sta::{analyse, DspModel};
+use edgeflow_flow::targets::target;
+use edgeflow_flow::tools::{tool_for_test, ECPPACK, NEXTPNR_ECP5, YOSYS};
+use edgeflow_flow::yosys::synthesize;
 use std::path::{Path, PathBuf};
 
 /// Operands shift in one bit a clock (few pins); the product or the XOR is registered and

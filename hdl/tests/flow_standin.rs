@@ -1,11 +1,11 @@
 //! The FPGA flow on the echo stand-in: Verilator co-simulation against the rust-hdl
 //! simulation, lint, synthesis tables and a real iCEBreaker bitstream.
 
+use edgeflow_flow::tools::{tool_for_test, ICEPACK, NEXTPNR_ICE40, VERILATOR, YOSYS};
+use edgeflow_flow::{nextpnr, targets, verilator, yosys};
 use edgeflow_hdl::boards::{board, pcf};
 use edgeflow_hdl::echo_standin::EchoStandIn;
 use edgeflow_hdl::echo_top::EchoBoardTop;
-use edgeflow_hdl::flow::tools::{tool_for_test, ICEPACK, NEXTPNR_ICE40, VERILATOR, YOSYS};
-use edgeflow_hdl::flow::{nextpnr, targets, verilator, yosys};
 use edgeflow_hdl::host_stream::run_words;
 
 use rust_hdl::prelude::*;

@@ -67,7 +67,7 @@ fn render(
     if !matches!(ext.as_str(), "svg" | "png") {
         bail!("plot file {} must end in .svg or .png", path.display());
     }
-    let tmp = edgeflow_hdl::flow::temp_beside(path, &ext)?;
+    let tmp = edgeflow_flow::temp_beside(path, &ext)?;
     // made here so an unwritable place is reported in words; the backends' own I/O errors
     // come out as debug dumps
     if let Err(e) = std::fs::File::create(&tmp) {
@@ -92,7 +92,7 @@ fn render(
         let _ = std::fs::remove_file(&tmp);
         return Err(e.context(format!("writing {}", path.display())));
     }
-    edgeflow_hdl::flow::commit_temp(&tmp, path)
+    edgeflow_flow::commit_temp(&tmp, path)
 }
 
 /// Whether a plot path asks for PNG.

@@ -4,8 +4,8 @@
 use crate::report::{emit, Format};
 use crate::ui::spinner;
 use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_flow::tools::OPENFPGALOADER;
 use edgeflow_hdl::boards::{board, BoardInfo};
-use edgeflow_hdl::flow::tools::OPENFPGALOADER;
 use std::path::Path;
 
 /// USB devices present, as `vvvv:pppp` ids, from sysfs.

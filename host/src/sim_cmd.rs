@@ -53,7 +53,7 @@ pub fn sim_cmd(
     ));
     // the waveform goes to a temporary file beside --vcd and replaces it only when complete
     let tmp = vcd
-        .map(|v| edgeflow_hdl::flow::temp_beside(v, "vcd"))
+        .map(|v| edgeflow_flow::temp_beside(v, "vcd"))
         .transpose()?;
     if let Some(t) = &tmp {
         crate::util::remove_on_interrupt(t);
@@ -61,7 +61,7 @@ pub fn sim_cmd(
     let rep = check_lanes(&spec, &data, tmp.as_deref(), lanes);
     crate::util::forget_on_interrupt();
     let rep = match (rep, &tmp, vcd) {
-        (Ok(rep), Some(t), Some(v)) => edgeflow_hdl::flow::commit_temp(t, v).map(|_| rep)?,
+        (Ok(rep), Some(t), Some(v)) => edgeflow_flow::commit_temp(t, v).map(|_| rep)?,
         (Ok(rep), _, _) => rep,
         (Err(e), t, _) => {
             if let Some(t) = t {

@@ -6,7 +6,7 @@
 use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::flow::verilator;
+use edgeflow_flow::verilator;
 use edgeflow_reference::Reference;
 use edgeflow_sim::rtl::check_stream_lanes;
 use serde_json::json;

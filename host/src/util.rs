@@ -1,6 +1,6 @@
 //! Small helpers every command shares: atomic file writes and the removal of a temporary
 //! file when a run is interrupted. (Results are printed by [`crate::report`].)
-pub use edgeflow_hdl::flow::write_atomic;
+pub use edgeflow_flow::write_atomic;
 
 /// The temporary file a long write fills (`sim --vcd`), removed if the user interrupts the
 /// run (Ctrl-C, SIGTERM), so nothing half-written is left beside the output.

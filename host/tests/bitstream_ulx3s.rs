@@ -8,7 +8,7 @@
 mod common;
 
 use common::edgeflow;
-use edgeflow_hdl::flow::tools::{tool_for_test, ECPPACK, NEXTPNR_ECP5, YOSYS};
+use edgeflow_flow::tools::{tool_for_test, ECPPACK, NEXTPNR_ECP5, YOSYS};
 
 #[test]
 fn tiny_bitstream_on_the_ulx3s_85f_reports_honest_fmax_and_ecp5_resources() {

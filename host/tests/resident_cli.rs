@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
+use edgeflow_flow::tools::{tool_for_test, VERILATOR};
 
 #[test]
 fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
@@ -103,9 +103,9 @@ fn a_set_larger_than_the_board_memory_is_refused_before_any_build() {
 
 #[test]
 fn resident_training_over_a_serial_port_equals_the_reference() {
+    use edgeflow_hdl::board::pty_bridge::PtyBridge;
     use edgeflow_hdl::boards::board;
     use edgeflow_hdl::design::Inner;
-    use edgeflow_hdl::flow::pty_bridge::PtyBridge;
     if !tool_for_test(VERILATOR) {
         return;
     }

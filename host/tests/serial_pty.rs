@@ -8,10 +8,10 @@ mod common;
 
 use common::{edgeflow_within, json_of, root, tmpdir};
 use edgeflow_core::{Spec, State};
+use edgeflow_flow::tools::{tool_for_test, VERILATOR};
+use edgeflow_hdl::board::pty_bridge::PtyBridge;
 use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::Inner;
-use edgeflow_hdl::flow::pty_bridge::PtyBridge;
-use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;

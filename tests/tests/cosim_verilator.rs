@@ -4,8 +4,8 @@
 //! bias), and those words hold the reference model's state and predictions bit for bit.
 
 use edgeflow_core::{Dataset, Encoded, Spec, State};
-use edgeflow_hdl::flow::tools::{tool_for_test, VERILATOR};
-use edgeflow_hdl::flow::verilator;
+use edgeflow_flow::tools::{tool_for_test, VERILATOR};
+use edgeflow_flow::verilator;
 use edgeflow_reference::Reference;
 use edgeflow_sim::rtl::{check_stream_lanes, random_data, random_spec, RtlSim};
 use edgeflow_tests::random_spec::{clipping_cases, product_cases};

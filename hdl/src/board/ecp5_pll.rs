@@ -138,7 +138,7 @@ mod tests {
     /// exactly (it picks the nearest output, above or below).
     #[test]
     fn dividers_match_ecppll() {
-        use crate::flow::tools::{tool_for_test, ECPPLL};
+        use edgeflow_flow::tools::{tool_for_test, ECPPLL};
         if !tool_for_test(ECPPLL) {
             return;
         }

@@ -239,7 +239,7 @@ mod tests {
         pll.connect_all();
         let v = generate_verilog(&pll);
         assert!(v.contains("div_count == 6"), "{v}");
-        if !crate::flow::tools::YOSYS.available() {
+        if !edgeflow_flow::tools::YOSYS.available() {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
                 "yosys is required under CI"
@@ -249,7 +249,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("edgeflow-divclk-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("t.v"), &v).unwrap();
-        let out = crate::flow::tools::YOSYS
+        let out = edgeflow_flow::tools::YOSYS
             .run(
                 &["-p", "read_verilog t.v; synth_ice40 -top top; stat"],
                 &dir,

@@ -10,3 +10,5 @@ pub mod echo_top;
 pub mod ecp5_pll;
 pub mod ice40_pll;
 pub mod network_top;
+pub mod pty_bridge;
+pub mod verilator_uart;

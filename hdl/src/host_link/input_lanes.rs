@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn the_verilator_harness_finds_the_lanes_in_the_top_ports() {
         let t = spec("tiny");
-        let lanes_of = crate::flow::verilator::input_lanes_of;
+        let lanes_of = edgeflow_flow::verilator::input_lanes_of;
         assert_eq!(lanes_of(&crate::verilog(&t)), 1);
         assert_eq!(lanes_of(&crate::verilog_lanes(&t, 3)), 3);
     }

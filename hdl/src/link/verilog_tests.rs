@@ -4,9 +4,9 @@
 use super::rx::LinkRx;
 use super::tx::LinkTx;
 use super::ERR_CHECKSUM;
-use crate::flow::targets::target;
-use crate::flow::tools::{tool_for_test, YOSYS};
 use crate::testing::{icarus_run, yosys_check};
+use edgeflow_flow::targets::target;
+use edgeflow_flow::tools::{tool_for_test, YOSYS};
 use rust_hdl::prelude::*;
 
 /// Both sides wired pin to pin, each on its own clock input.
@@ -101,7 +101,7 @@ fn link_sides_synthesize_for_the_ice40() {
         let dir = std::env::temp_dir().join(format!("edgeflow-link-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("top.v"), &v).unwrap();
-        let r = crate::flow::yosys::synthesize(t, &dir, "top.v", false).unwrap();
+        let r = edgeflow_flow::yosys::synthesize(t, &dir, "top.v", false).unwrap();
         let used = |res: &str| {
             r.table
                 .rows
@@ -251,13 +251,13 @@ int main(int argc, char** argv) {
 
 #[test]
 fn link_pair_runs_in_verilator_with_clocks_300_ppm_apart() {
-    use crate::flow::tools::VERILATOR;
+    use edgeflow_flow::tools::VERILATOR;
     if !tool_for_test(VERILATOR) {
         return;
     }
     let dir = std::env::temp_dir().join(format!("edgeflow-link-verilator-{}", std::process::id()));
     let harness = PAIR_HARNESS.replace("TRANSFERS", "3");
-    let h = crate::flow::verilator::build_with(
+    let h = edgeflow_flow::verilator::build_with(
         &dir,
         &generate_verilog(&pair()),
         &harness,

@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn the_spram_model_is_yosys_own() {
-        if !crate::flow::tools::tool_for_test(crate::flow::tools::YOSYS) {
+        if !edgeflow_flow::tools::tool_for_test(edgeflow_flow::tools::YOSYS) {
             return;
         }
         let m = spram_sim_model().unwrap();

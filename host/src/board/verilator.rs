@@ -4,7 +4,7 @@
 use super::hostlink::{HostLinkBoard, WordLink};
 use anyhow::{anyhow, Context, Result};
 use edgeflow_core::Spec;
-use edgeflow_hdl::flow::verilator::{build, Live};
+use edgeflow_flow::verilator::{build, Live};
 use std::thread::JoinHandle;
 
 pub struct VerilatorLink {
@@ -71,7 +71,7 @@ pub fn open_verilog(v: &str) -> Result<VerilatorLink> {
     let exe = dir.join("obj").join("harness");
     let h =
         if exe.is_file() && std::fs::read_to_string(dir.join("top.v")).ok().as_deref() == Some(v) {
-            edgeflow_hdl::flow::verilator::Harness {
+            edgeflow_flow::verilator::Harness {
                 dir: dir.clone(),
                 exe,
                 build_seconds: 0.0,
@@ -99,7 +99,7 @@ mod tests {
 
     #[test]
     fn the_echo_standin_answers_over_the_verilator_link() {
-        if !edgeflow_hdl::flow::tools::tool_for_test(edgeflow_hdl::flow::tools::VERILATOR) {
+        if !edgeflow_flow::tools::tool_for_test(edgeflow_flow::tools::VERILATOR) {
             return;
         }
         let v = inner_verilog(&Inner::Echo).unwrap();

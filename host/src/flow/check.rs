@@ -3,9 +3,9 @@
 //! what to change.
 
 use anyhow::{bail, Result};
+use edgeflow_flow::targets::ResourceTable;
 use edgeflow_hdl::boards::BoardInfo;
 use edgeflow_hdl::design::Inner;
-use edgeflow_hdl::flow::targets::ResourceTable;
 
 /// `--freq` (default: the board's clock), refused above the fastest clock the board's PLL or
 /// MMCM can make: the clock generator would silently settle for less.
@@ -57,7 +57,7 @@ fn cell_name(kind: &str) -> (String, Room) {
 /// the project's words with used, available and the percentage, then what to change. None
 /// when the log shows no such overflow (the tool's own words are then the best there is).
 pub fn pnr_overflow(log: &str, inner: &Inner, b: &BoardInfo, part: &str) -> Option<String> {
-    let over = edgeflow_hdl::flow::nextpnr::overflows(log);
+    let over = edgeflow_flow::nextpnr::overflows(log);
     let room = over
         .iter()
         .map(|o| cell_name(&o.0).1)

@@ -9,9 +9,9 @@ use super::synth::{synthesize_inner, ECP5_FMAX_KIND, LOGIC_FMAX_KIND, PNR_FMAX_K
 use crate::fit_search::Candidate;
 use crate::ui;
 use anyhow::Result;
+use edgeflow_flow::targets::{target, ResourceTable};
 use edgeflow_hdl::boards::BoardInfo;
 use edgeflow_hdl::design::Inner;
-use edgeflow_hdl::flow::targets::{target, ResourceTable};
 use edgeflow_planner::cost::{flip_flops, Net};
 use edgeflow_planner::Board;
 use serde::Serialize;

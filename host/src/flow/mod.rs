@@ -12,8 +12,8 @@ use crate::paths::Paths;
 use crate::ui::spinner;
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::Spec;
+use edgeflow_flow::verilator;
 use edgeflow_hdl::design::Inner;
-use edgeflow_hdl::flow::verilator;
 use serde_json::json;
 use std::path::Path;
 

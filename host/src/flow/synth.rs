@@ -3,11 +3,11 @@
 use super::*;
 use crate::report::{emit, Format, Written};
 use anyhow::{bail, Result};
+use edgeflow_flow::targets::{target, Target};
+use edgeflow_flow::yosys::SynthResult;
+use edgeflow_flow::{nextpnr, yosys};
 use edgeflow_hdl::boards::BoardInfo;
 use edgeflow_hdl::design::{inner_verilog, Inner};
-use edgeflow_hdl::flow::targets::{target, Target};
-use edgeflow_hdl::flow::yosys::SynthResult;
-use edgeflow_hdl::flow::{nextpnr, yosys};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -159,7 +159,7 @@ pub(super) fn synthesize_inner(
     let dir = work_dir("synth")?;
     std::fs::write(dir.path().join("top.v"), &v)?;
     let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
-    let pack = edgeflow_hdl::flow::targets::ice40_pack(t);
+    let pack = edgeflow_flow::targets::ice40_pack(t);
     let r = yosys::synthesize(t, dir.path(), "top.v", pack.is_some());
     pb.finish_and_clear();
     let mut r = match r {

@@ -64,7 +64,7 @@ pub fn verilog_cmd(a: VerilogArgs) -> Result<()> {
     }
     report["files"] = json!(files);
     let mut unwaived = 0;
-    if edgeflow_hdl::flow::tools::VERILATOR.available() {
+    if edgeflow_flow::tools::VERILATOR.available() {
         let dir = work_dir("lint")?;
         std::fs::write(dir.path().join("top.v"), &v)?;
         let l = lint_report(dir.path(), "top.v", &[])?;

@@ -1,15 +1,14 @@
 //! The FPGA flow as code: the open tools (yosys, nextpnr-ice40, icepack, nextpnr-ecp5,
 //! ecppack, verilator, openFPGALoader) run as subprocesses, their reports parsed into numbers
-//! the CLI prints.
+//! the CLI prints, and static timing over the routed delays. It knows parts (`targets`), not
+//! the hardware: edgeflow-hdl hands it Verilog text.
 
 pub mod nextpnr;
 pub mod nextpnr_ecp5;
-pub mod pty_bridge;
 pub mod sta;
 pub mod targets;
 pub mod tools;
 pub mod verilator;
-pub mod verilator_uart;
 pub mod yosys;
 
 use std::path::Path;

@@ -7,11 +7,11 @@
 //! The slave's termios is left as the kernel makes it (canonical, echo, CR/NL translation):
 //! a serial port opened without proper raw set-up corrupts the stream here as on a board.
 
-use super::verilator::Harness;
 use super::verilator_uart::{board_top_harness, spawn_harness};
 use crate::boards::BoardInfo;
 use crate::design::Inner;
 use anyhow::{bail, Context, Result};
+use edgeflow_flow::verilator::Harness;
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};

@@ -5,11 +5,11 @@
 //! as it talks to a tty: PLL (its simulation model), power-on hold, UART, word bridge and
 //! network all in the emitted Verilog.
 
-use super::verilator::{build_with, Harness};
 use crate::boards::BoardInfo;
 use crate::design::{board_top_verilog, BoardTopVerilog, Inner};
 use crate::ice40_pll::ClockSource;
 use anyhow::{anyhow, bail, Context, Result};
+use edgeflow_flow::verilator::{build_with, Harness};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
