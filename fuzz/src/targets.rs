@@ -196,7 +196,7 @@ fn link_rtl(b: &[u8]) {
         .map(|c| u16::from_le_bytes([c[0], c[1]]))
         .collect();
     TINY.with(|spec| {
-        let mut sim = edgeflow_sim::rtl::RtlSim::new(spec, None).expect("tiny builds");
+        let mut sim = edgeflow_hdl::testbench::rtl::RtlSim::new(spec, None).expect("tiny builds");
         let _ = sim.raw(&words, 0);
     });
 }

@@ -3,8 +3,10 @@
 //! 16-bit values and 32-bit sums). By what the hardware is: `datapath` (junctions, network,
 //! stage), `memory`, `host_link` (the word protocol and its UART transport), `resident`
 //! (training on a data set held on the board), `link` (board to board), `board` (board tops,
-//! the boards, their Verilator co-simulation). Each module is also reachable at the crate
-//! root. The FPGA tools are the `edgeflow-flow` crate, which knows parts, not this hardware.
+//! the boards, their Verilator co-simulation); next to them `testbench`, the RTL testbench
+//! that clocks them against the reference model. Each block module is also reachable at the
+//! crate root. The FPGA tools are the `edgeflow-flow` crate, which knows parts, not this
+//! hardware.
 pub use edgeflow_core as core;
 
 pub mod board;
@@ -14,6 +16,7 @@ pub mod link;
 pub mod memory;
 pub mod resident;
 pub mod sim_util;
+pub mod testbench;
 pub mod testing;
 
 pub use board::{

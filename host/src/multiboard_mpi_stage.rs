@@ -6,17 +6,17 @@ use crate::multiboard::{Stage, StageTiming};
 use crate::multiboard_mpi::{MpiLinks, Session};
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{LaneRng, Spec, State};
+use edgeflow_hdl::testbench::error::SimError;
+use edgeflow_hdl::testbench::rtl_stage::StageIo;
 use edgeflow_opencl::{OpenClStage, WindowIo};
 use edgeflow_planner::report::PlanFile;
 use edgeflow_reference::Schedule;
-use edgeflow_sim::error::SimError;
-use edgeflow_sim::rtl_stage::StageIo;
 use std::time::Instant;
 
 enum Backend {
     Reference(Box<Stage>),
     OpenCl(Box<OpenClStage>),
-    Rtl(Box<edgeflow_sim::rtl_stage::StageSim>),
+    Rtl(Box<edgeflow_hdl::testbench::rtl_stage::StageSim>),
 }
 
 /// The stage of one rank, with what it needs to know of the whole chain.
@@ -109,7 +109,8 @@ impl Local {
                 let mut built = spec.clone();
                 built.registered_reads |= builds[rank].0;
                 built.deep_pipeline |= builds[rank].1;
-                let mut st = edgeflow_sim::rtl_stage::StageSim::new(&built, a, b, &schedule);
+                let mut st =
+                    edgeflow_hdl::testbench::rtl_stage::StageSim::new(&built, a, b, &schedule);
                 st.load_state(&State::initial(&spec));
                 Backend::Rtl(Box::new(st))
             }

@@ -3,7 +3,7 @@
 use crate::report::{emit, Format};
 use anyhow::{bail, Context, Result};
 use edgeflow_core::{Dataset, Spec};
-use edgeflow_sim::rtl::{check_lanes, random_data};
+use edgeflow_hdl::testbench::rtl::{check_lanes, random_data};
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;

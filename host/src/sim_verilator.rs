@@ -7,8 +7,8 @@ use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Result};
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_flow::verilator;
+use edgeflow_hdl::testbench::rtl::check_stream_lanes;
 use edgeflow_reference::Reference;
-use edgeflow_sim::rtl::check_stream_lanes;
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -68,7 +68,8 @@ pub fn sim_verilator(spec: &Spec, data: &Encoded, lanes: usize, json_out: bool) 
     r.train(data);
     let mut diff = r.state.first_difference(&state, Some(&r.patterns));
     if diff.is_none() {
-        diff = edgeflow_sim::rtl::first_prediction_difference(&r.infer(data), &preds[..n]);
+        diff =
+            edgeflow_hdl::testbench::rtl::first_prediction_difference(&r.infer(data), &preds[..n]);
     }
     let cps = got.clocks as f64 / got.seconds.max(1e-9);
     let mut w = String::new();
@@ -139,7 +140,7 @@ pub fn sim_cmd(
     }
     let data = match data {
         Some("random") | None if data.is_some() || spec.layers[0] != 64 => {
-            edgeflow_sim::rtl::random_data(&spec, samples, 1)
+            edgeflow_hdl::testbench::rtl::random_data(&spec, samples, 1)
         }
         Some(d) => {
             let (ds, ..) = crate::train::load_scaled(d, None, crate::train::Scale::Fit(scale))?;

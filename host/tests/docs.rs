@@ -124,7 +124,17 @@ fn docs_describe_the_product_not_its_history() {
     ];
     let mut files = markdown_files();
     for dir in [
-        "boards", "core", "hdl", "host", "kernels", "opencl", "planner", "sim", "tests",
+        "boards",
+        "core",
+        "flow",
+        "fuzz",
+        "hdl",
+        "host",
+        "kernels",
+        "opencl",
+        "planner",
+        "reference",
+        "tests",
     ] {
         let mut stack = vec![root().join(dir)];
         while let Some(d) = stack.pop() {

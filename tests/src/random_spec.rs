@@ -90,7 +90,7 @@ learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\n{rounding
             r.next_u64() % 1000,
         );
         if let Ok(mut s) = Spec::from_toml_str(&text, &format!("random-{seed}")) {
-            s.input_bits = edgeflow_sim::rtl::random_input_bits(seed);
+            s.input_bits = edgeflow_hdl::testbench::rtl::random_input_bits(seed);
             return s;
         }
     }

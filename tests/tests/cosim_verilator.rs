@@ -6,8 +6,8 @@
 use edgeflow_core::{Dataset, Encoded, Spec, State};
 use edgeflow_flow::tools::{tool_for_test, VERILATOR};
 use edgeflow_flow::verilator;
+use edgeflow_hdl::testbench::rtl::{check_stream_lanes, random_data, random_spec, RtlSim};
 use edgeflow_reference::Reference;
-use edgeflow_sim::rtl::{check_stream_lanes, random_data, random_spec, RtlSim};
 use edgeflow_tests::random_spec::{clipping_cases, product_cases};
 use std::path::Path;
 

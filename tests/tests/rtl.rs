@@ -2,7 +2,7 @@
 //! model: every weight, bias and prediction, on the bundled specs and random specs.
 
 use edgeflow_core::{Dataset, Spec};
-use edgeflow_sim::rtl::{check, check_lanes, random_data, random_spec, RtlSim};
+use edgeflow_hdl::testbench::rtl::{check, check_lanes, random_data, random_spec, RtlSim};
 use std::path::Path;
 
 fn spec(name: &str) -> Spec {

@@ -3,7 +3,9 @@
 //! tests hold bit-exact against the reference model.
 
 use edgeflow_core::Spec;
-use edgeflow_sim::rtl::{check_stream_lanes, iverilog_run_lanes, random_data, random_spec, RtlSim};
+use edgeflow_hdl::testbench::rtl::{
+    check_stream_lanes, iverilog_run_lanes, random_data, random_spec, RtlSim,
+};
 use std::path::Path;
 
 fn same_words(spec: &Spec, samples: usize, seed: u64) {

@@ -13,8 +13,8 @@ use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::{board_top_verilog, Inner};
 use edgeflow_hdl::ecp5_pll::EHXPLLL_SIM_MODEL;
 use edgeflow_hdl::ice40_pll::ClockSource;
+use edgeflow_hdl::testbench::rtl::random_data;
 use edgeflow_reference::Reference;
-use edgeflow_sim::rtl::random_data;
 use std::time::Duration;
 
 #[test]

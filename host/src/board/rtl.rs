@@ -4,7 +4,7 @@
 use super::Board;
 use anyhow::Result;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::rtl::RtlSim;
+use edgeflow_hdl::testbench::rtl::RtlSim;
 
 pub struct RtlBoard {
     pub sim: RtlSim,

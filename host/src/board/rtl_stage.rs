@@ -7,7 +7,7 @@ use super::Board;
 use crate::multiboard::StageTiming;
 use anyhow::Result;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_sim::rtl_stage::RtlChain;
+use edgeflow_hdl::testbench::rtl_stage::RtlChain;
 use std::sync::{Arc, Mutex};
 
 pub struct RtlPipeline {

@@ -304,9 +304,9 @@ mod network_tests {
     use edgeflow_hdl::ice40_pll::ClockSource;
     use edgeflow_hdl::network::Network;
     use edgeflow_hdl::network_top::NetworkBoardTop;
+    use edgeflow_hdl::testbench::rtl::random_data;
     use edgeflow_hdl::uart_sim_port::SimUartPort;
     use edgeflow_reference::Reference;
-    use edgeflow_sim::rtl::random_data;
 
     /// The real-board path without a board: the serial transport speaks to the rust-hdl
     /// simulation of the board top (power-on hold, UART receiver and transmitter, word

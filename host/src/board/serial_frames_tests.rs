@@ -10,10 +10,10 @@ use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_hdl::ice40_pll::ClockSource;
 use edgeflow_hdl::network::Network;
 use edgeflow_hdl::network_top::NetworkBoardTop;
+use edgeflow_hdl::testbench::rtl::random_data;
 use edgeflow_hdl::uart_frames::FRAME_WORDS;
 use edgeflow_hdl::uart_sim_port::SimUartPort;
 use edgeflow_reference::Reference;
-use edgeflow_sim::rtl::random_data;
 use std::time::Duration;
 
 type SimBoard = HostLinkBoard<ByteStreamLink<SimUartPort<NetworkBoardTop>>>;

@@ -1,7 +1,7 @@
 //! A stage's boundary ports and its Verilog replayed in Icarus against the rust-hdl run.
 
 use super::*;
-use edgeflow_hdl::stage::Stage;
+use crate::stage::Stage;
 
 /// The stage's input and output ports (name, bits, value), clock excluded.
 pub fn ports(s: &Stage) -> (Vec<Port>, Vec<Port>) {
@@ -145,7 +145,7 @@ endmodule",
         outs = all_out.join(", "),
     );
     std::fs::write(dir.join("tb.v"), tb)?;
-    let text = crate::rtl::icarus(&dir)?;
+    let text = crate::testbench::rtl::icarus(&dir)?;
     let lines: Vec<&str> = text
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with("VCD") && !l.contains("$finish"))

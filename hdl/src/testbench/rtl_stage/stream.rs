@@ -5,8 +5,8 @@
 //! with neighbours that do the same the bits are the chain's.
 
 use super::StageSim;
-use crate::error::SimError;
-use edgeflow_hdl::testing::settle;
+use crate::testbench::error::SimError;
+use crate::testing::settle;
 use std::time::Instant;
 
 /// Where a stage's boundary vectors come from and go to; `n` is the sample.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::rtl::{random_data, random_spec};
+use crate::testbench::rtl::{random_data, random_spec};
 
 fn tiny() -> Spec {
     Spec::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"))
@@ -199,7 +199,7 @@ fn stage_verilog_replays_like_the_model() {
         want.train(&d);
         assert_eq!(want.state.first_difference(&got, None), None);
         for st in &chain.stages {
-            let v = edgeflow_hdl::stage::verilog(
+            let v = crate::stage::verilog(
                 &sp,
                 st.first..=st.last,
                 &chain.schedule.ff,

@@ -1,6 +1,6 @@
 //! Per-spec throughput of the RTL (one line per spec): `cargo run --release --example throughput`.
 //! Each spec runs with its automatic input lanes W (hdl::input_lanes).
-use edgeflow_sim::rtl::{check_lanes, random_data, random_spec};
+use edgeflow_hdl::testbench::rtl::{check_lanes, random_data, random_spec};
 
 fn main() {
     println!("spec        L  N0   C   W  train clk/sample  infer clk/sample  bit-exact");

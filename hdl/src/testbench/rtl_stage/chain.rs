@@ -2,8 +2,8 @@
 //! reference model under the chain's schedule.
 
 use super::*;
+use crate::testing::settle;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::testing::settle;
 use edgeflow_reference::Schedule;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -307,7 +307,8 @@ pub fn check_chain_from(
     }
     let pred = chain.run(data, false)?;
     if first_difference.is_none() {
-        first_difference = crate::rtl::first_prediction_difference(&reference.infer(data), &pred);
+        first_difference =
+            crate::testbench::rtl::first_prediction_difference(&reference.infer(data), &pred);
     }
     Ok(ChainReport {
         stages: stages.to_vec(),

@@ -5,12 +5,12 @@
 //! The clocking loop is the one rust-hdl's `Simulation` runs (update until nothing changes,
 //! toggle the clock), without its thread-per-testbench channels, which dominate its cost.
 
-use crate::error::SimError;
+use crate::host_link::*;
+use crate::input_lanes::{push_inputs, push_word, push_words};
+use crate::network::Network;
+use crate::testbench::error::SimError;
+use crate::testing::settle;
 use edgeflow_core::{Encoded, Spec, State};
-use edgeflow_hdl::host_link::*;
-use edgeflow_hdl::input_lanes::{push_inputs, push_word, push_words};
-use edgeflow_hdl::network::Network;
-use edgeflow_hdl::testing::settle;
 use rust_hdl::core::prelude::*;
 use rust_hdl::core::vcd_probe::VCDProbe;
 use std::fs::File;
@@ -50,7 +50,7 @@ impl RtlSim {
         vcd: Option<&std::path::Path>,
         lanes: usize,
     ) -> Result<RtlSim, SimError> {
-        edgeflow_hdl::input_lanes::check_lanes(spec, lanes)?;
+        crate::input_lanes::check_lanes(spec, lanes)?;
         let mut net = Box::new(Network::with_input_lanes(spec, lanes));
         net.connect_all();
         let vcd = match vcd {
@@ -508,7 +508,7 @@ pub fn iverilog_run_lanes(
         .collect();
     let nbeats = beats.len() / lanes;
     std::fs::write(dir.join("in.hex"), hex)?;
-    std::fs::write(dir.join("top.v"), edgeflow_hdl::verilog_lanes(spec, lanes))?;
+    std::fs::write(dir.join("top.v"), crate::verilog_lanes(spec, lanes))?;
     let lane_ports: String = (1..lanes)
         .map(|k| {
             format!(

@@ -1,8 +1,8 @@
 //! Why an RTL simulation could not run or finish: bad arguments, a device that stopped or
 //! answered out of protocol, or a tool (Icarus Verilog) that failed.
 
+use crate::input_lanes::LanesError;
 use edgeflow_core::state::ShapeError;
-use edgeflow_hdl::input_lanes::LanesError;
 use edgeflow_reference::ModelError;
 
 #[derive(Debug, thiserror::Error)]

@@ -17,12 +17,12 @@
 //! order of step 2 and the readout of step 1 make the hand-over happen within the block
 //! cycle, as the wires of one board would.
 
-use crate::error::SimError;
+use crate::fixed::{b16, s16, s32};
+use crate::params::JunctionParams;
+use crate::stage::Stage;
+use crate::testbench::error::SimError;
+use crate::testing::settle;
 use edgeflow_core::{Spec, State};
-use edgeflow_hdl::fixed::{b16, s16, s32};
-use edgeflow_hdl::params::JunctionParams;
-use edgeflow_hdl::stage::Stage;
-use edgeflow_hdl::testing::settle;
 use edgeflow_reference::Schedule;
 use rust_hdl::core::prelude::*;
 use std::time::Instant;
