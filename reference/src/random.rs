@@ -1,27 +1,91 @@
 //! Random valid specs and data for the RTL and cross-backend tests, deterministic in their
-//! seed so that a failing case is reproduced by its seed alone.
+//! seed so that a failing case is reproduced by its seed alone. One generator; a [`Shape`]
+//! says how large the networks may be (small for the cycle-by-cycle simulations, larger for
+//! the backends that run whole networks fast).
 
 use edgeflow_core::{Encoded, FfProducts, Spec};
+use std::ops::RangeInclusive;
 
-/// A random valid spec with 2–4 junctions for RTL tests: small layers, every pattern type,
-/// dither, activation and format chosen from `seed`.
+/// The sizes and formats random specs are drawn from.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    /// Sizes of the input layer, of hidden layers and of the output layer.
+    pub input_layers: &'static [usize],
+    pub hidden_layers: &'static [usize],
+    pub output_layers: &'static [usize],
+    /// Largest fan-out and largest number of lanes (`z`) of a junction.
+    pub max_fan_out: usize,
+    pub max_lanes: usize,
+    /// Format width and integer bits (the fraction takes the rest).
+    pub widths: RangeInclusive<u32>,
+    pub int_bits: RangeInclusive<u32>,
+    pub learning_rate_shifts: RangeInclusive<u32>,
+}
+
+impl Shape {
+    /// Layers of 4–16 neurons, at most 4 lanes of fan-out and 8 lanes: what the rust-hdl,
+    /// Icarus and Verilator simulations clock through in seconds.
+    pub const SMALL: Shape = Shape {
+        input_layers: &[4, 6, 8, 12, 16],
+        hidden_layers: &[4, 6, 8, 12, 16],
+        output_layers: &[4, 6, 8, 12, 16],
+        max_fan_out: 4,
+        max_lanes: 8,
+        widths: 8..=16,
+        int_bits: 1..=3,
+        learning_rate_shifts: 1..=4,
+    };
+    /// Inputs up to 64, any fan-out and lane count, widths of 10+ bits and small shifts (so
+    /// the updates of every junction stay above the rounding step: narrower nets stop
+    /// learning in their first junctions).
+    pub const WIDE: Shape = Shape {
+        input_layers: &[8, 12, 16, 24, 32, 48, 64],
+        hidden_layers: &[4, 6, 8, 12, 16, 24, 32],
+        output_layers: &[2, 3, 4, 8, 10],
+        max_fan_out: usize::MAX,
+        max_lanes: usize::MAX,
+        widths: 10..=16,
+        int_bits: 0..=3,
+        learning_rate_shifts: 1..=3,
+    };
+}
+
+fn draw(r: &mut edgeflow_core::rng::SplitMix64, range: &RangeInclusive<u32>) -> u32 {
+    range.start() + r.below((range.end() - range.start() + 1) as usize) as u32
+}
+
+/// A random valid spec of [`Shape::SMALL`] with 2–4 junctions.
 pub fn random_spec(seed: u64) -> Spec {
+    random_spec_of(&Shape::SMALL, seed)
+}
+
+/// A random valid spec with 2–4 junctions: pattern kind, dither and activation cycle with the
+/// seed (any 6·A consecutive seeds, A activations, cover every combination of the three);
+/// output delta, ReLU gate, FF product rule, rounding (given or by default) and input
+/// precision are drawn from the seed; layers, fan-outs, lanes and format from `shape`.
+pub fn random_spec_of(shape: &Shape, seed: u64) -> Spec {
     use edgeflow_core::fixed::{Activation, OutputDelta, ReluGate};
     use edgeflow_core::spec::{FixedSpec, PatternSpec};
     use edgeflow_core::{PatternKind, Rounding};
     let mut r = edgeflow_core::rng::SplitMix64::new(seed);
     loop {
         let l = 2 + r.below(3);
-        let sizes = [4usize, 6, 8, 12, 16];
-        let mut layers = vec![sizes[r.below(sizes.len())]];
-        for _ in 0..l {
-            layers.push(sizes[r.below(sizes.len())]);
+        let pick = |r: &mut edgeflow_core::rng::SplitMix64, v: &[usize]| v[r.below(v.len())];
+        let mut layers = vec![pick(&mut r, shape.input_layers)];
+        for j in 0..l {
+            let sizes = if j + 1 == l {
+                shape.output_layers
+            } else {
+                shape.hidden_layers
+            };
+            layers.push(pick(&mut r, sizes));
         }
         let mut fan_out = vec![];
         let mut z = vec![];
         for j in 0..l {
             let (left, right) = (layers[j], layers[j + 1]);
-            let fos: Vec<usize> = (1..=right.min(4))
+            // fan-outs giving an integer fan-in that divides the left layer
+            let fos: Vec<usize> = (1..=right.min(shape.max_fan_out))
                 .filter(|&f| (left * f) % right == 0 && left % (left * f / right) == 0)
                 .collect();
             if fos.is_empty() {
@@ -30,7 +94,7 @@ pub fn random_spec(seed: u64) -> Spec {
             let fo = fos[r.below(fos.len())];
             let fi = left * fo / right;
             let zs: Vec<usize> = (1..=left)
-                .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0) && d <= 8)
+                .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0) && d <= shape.max_lanes)
                 .collect();
             fan_out.push(fo);
             z.push(zs[r.below(zs.len())]);
@@ -38,8 +102,8 @@ pub fn random_spec(seed: u64) -> Spec {
         if fan_out.len() != l {
             continue;
         }
-        let width = 8 + r.below(9) as u32;
-        let int_bits = 1 + r.below(3) as u32;
+        let width = draw(&mut r, &shape.widths);
+        let int_bits = draw(&mut r, &shape.int_bits).min(width.saturating_sub(3));
         let spec = Spec {
             name: format!("random-{seed}"),
             layers,
@@ -50,8 +114,8 @@ pub fn random_spec(seed: u64) -> Spec {
                 int_bits,
                 frac_bits: width - 1 - int_bits,
             },
-            activation: Activation::ALL[(seed % Activation::ALL.len() as u64) as usize],
-            learning_rate_shift: 1 + r.below(4) as u32,
+            activation: Activation::ALL[(seed / 6 % Activation::ALL.len() as u64) as usize],
+            learning_rate_shift: draw(&mut r, &shape.learning_rate_shifts),
             // its own stream, so the other draws stay as they were
             output_delta: if edgeflow_core::rng::SplitMix64::derive(seed, "output-delta", 0)
                 .below(2)
@@ -73,8 +137,8 @@ pub fn random_spec(seed: u64) -> Spec {
                 [edgeflow_core::rng::SplitMix64::derive(seed, "rounding", 0).below(3)],
             pattern: PatternSpec {
                 kind: [PatternKind::Type1, PatternKind::Type2, PatternKind::Type3]
-                    [(seed / 2 % 3) as usize],
-                dither: seed / 6 % 2 == 1,
+                    [(seed % 3) as usize],
+                dither: seed / 3 % 2 == 1,
                 seed: r.below(1000) as u64,
             },
             seed: r.below(1000) as u64,

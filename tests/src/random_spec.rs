@@ -1,120 +1,16 @@
-//! Random valid specs for cross-backend tests: 2–4 junctions, every pattern kind, dither on and
-//! off, every activation, lanes both below and above the fan-in, both roundings (given or by
-//! default), and assorted fixed-point formats and input precisions. Deterministic in the seed,
-//! so a failing case is reproduced by its seed alone.
+//! Random valid specs for the cross-backend tests, and the spec variants that reach the
+//! clipping and product rules. Deterministic in the seed, so a failing case is reproduced by
+//! its seed alone.
 
-use edgeflow_core::rng::SplitMix64;
 use edgeflow_core::Spec;
+use edgeflow_reference::random::{random_spec_of, Shape};
 
-fn pick<T: Copy>(r: &mut SplitMix64, v: &[T]) -> T {
-    v[r.below(v.len())]
-}
+pub use edgeflow_reference::random::random_data;
 
-fn divisors(n: usize) -> Vec<usize> {
-    (1..=n).filter(|d| n % d == 0).collect()
-}
-
-/// The spec for `seed`. Kinds, dither and activation cycle with the seed (so any 6·A
-/// consecutive seeds, A activations, cover every combination of kind × dither × activation);
-/// sizes, fan-outs, lanes and formats are random. Every result passes `Spec` validation.
+/// The spec for `seed`: the one generator (`edgeflow_reference::random`) at
+/// [`Shape::WIDE`], for the backends that run whole networks fast.
 pub fn random_spec(seed: u64) -> Spec {
-    let mut r = SplitMix64::derive(seed, "random-spec", 0);
-    let kind = ["type1", "type2", "type3"][(seed % 3) as usize];
-    let dither = (seed / 3) % 2 == 1;
-    let acts = edgeflow_core::Activation::ALL;
-    let act = acts[(seed / 6 % acts.len() as u64) as usize].name();
-    loop {
-        let l = 2 + r.below(3);
-        let mut layers = vec![pick(&mut r, &[8, 12, 16, 24, 32, 48, 64])];
-        for _ in 1..l {
-            layers.push(pick(&mut r, &[4, 6, 8, 12, 16, 24, 32]));
-        }
-        layers.push(pick(&mut r, &[2, 3, 4, 8, 10]));
-        let mut fan_out = Vec::new();
-        let mut z = Vec::new();
-        let mut ok = true;
-        for j in 0..l {
-            let (left, right) = (layers[j], layers[j + 1]);
-            // fan-outs giving an integer fan-in that divides the left layer
-            let fos: Vec<usize> = (1..=right)
-                .filter(|&fo| (left * fo) % right == 0 && left % (left * fo / right) == 0)
-                .collect();
-            if fos.is_empty() {
-                ok = false;
-                break;
-            }
-            let fo = pick(&mut r, &fos);
-            let fi = left * fo / right;
-            let zs: Vec<usize> = divisors(left)
-                .into_iter()
-                .filter(|&zz| fi % zz == 0 || zz % fi == 0)
-                .collect();
-            // prefer lanes on the side of the fan-in the coin asks for, when such lanes exist
-            let want_more = r.below(2) == 1;
-            let side: Vec<usize> = zs
-                .iter()
-                .copied()
-                .filter(|&zz| (zz > fi) == want_more && zz != fi)
-                .collect();
-            z.push(if side.is_empty() {
-                pick(&mut r, &zs)
-            } else {
-                pick(&mut r, &side)
-            });
-            fan_out.push(fo);
-        }
-        if !ok {
-            continue;
-        }
-        let int_bits = r.below(4) as u32;
-        // widths of 10+ bits and small shifts, so the updates of every junction stay above the
-        // rounding step (narrower nets stop learning in their first junctions)
-        let width = (10 + r.below(7) as u32).max(int_bits + 3);
-        let frac = width - 1 - int_bits;
-        // its own stream, so the other draws stay as they were
-        let od = ["clipped", "plain"][SplitMix64::derive(seed, "output-delta", 0).below(2)];
-        let gate = ["clipped", "plain"][SplitMix64::derive(seed, "relu-gate", 0).below(2)];
-        let rounding = ["", "rounding = 'nearest'\n", "rounding = 'stochastic'\n"]
-            [SplitMix64::derive(seed, "rounding", 0).below(3)];
-        let products = [
-            "",
-            "ff_products = 'rounded'\n",
-            "ff_products = 'saturated'\n",
-        ][SplitMix64::derive(seed, "ff-products", 0).below(3)];
-        let text = format!(
-            "name = 'random-{seed}'\nlayers = {layers:?}\nfan_out = {fan_out:?}\nz = {z:?}\nactivation = '{act}'\n\
-learning_rate_shift = {}\noutput_delta = '{od}'\nrelu_gate = '{gate}'\n{rounding}{products}seed = {}\n[fixed]\nwidth = {width}\nint_bits = {int_bits}\nfrac_bits = {frac}\n\
-[pattern]\nkind = '{kind}'\ndither = {dither}\nseed = {}\n",
-            1 + r.below(3),
-            r.next_u64() % 1000,
-            r.next_u64() % 1000,
-        );
-        if let Ok(mut s) = Spec::from_toml_str(&text, &format!("random-{seed}")) {
-            s.input_bits = edgeflow_hdl::testbench::rtl::random_input_bits(seed);
-            return s;
-        }
-    }
-}
-
-/// Random inputs, uniform over the values of the spec's input precision in `[0, 1]` and
-/// encoded as the data sets are, and random labels: a stream of `n` samples.
-pub fn random_data(spec: &Spec, n: usize, seed: u64) -> edgeflow_core::Encoded {
-    let (f, bits) = (spec.format(), spec.input_bits());
-    let steps = 1usize << (bits - 1);
-    let mut r = SplitMix64::derive(seed, "random-data", 0);
-    let mut inputs = Vec::with_capacity(n * spec.layers[0]);
-    let mut labels = Vec::with_capacity(n);
-    for _ in 0..n {
-        for _ in 0..spec.layers[0] {
-            inputs.push(f.quantize_input(r.below(steps + 1) as f64 / steps as f64, bits));
-        }
-        labels.push(r.below(*spec.layers.last().unwrap()));
-    }
-    edgeflow_core::Encoded {
-        inputs_per_sample: spec.layers[0],
-        inputs,
-        labels,
-    }
+    random_spec_of(&Shape::WIDE, seed)
 }
 
 /// The four cases that meet the clipped rules of `fixed` steps 5 and 6: `spec` (tiny) at a
@@ -150,7 +46,7 @@ pub fn clipping_cases(spec: &Spec) -> Vec<Spec> {
 /// The two FF product rules (`fixed` step 2) where they differ: `spec` with ReLU at a range
 /// of ±2 (10 bits, 1 integer bit) and η = 1, so activations and weights grow past 1.4 within
 /// a few samples and their products past the range. Rounded first, then saturated; the two
-/// must train to different states, or no product ever left the range.
+/// must train apart ([`train_apart`]), or no product ever left the range.
 pub fn product_cases(spec: &Spec) -> Vec<Spec> {
     use edgeflow_core::{Activation, FfProducts};
     [FfProducts::Rounded, FfProducts::Saturated]
@@ -168,6 +64,28 @@ pub fn product_cases(spec: &Spec) -> Vec<Spec> {
             s
         })
         .collect()
+}
+
+/// Data for [`product_cases`]: `n` samples with every input at 1.0 and random labels, so the
+/// first junction's activations are as large as inputs make them.
+pub fn product_data(case: &Spec, n: usize, seed: u64) -> edgeflow_core::Encoded {
+    let mut d = random_data(case, n, seed);
+    d.inputs
+        .fill(case.format().quantize_input(1.0, case.input_bits()));
+    d
+}
+
+/// Whether `a` and `b` train `data` to different states after some prefix of it: the rule in
+/// which they differ applied. (Their final states alone can meet again, when both saturate.)
+pub fn train_apart(a: &Spec, b: &Spec, data: &edgeflow_core::Encoded) -> bool {
+    use edgeflow_reference::Reference;
+    (1..=data.labels.len()).any(|n| {
+        let prefix = data.select(&(0..n).collect::<Vec<_>>());
+        let (mut ra, mut rb) = (Reference::new(a), Reference::new(b));
+        ra.train(&prefix);
+        rb.train(&prefix);
+        ra.state.sha256() != rb.state.sha256()
+    })
 }
 
 #[cfg(test)]
