@@ -12,10 +12,17 @@ pub fn root() -> PathBuf {
 }
 
 fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
-    // an empty report cache of our own: the user's kept synthesis reports must not change
-    // what the bench projects in a test, and tests must not add to them
-    let reports =
-        std::env::temp_dir().join(format!("edgeflow-test-reports-{}", std::process::id()));
+    // an empty report cache of each test's own: the user's kept synthesis reports must not
+    // change what the bench projects in a test, tests must not add to them, and tests that
+    // share a binary must not see each other's (libtest names a test's thread after it)
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let reports = std::env::temp_dir().join(format!(
+        "edgeflow-test-reports-{}-{test}",
+        std::process::id()
+    ));
     let mut c = Command::new(env!("CARGO_BIN_EXE_edgeflow"));
     c.args(args)
         .env("EDGEFLOW_REPORTS", &reports)

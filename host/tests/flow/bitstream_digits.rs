@@ -5,9 +5,7 @@
 //! nextpnr's view of the SB_MAC16s, and the honest Fmax (the multiplies put back) decides
 //! whether the clock is met.
 
-mod common;
-
-use common::{edgeflow, have, root};
+use crate::common::{edgeflow, have, root};
 
 /// The honest Fmax (static timing with the SB_MAC16 multiplies) digits must reach: the
 /// iCEBreaker's default clock. It needs registered reads and the deep pipeline, as the board

@@ -3,9 +3,7 @@
 //! file for the clock), the spec it writes against the input line by line, its refusals,
 //! and `--verify` through the real flow.
 
-mod common;
-
-use common::{have, ok_json, path_str, refused, root, tmpdir};
+use crate::common::{have, ok_json, path_str, refused, root, tmpdir};
 use serde_json::Value;
 use std::path::Path;
 
@@ -154,7 +152,7 @@ fn tiny_on_icebreaker_is_the_fastest_of_every_z_that_fits() {
         for z2 in 1..=16u64 {
             let f = d.join(format!("t{z1}-{z2}.toml"));
             std::fs::write(&f, variant(&text, &[z1, z2], rr, dp)).unwrap();
-            let o = common::edgeflow(&["spec", "check", path_str(&f), "--json"]);
+            let o = crate::common::edgeflow(&["spec", "check", path_str(&f), "--json"]);
             if !o.status.success() {
                 continue;
             }

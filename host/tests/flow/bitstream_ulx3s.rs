@@ -5,9 +5,7 @@
 //! whether the clock is met, and the part's LUT4, FF, MULT18X18D and DP16KD counts; the
 //! deploy command for the board is checked as a dry run.
 
-mod common;
-
-use common::edgeflow;
+use crate::common::edgeflow;
 use edgeflow_flow::tools::{tool_for_test, ECPPACK, NEXTPNR_ECP5, YOSYS};
 
 #[test]

@@ -2,9 +2,7 @@
 //! and nextpnr-ice40 cannot place (tiny at z = [2, 2] on the iCEBreaker) fails in the
 //! project's words: which cells ran out, needed against available, and what to change.
 
-mod common;
-
-use common::{have, ok_json, path_str, root, tmpdir, write_mode};
+use crate::common::{have, ok_json, path_str, root, tmpdir, write_mode};
 
 #[test]
 fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
@@ -19,11 +17,11 @@ fn a_design_nextpnr_cannot_place_is_explained_and_cost_said_so() {
     assert!(text.contains("z = [2, 2]"));
     std::fs::write(&spec, text).unwrap();
     let s = spec.to_str().unwrap();
-    let cost = common::ok_json(&["cost", "--spec", s, "--board", "icebreaker", "--json"]);
+    let cost = crate::common::ok_json(&["cost", "--spec", s, "--board", "icebreaker", "--json"]);
     // not called fitting: over the part, or within the model's error of it
     assert_ne!(cost["fits"], true, "{cost}");
     let out = d.join("out");
-    let o = common::edgeflow(&[
+    let o = crate::common::edgeflow(&[
         "bitstream",
         "--spec",
         s,
@@ -171,7 +169,7 @@ fn cost_names_every_resource_over_the_board() {
         );
     }
     // the text says it, each resource with its numbers, and the run is still a success
-    let o = common::edgeflow(&args);
+    let o = crate::common::edgeflow(&args);
     assert!(o.status.success(), "{o:?}");
     let text = String::from_utf8_lossy(&o.stdout);
     let verdict = text.lines().last().unwrap();

@@ -1,9 +1,7 @@
 //! The FPGA-flow commands from the outside: exit codes, files, messages. The stand-in design
 //! (hidden `--standin echo`) exercises the flow where the network is not needed.
 
-mod common;
-
-use common::have;
+use crate::common::have;
 use std::process::Command;
 
 fn edgeflow(args: &[&str]) -> (bool, String, String) {

@@ -2,9 +2,7 @@
 //! with the board's package and pins, icepack. The echo stand-in keeps it to seconds; the
 //! iCEBreaker path builds the whole digits network (bitstream_digits.rs).
 
-mod common;
-
-use common::{have, ok_json, tmpdir};
+use crate::common::{have, ok_json, tmpdir};
 
 #[test]
 fn alchitry_cu_bitstream_is_built_pinned_and_meets_100_mhz() {
