@@ -7,9 +7,10 @@
 //! a block cycle never pauses before its last clock, so every neuron of a pass lands within
 //! the block cycle of `C + 2` clocks.
 
-use crate::fixed::b16;
+use crate::pipe_regs::PipeRegs;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct FfPipe {
@@ -21,8 +22,8 @@ pub struct FfPipe {
     /// Two clocks later.
     pub done: Signal<Out, Bit>,
     pub r: Vec<Signal<Out, Bits<16>>>,
-    /// (done, r) one, two, … clocks after the input.
-    _s: Box<Vec<(bool, Vec<u64>)>>,
+    /// One register stage per clock of delay: the flag and the rows.
+    pub stage: Vec<PipeRegs>,
 }
 
 impl FfPipe {
@@ -33,70 +34,63 @@ impl FfPipe {
             r_in: crate::sigs(groups),
             done: Default::default(),
             r: crate::sigs(groups),
-            _s: Box::new(vec![(false, vec![0; groups]); 2]),
+            stage: (0..2).map(|_| PipeRegs::new(1, groups)).collect(),
         }
     }
 
     /// `depth` clocks instead of two (the deep pipeline registers the sum once more).
     pub fn with_depth(mut self, depth: usize) -> FfPipe {
         let g = self.r.len();
-        self._s = Box::new(vec![(false, vec![0; g]); depth]);
+        self.stage = (0..depth).map(|_| PipeRegs::new(1, g)).collect();
         self
+    }
+
+    /// The stages in a chain: the input into the first, each into the next, the last out.
+    fn wire<W: Wires<Self>>(groups: usize, depth: usize, w: &mut W) {
+        let clock = at!(w, clock);
+        for s in 0..depth {
+            w.set(to!(stage[s].clock), clock.clone());
+            if s == 0 {
+                w.set(to!(stage[s].bit_in[0]), at!(w, done_in));
+            } else {
+                w.set(to!(stage[s].bit_in[0]), at!(w, stage[s - 1].bit[0]));
+            }
+            for q in 0..groups {
+                let v = if s == 0 {
+                    at!(w, r_in[q])
+                } else {
+                    at!(w, stage[s - 1].word[q])
+                };
+                w.set(to!(stage[s].word_in[q]), v);
+            }
+        }
+        w.set(to!(done), at!(w, stage[depth - 1].bit[0]));
+        for q in 0..groups {
+            w.set(to!(r[q]), at!(w, stage[depth - 1].word[q]));
+        }
     }
 }
 
 impl Logic for FfPipe {
     fn update(&mut self) {
-        let g = self.r.len();
-        if self.clock.pos_edge() {
-            let s = &mut *self._s;
-            s.rotate_right(1);
-            s[0] = (
-                self.done_in.val(),
-                (0..g).map(|q| self.r_in[q].val().to_u64()).collect(),
-            );
-        }
-        let last = self._s.last().unwrap();
-        self.done.next = last.0;
-        for q in 0..g {
-            self.r[q].next = b16(last.1[q] as i32);
-        }
+        let (g, d) = (self.r.len(), self.stage.len());
+        Self::wire(g, d, &mut Sim(self));
     }
     fn connect(&mut self) {
-        self.done.connect();
-        self.r.iter_mut().for_each(|x| x.connect());
+        let (g, d) = (self.r.len(), self.stage.len());
+        Self::wire(g, d, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
-        let (g, d) = (self.r.len(), self._s.len());
-        let mut v = String::new();
-        for s in 1..=d {
-            let _ = writeln!(v, "reg done{s};\ninitial done{s} = 1'b0;");
-            for q in 0..g {
-                let _ = writeln!(v, "reg [15:0] r{s}_{q};\ninitial r{s}_{q} = 16'd0;");
-            }
-        }
-        v += "always @(posedge clock) begin\n    done1 <= done_in;\n";
-        for q in 0..g {
-            let _ = writeln!(v, "    r1_{q} <= r_in${q};");
-        }
-        for s in 2..=d {
-            let _ = writeln!(v, "    done{s} <= done{};", s - 1);
-            for q in 0..g {
-                let _ = writeln!(v, "    r{s}_{q} <= r{}_{q};", s - 1);
-            }
-        }
-        let _ = writeln!(v, "end\nalways @(*) begin\n    done = done{d};");
-        for q in 0..g {
-            let _ = writeln!(v, "    r${q} = r{d}_{q};");
-        }
-        v += "end\n";
-        Verilog::Custom(v)
+        let mut t = Text::default();
+        Self::wire(self.r.len(), self.stage.len(), &mut t);
+        t.verilog("")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixed::b16;
     use crate::testing::{settle, tick, yosys_check};
 
     #[test]

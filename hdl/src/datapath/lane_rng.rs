@@ -4,9 +4,66 @@
 //! host write of the weights (`restart`) puts every lane back at its seed, as setting the
 //! weights does in the reference model.
 
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use edgeflow_core::rounding::LaneRng;
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
+use rust_hdl::widgets::dff_setup;
+use rust_hdl::widgets::prelude::DFF;
+
+/// One lane's xorshift32 generator (13, 17, 5): wiring and XOR gates, written for rust-hdl to
+/// simulate and to emit as Verilog from the same `update`.
+#[derive(LogicBlock)]
+pub struct LaneGenerator {
+    pub clock: Signal<In, Clock>,
+    pub advance: Signal<In, Bit>,
+    pub restart: Signal<In, Bit>,
+    /// The state stepped once: the word this clock's update uses.
+    pub word: Signal<Out, Bits<32>>,
+    seed: Constant<Bits<32>>,
+    /// The state XOR the seed: it starts at zero (as rust-hdl's flip-flops do), so the state
+    /// starts at the seed, and a restart is a synchronous clear.
+    offset: DFF<Bits<32>>,
+    state: Signal<Local, Bits<32>>,
+    /// The first and second xorshift steps of the state.
+    shifted: Signal<Local, Bits<32>>,
+    twice: Signal<Local, Bits<32>>,
+    next: Signal<Local, Bits<32>>,
+}
+
+impl LaneGenerator {
+    pub fn new(seed: u32) -> LaneGenerator {
+        LaneGenerator {
+            clock: Default::default(),
+            advance: Default::default(),
+            restart: Default::default(),
+            word: Default::default(),
+            seed: Constant::new((seed as u64).into()),
+            offset: Default::default(),
+            state: Default::default(),
+            shifted: Default::default(),
+            twice: Default::default(),
+            next: Default::default(),
+        }
+    }
+}
+
+impl Logic for LaneGenerator {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, offset);
+        self.state.next = self.offset.q.val() ^ self.seed.val();
+        self.shifted.next = self.state.val() ^ (self.state.val() << 13);
+        self.twice.next = self.shifted.val() ^ (self.shifted.val() >> 17);
+        self.next.next = self.twice.val() ^ (self.twice.val() << 5);
+        self.word.next = self.next.val();
+        if self.restart.val() {
+            self.offset.d.next = 0.into();
+        } else if self.advance.val() {
+            self.offset.d.next = self.next.val() ^ self.seed.val();
+        }
+    }
+}
 
 #[derive(LogicBlock)]
 pub struct LaneStreams {
@@ -17,71 +74,48 @@ pub struct LaneStreams {
     pub restart: Signal<In, Bit>,
     /// Per lane, the word this clock's update uses: the generator's state stepped once.
     pub word: Vec<Signal<Out, Bits<32>>>,
-    _seeds: Vec<u32>,
-    _state: Vec<u32>,
+    pub lane: Vec<LaneGenerator>,
 }
 
 impl LaneStreams {
     /// The lanes of junction `junction` (global index) with `lanes` lanes, for a spec seed.
     pub fn new(seed: u64, junction: usize, lanes: usize) -> LaneStreams {
-        let seeds: Vec<u32> = (0..lanes)
-            .map(|l| LaneRng::seeded(seed, junction, l).0)
-            .collect();
         LaneStreams {
             clock: Default::default(),
             advance: Default::default(),
             restart: Default::default(),
             word: crate::sigs(lanes),
-            _state: seeds.clone(),
-            _seeds: seeds,
+            lane: (0..lanes)
+                .map(|l| LaneGenerator::new(LaneRng::seeded(seed, junction, l).0))
+                .collect(),
         }
     }
-}
 
-fn step(x: u32) -> u32 {
-    LaneRng(x).next_word()
+    /// Every lane's generator on the shared controls, its word out.
+    fn wire<W: Wires<Self>>(lanes: usize, w: &mut W) {
+        let (clock, advance, restart) = (at!(w, clock), at!(w, advance), at!(w, restart));
+        for l in 0..lanes {
+            w.set(to!(lane[l].clock), clock.clone());
+            w.set(to!(lane[l].advance), advance.clone());
+            w.set(to!(lane[l].restart), restart.clone());
+            w.set(to!(word[l]), at!(w, lane[l].word));
+        }
+    }
 }
 
 impl Logic for LaneStreams {
     fn update(&mut self) {
-        if self.clock.pos_edge() {
-            if self.restart.val() {
-                self._state.clone_from(&self._seeds);
-            } else if self.advance.val() {
-                for s in self._state.iter_mut() {
-                    *s = step(*s);
-                }
-            }
-        }
-        for (o, &s) in self.word.iter_mut().zip(self._state.iter()) {
-            o.next = Bits::<32>::from(step(s) as u64);
-        }
+        let lanes = self.lane.len();
+        Self::wire(lanes, &mut Sim(self));
     }
     fn connect(&mut self) {
-        self.word.iter_mut().for_each(|x| x.connect());
+        let lanes = self.lane.len();
+        Self::wire(lanes, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
-        let mut v = String::new();
-        if self._seeds.is_empty() {
-            return Verilog::Custom(v);
-        }
-        for (l, seed) in self._seeds.iter().enumerate() {
-            // xorshift32 (13, 17, 5): wiring and XOR gates only
-            let _ = writeln!(
-                v,
-                "reg [31:0] s_{l};\ninitial s_{l} = 32'd{seed};\n\
-                 wire [31:0] t_{l} = s_{l} ^ (s_{l} << 13);\n\
-                 wire [31:0] u_{l} = t_{l} ^ (t_{l} >> 17);\n\
-                 wire [31:0] n_{l} = u_{l} ^ (u_{l} << 5);\n\
-                 always @(posedge clock) if (restart) s_{l} <= 32'd{seed}; else if (advance) s_{l} <= n_{l};"
-            );
-        }
-        v += "always @(*) begin\n";
-        for l in 0..self._seeds.len() {
-            let _ = writeln!(v, "    word${l} = n_{l};");
-        }
-        v += "end\n";
-        Verilog::Custom(v)
+        let mut t = Text::default();
+        Self::wire(self.lane.len(), &mut t);
+        t.verilog("")
     }
 }
 
@@ -126,20 +160,14 @@ mod tests {
     /// The Verilog steps and restarts as the model does (Icarus).
     #[test]
     fn verilog_matches_the_model() {
-        let s = LaneStreams::new(3, 1, 2);
-        let module = match s.hdl() {
-            Verilog::Custom(body) => format!(
-                "module lanes(input clock, input advance, input restart, output reg [31:0] word$0, output reg [31:0] word$1);\n{body}endmodule\n"
-            ),
-            _ => unreachable!(),
-        };
+        let module = generate_verilog_unchecked(&LaneStreams::new(3, 1, 2));
         // advance on cycles 0-4, restart on 5, advance on 6-7
         let tb = format!(
             "{module}
 module tb;
 reg clock = 0; reg advance = 0; reg restart = 0;
 wire [31:0] w0; wire [31:0] w1;
-lanes d(.clock(clock), .advance(advance), .restart(restart), .word$0(w0), .word$1(w1));
+top d(.clock(clock), .advance(advance), .restart(restart), .word$0(w0), .word$1(w1));
 integer i;
 initial begin
   for (i = 0; i < 8; i = i + 1) begin

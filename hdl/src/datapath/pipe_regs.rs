@@ -2,8 +2,10 @@
 //! junction puts one between BP's delta and the BP contribution / UP update (junction/),
 //! so the path from a memory read on the falling edge ends at this register.
 
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
+use rust_hdl::widgets::prelude::DFF;
 
 #[derive(LogicBlock)]
 pub struct PipeRegs {
@@ -12,7 +14,9 @@ pub struct PipeRegs {
     pub word_in: Vec<Signal<In, Bits<16>>>,
     pub bit: Vec<Signal<Out, Bit>>,
     pub word: Vec<Signal<Out, Bits<16>>>,
-    _s: Box<(Vec<bool>, Vec<Bits<16>>)>,
+    /// A flip-flop per bit and per word: rust-hdl's own, which starts at zero.
+    pub bit_reg: Vec<DFF<Bit>>,
+    pub word_reg: Vec<DFF<Bits<16>>>,
 }
 
 impl PipeRegs {
@@ -23,60 +27,40 @@ impl PipeRegs {
             word_in: crate::sigs(words),
             bit: crate::sigs(bits),
             word: crate::sigs(words),
-            _s: Box::new((vec![false; bits], vec![Bits::<16>::default(); words])),
+            bit_reg: (0..bits).map(|_| DFF::default()).collect(),
+            word_reg: (0..words).map(|_| DFF::default()).collect(),
+        }
+    }
+
+    /// Every input into its flip-flop, every flip-flop to its output.
+    fn wire<W: Wires<Self>>(bits: usize, words: usize, w: &mut W) {
+        let clock = at!(w, clock);
+        for i in 0..bits {
+            w.set(to!(bit_reg[i].clock), clock.clone());
+            w.set(to!(bit_reg[i].d), at!(w, bit_in[i]));
+            w.set(to!(bit[i]), at!(w, bit_reg[i].q));
+        }
+        for i in 0..words {
+            w.set(to!(word_reg[i].clock), clock.clone());
+            w.set(to!(word_reg[i].d), at!(w, word_in[i]));
+            w.set(to!(word[i]), at!(w, word_reg[i].q));
         }
     }
 }
 
 impl Logic for PipeRegs {
     fn update(&mut self) {
-        if self.clock.pos_edge() {
-            self._s.0 = self.bit_in.iter().map(|x| x.val()).collect();
-            self._s.1 = self.word_in.iter().map(|x| x.val()).collect();
-        }
-        for (o, &v) in self.bit.iter_mut().zip(self._s.0.iter()) {
-            o.next = v;
-        }
-        for (o, &v) in self.word.iter_mut().zip(self._s.1.iter()) {
-            o.next = v;
-        }
+        let (b, n) = (self.bit.len(), self.word.len());
+        Self::wire(b, n, &mut Sim(self));
     }
     fn connect(&mut self) {
-        self.bit.iter_mut().for_each(|x| x.connect());
-        self.word.iter_mut().for_each(|x| x.connect());
+        let (b, n) = (self.bit.len(), self.word.len());
+        Self::wire(b, n, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
-        let (nb, nw) = (self.bit.len(), self.word.len());
-        let mut v = String::new();
-        for i in 0..nb {
-            let _ = writeln!(v, "reg b_{i};");
-        }
-        for i in 0..nw {
-            let _ = writeln!(v, "reg [15:0] w_{i};");
-        }
-        v += "initial begin\n";
-        for i in 0..nb {
-            let _ = writeln!(v, "    b_{i} = 1'b0;");
-        }
-        for i in 0..nw {
-            let _ = writeln!(v, "    w_{i} = 16'd0;");
-        }
-        v += "end\nalways @(posedge clock) begin\n";
-        for i in 0..nb {
-            let _ = writeln!(v, "    b_{i} <= bit_in${i};");
-        }
-        for i in 0..nw {
-            let _ = writeln!(v, "    w_{i} <= word_in${i};");
-        }
-        v += "end\nalways @(*) begin\n";
-        for i in 0..nb {
-            let _ = writeln!(v, "    bit${i} = b_{i};");
-        }
-        for i in 0..nw {
-            let _ = writeln!(v, "    word${i} = w_{i};");
-        }
-        v += "end\n";
-        Verilog::Custom(v)
+        let mut t = Text::default();
+        Self::wire(self.bit.len(), self.word.len(), &mut t);
+        t.verilog("")
     }
 }
 

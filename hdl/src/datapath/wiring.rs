@@ -270,6 +270,9 @@ pub struct Text(String);
 
 impl Text {
     pub fn finish(self) -> String {
+        if self.0.is_empty() {
+            return String::new();
+        }
         format!("always @(*) begin\n{}end\n", self.0)
     }
 
