@@ -1,18 +1,12 @@
-//! The lanes: `z` multiply-round units working side by side, one per edge of the clock
-//! (`w_e · a_k` in FF). Each lane is FF's product of the contract (`Format::ff_product`):
-//! rounded, and under `ff_products = "saturated"` also saturated as in
-//! [`crate::fixed::MulRoundSat`]; a rounded product has `Format::product_bits` bits and
-//! travels sign-extended on a 32-bit bus. With registered products (`with_registered`) each
-//! lane's product is held for a clock (in the Verilog before the rounding shift and
-//! saturation, so the register is the MAC16's own output register) and `p` is the previous
-//! clock's. With selects (`with_selects`, the FF of junction 1 when the inputs have one bit:
-//! `a` is 0 or 1.0) a lane is `a ? w : 0`, which is the product there under either rule
-//! (`Spec::input_selects`), and no multiplier is built.
+//! The lanes: `z` FF products side by side, one per edge of the clock (`w_e · a_k`), each a
+//! [`LaneProduct`]: the contract's product (`Format::ff_product`), registered with registered
+//! products (`with_registered`), a select with one-bit inputs (`with_selects`).
 
-use crate::fixed::{b32, s16};
+use crate::fixed::LaneProduct;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use edgeflow_core::fixed::{FfProducts, Format};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct Lanes {
@@ -21,12 +15,7 @@ pub struct Lanes {
     pub a: Vec<Signal<In, Bits<16>>>,
     /// Each lane's product, sign-extended.
     pub p: Vec<Signal<Out, Bits<32>>>,
-    _f: Format,
-    _products: FfProducts,
-    /// The registered products (empty without registered products).
-    _q: Vec<i32>,
-    /// Lanes select `w` by `a`'s 1.0 bit instead of multiplying.
-    _select: bool,
+    pub lane: Vec<LaneProduct>,
 }
 
 impl Lanes {
@@ -36,119 +25,54 @@ impl Lanes {
             w: crate::sigs(z),
             a: crate::sigs(z),
             p: crate::sigs(z),
-            _f: f,
-            _products: products,
-            _q: vec![],
-            _select: false,
+            lane: (0..z).map(|_| LaneProduct::new(f, products)).collect(),
         }
     }
 
-    /// Selects in place of multipliers; only for operands `a` of 0 or 1.0 in a format that
-    /// holds 1.0 (`int_bits ≥ 1`).
+    /// Selects in place of multipliers (see [`LaneProduct::with_select`]).
     pub fn with_selects(mut self, select: bool) -> Lanes {
-        assert!(
-            !select || self._f.int_bits >= 1,
-            "1.0 saturates: no selects"
-        );
-        self._select = select;
+        self.lane = self
+            .lane
+            .into_iter()
+            .map(|l| l.with_select(select))
+            .collect();
         self
     }
 
     pub fn with_registered(mut self, registered: bool) -> Lanes {
-        self._q = if registered {
-            vec![0; self.p.len()]
-        } else {
-            vec![]
-        };
+        self.lane = self
+            .lane
+            .into_iter()
+            .map(|l| l.with_registered(registered))
+            .collect();
         self
+    }
+
+    /// Each lane's operands in, its product out.
+    fn wire<W: Wires<Self>>(z: usize, w: &mut W) {
+        let clock = at!(w, clock);
+        for l in 0..z {
+            w.set(to!(lane[l].clock), clock.clone());
+            w.set(to!(lane[l].w), at!(w, w[l]));
+            w.set(to!(lane[l].a), at!(w, a[l]));
+            w.set(to!(p[l]), at!(w, lane[l].p));
+        }
     }
 }
 
 impl Logic for Lanes {
     fn update(&mut self) {
-        let one_bit = self._f.frac_bits as usize;
-        let now = |l: usize| {
-            if !self._select {
-                let (w, a) = (s16(self.w[l].val()), s16(self.a[l].val()));
-                self._f.ff_product(self._products, w, a)
-            } else if self.a[l].val().get_bit(one_bit) {
-                s16(self.w[l].val())
-            } else {
-                0
-            }
-        };
-        if self._q.is_empty() {
-            for l in 0..self.p.len() {
-                self.p[l].next = b32(now(l) as i64);
-            }
-            return;
-        }
-        if self.clock.pos_edge() {
-            self._q = (0..self.p.len()).map(now).collect();
-        }
-        for l in 0..self.p.len() {
-            self.p[l].next = b32(self._q[l] as i64);
-        }
+        let z = self.lane.len();
+        Self::wire(z, &mut Sim(self));
     }
     fn connect(&mut self) {
-        for x in self.p.iter_mut() {
-            x.connect();
-        }
+        let z = self.lane.len();
+        Self::wire(z, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
-        if self._select {
-            return Verilog::Custom(self.select_verilog());
-        }
-        let mut v = crate::fixed::verilog_functions(self._f, 0);
-        if !self._q.is_empty() {
-            for l in 0..self.p.len() {
-                let _ = writeln!(v, "reg signed [31:0] q_{l};\ninitial q_{l} = 32'sd0;\nalways @(posedge clock) q_{l} <= mul_raw(w${l}, a${l});");
-            }
-        }
-        // the functions return signed values, which the 32-bit bus takes sign-extended
-        let (now, held) = match self._products {
-            FfProducts::Rounded => ("mul_r", "rs"),
-            FfProducts::Saturated => ("mul_rs", "sat_rs"),
-        };
-        v += "always @(*) begin\n";
-        for l in 0..self.p.len() {
-            if self._q.is_empty() {
-                let _ = writeln!(v, "    p${l} = {now}(w${l}, a${l});");
-            } else {
-                let _ = writeln!(v, "    p${l} = {held}(q_{l});");
-            }
-        }
-        v += "end\n";
-        Verilog::Custom(v)
-    }
-}
-
-impl Lanes {
-    /// The Verilog of the selects: `a`'s 1.0 bit gates `w`, registered like a product with
-    /// registered products.
-    fn select_verilog(&self) -> String {
-        let one_bit = self._f.frac_bits;
-        let sel = |l: usize| format!("(a${l}[{one_bit}] ? w${l} : 16'd0)");
-        let mut v = String::new();
-        for l in 0..self.p.len() {
-            let _ = writeln!(v, "reg [15:0] q_{l};");
-            if !self._q.is_empty() {
-                let _ = writeln!(
-                    v,
-                    "initial q_{l} = 16'd0;\nalways @(posedge clock) q_{l} <= {};",
-                    sel(l)
-                );
-            }
-        }
-        v += "always @(*) begin\n";
-        for l in 0..self.p.len() {
-            if self._q.is_empty() {
-                let _ = writeln!(v, "    q_{l} = {};", sel(l));
-            }
-            let _ = writeln!(v, "    p${l} = {{{{16{{q_{l}[15]}}}}, q_{l}}};");
-        }
-        v += "end\n";
-        v
+        let mut t = Text::default();
+        Self::wire(self.lane.len(), &mut t);
+        t.verilog("")
     }
 }
 
