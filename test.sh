@@ -56,7 +56,7 @@ install_missing() {
 
 install_missing "${build_need[@]}"
 
-# the build, in the background while the test tools install; its output is shown when done
+# the build, in the background while the test tools install; its log is shown if it fails
 features=(--workspace --release --features edgeflow/mpi)
 mkdir -p target
 build_log=target/test-build.log

@@ -232,3 +232,15 @@ pub fn toy_chain(dir: &Path) -> (String, String, String) {
     );
     (spec, boards, data)
 }
+
+/// The slowest clock's achieved Fmax in a nextpnr `--report` JSON (MHz).
+pub fn nextpnr_fmax(report: &Path) -> f64 {
+    let text = std::fs::read_to_string(report).unwrap();
+    let np: Value = serde_json::from_str(&text).unwrap();
+    np["fmax"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no fmax in {}", report.display()))
+        .values()
+        .map(|c| c["achieved"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min)
+}

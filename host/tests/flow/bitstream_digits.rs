@@ -75,16 +75,7 @@ fn digits_bitstream_fits_the_up5k_and_its_honest_fmax_is_checked_against_the_clo
     }
 
     // nextpnr's own figure, read from the report it wrote (not from edgeflow's parse of it)
-    let np: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(d.join("digits-icebreaker-nextpnr-report.json")).unwrap(),
-    )
-    .unwrap();
-    let nextpnr = np["fmax"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|c| c["achieved"].as_f64().unwrap())
-        .fold(f64::INFINITY, f64::min);
+    let nextpnr = crate::common::nextpnr_fmax(&d.join("digits-icebreaker-nextpnr-report.json"));
     let f = |k: &str| {
         v[k].as_f64()
             .unwrap_or_else(|| panic!("no number {k} in {v}"))

@@ -58,16 +58,7 @@ fn tiny_bitstream_on_the_ulx3s_85f_reports_honest_fmax_and_ecp5_resources() {
     );
 
     // nextpnr's own figure, read from the report it wrote
-    let np: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(d.join("tiny-ulx3s-85f-nextpnr-report.json")).unwrap(),
-    )
-    .unwrap();
-    let nextpnr = np["fmax"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|c| c["achieved"].as_f64().unwrap())
-        .fold(f64::INFINITY, f64::min);
+    let nextpnr = crate::common::nextpnr_fmax(&d.join("tiny-ulx3s-85f-nextpnr-report.json"));
     let f = |k: &str| {
         v[k].as_f64()
             .unwrap_or_else(|| panic!("no number {k} in {v}"))
