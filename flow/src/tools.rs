@@ -133,23 +133,27 @@ impl Tool {
     /// the end of the log, where the tools put the reason.
     pub fn run(&self, args: &[&str], dir: &Path, log: &Path) -> Result<String> {
         let exe = self.require()?;
-        let out = Command::new(exe)
+        // the tool writes its log as it runs, so a long place and route can be followed
+        // (`tail -f`) while it works
+        let file = std::fs::File::create(log)
+            .with_context(|| format!("cannot write {}", log.display()))?;
+        let status = Command::new(exe)
             .args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
-            .output()
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .status()
             .with_context(|| format!("cannot start {}", self.program))?;
-        let mut text = String::from_utf8_lossy(&out.stdout).to_string();
-        text += &String::from_utf8_lossy(&out.stderr);
-        std::fs::write(log, &text).with_context(|| format!("cannot write {}", log.display()))?;
-        if !out.status.success() {
+        let text = String::from_utf8_lossy(&std::fs::read(log).unwrap_or_default()).to_string();
+        if !status.success() {
             let tail: Vec<&str> = text.lines().rev().take(25).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             bail!(
                 "{} {} failed ({}); full log: {}\n{}",
                 self.program,
                 args.join(" "),
-                out.status,
+                status,
                 log.display(),
                 tail.join("\n")
             );

@@ -7,6 +7,7 @@ pub mod addr_gen;
 pub mod below;
 pub mod bp_unit;
 pub mod controller;
+pub mod copy_pointer;
 pub mod ff_output;
 pub mod ff_pipe;
 pub mod ff_unit;

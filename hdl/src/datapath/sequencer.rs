@@ -6,9 +6,11 @@
 //! `a_ff + 1`, UP reads `a_ff + up_offset` (sample `t - (2L-1-j)`); σ′ is written to `s_w`
 //! and read back by the previous junction's BP from `s_w + 1`.
 
-use crate::fixed::b16;
+use crate::below::Below;
 use crate::params::JunctionParams;
 use rust_hdl::core::prelude::*;
+use rust_hdl::widgets::dff_setup;
+use rust_hdl::widgets::prelude::DFF;
 
 #[derive(LogicBlock)]
 pub struct Sequencer {
@@ -39,13 +41,61 @@ pub struct Sequencer {
     pub a_up: Signal<Out, Bits<16>>,
     pub s_w: Signal<Out, Bits<16>>,
     pub s_r: Signal<Out, Bits<16>>,
-    _p: Box<JunctionParams>,
-    _s: [usize; 4],
+    /// The clock within the current right neuron (`0..clocks_per_neuron`).
+    sub: DFF<Bits<16>>,
+    /// The current row of right neurons.
+    neuron_row: DFF<Bits<16>>,
+    /// FF's activation copy, XOR its value at the start of a stream (so that the flip-flops
+    /// start at zero as rust-hdl's do, and a restart is a synchronous clear). The copy the
+    /// previous junction writes is the next.
+    act_copy: DFF<Bits<16>>,
+    /// The σ′ copy written now, XOR its start value; the previous junction's BP reads the
+    /// next.
+    sp_copy: DFF<Bits<16>>,
+    /// The registers' widths as masks on every value they hold or derive: the bits above are
+    /// constant zero, and yosys removes them (16-bit counters cost carry chains the iCE40
+    /// UP5K cannot spare).
+    sub_bits: Constant<Bits<16>>,
+    row_bits: Constant<Bits<16>>,
+    act_bits: Constant<Bits<16>>,
+    sp_bits: Constant<Bits<16>>,
+    last_sub_index: Constant<Bits<16>>,
+    last_bias_row: Constant<Bits<16>>,
+    bias_rows: Constant<Bits<16>>,
+    last_act_copy: Constant<Bits<16>>,
+    last_sp_copy: Constant<Bits<16>>,
+    act_start: Constant<Bits<16>>,
+    sp_start: Constant<Bits<16>>,
+    /// `(a + up_offset) mod act_copies` is `a - up_wrap` from `up_wrap` on, else
+    /// `a + up_offset`.
+    up_offset: Constant<Bits<16>>,
+    up_wrap: Constant<Bits<16>>,
+    /// `k` is within the pass, `k + 1` too; the host's row is a weight row, a bias row.
+    k_in_pass: Below,
+    next_in_pass: Below,
+    host_weight_row: Below,
+    host_bias_row: Below,
+    active: Signal<Local, Bit>,
+    act: Signal<Local, Bits<16>>,
+    sp: Signal<Local, Bits<16>>,
+    act_next: Signal<Local, Bits<16>>,
+    sp_next: Signal<Local, Bits<16>>,
+    row_next: Signal<Local, Bits<16>>,
+    row_kept: Signal<Local, Bits<16>>,
 }
 
 impl Sequencer {
     pub fn new(p: &JunctionParams) -> Sequencer {
-        let mut s = Sequencer {
+        let (a0, s0) = (
+            (-(p.ff_offset as i64)).rem_euclid(p.act_copies as i64) as u64,
+            (1 - p.ff_offset as i64).rem_euclid(p.sp_copies as i64) as u64,
+        );
+        let bias_rows = p.bias_rows();
+        // a mask of the bits that hold 0..=max
+        let bits = |max: usize| (1u64 << (usize::BITS - max.leading_zeros()).max(1)) - 1;
+        let c = |v: u64| Constant::new(v.into());
+        let up = (p.up_offset % p.act_copies) as u64;
+        Sequencer {
             clock: Default::default(),
             adv: Default::default(),
             last: Default::default(),
@@ -70,230 +120,128 @@ impl Sequencer {
             a_up: Default::default(),
             s_w: Default::default(),
             s_r: Default::default(),
-            _p: Box::new(p.clone()),
-            _s: [0; 4],
-        };
-        let (a, w) = s.start_pointers();
-        s._s[2] = a;
-        s._s[3] = w;
-        s
-    }
-
-    /// Copy pointers at the start of a stream (block cycle 0).
-    pub fn start_pointers(&self) -> (usize, usize) {
-        let p = &self._p;
-        (
-            (-(p.ff_offset as i64)).rem_euclid(p.act_copies as i64) as usize,
-            (1 - p.ff_offset as i64).rem_euclid(p.sp_copies as i64) as usize,
-        )
-    }
-
-    /// Sub-clock and row after this clock.
-    fn next_sub_row(&self) -> (usize, usize) {
-        let [sub, row, _, _] = self._s;
-        if self.last.val() {
-            (0, 0)
-        } else if self.adv.val() && self.k.val().index() < self._p.clocks {
-            // past the end of the pass (a shorter junction waits for the block cycle to end)
-            // the counters stand still, so `row` never exceeds the bias rows
-            if sub + 1 == self._p.clocks_per_neuron {
-                (0, row + 1)
-            } else {
-                (sub + 1, row)
-            }
-        } else {
-            (sub, row)
+            sub: Default::default(),
+            neuron_row: Default::default(),
+            act_copy: Default::default(),
+            sp_copy: Default::default(),
+            sub_bits: c(bits(p.clocks_per_neuron - 1)),
+            row_bits: c(bits(bias_rows)),
+            act_bits: c(bits(p.act_copies - 1)),
+            sp_bits: c(bits(p.sp_copies - 1)),
+            last_sub_index: c(p.clocks_per_neuron as u64 - 1),
+            last_bias_row: c(bias_rows as u64 - 1),
+            bias_rows: c(bias_rows as u64),
+            last_act_copy: c(p.act_copies as u64 - 1),
+            last_sp_copy: c(p.sp_copies as u64 - 1),
+            act_start: c(a0),
+            sp_start: c(s0),
+            up_offset: c(up),
+            up_wrap: c(p.act_copies as u64 - up),
+            k_in_pass: Below::new(p.clocks),
+            next_in_pass: Below::new(p.clocks - 1),
+            host_weight_row: Below::new(p.clocks),
+            host_bias_row: Below::new(bias_rows),
+            active: Default::default(),
+            act: Default::default(),
+            sp: Default::default(),
+            act_next: Default::default(),
+            sp_next: Default::default(),
+            row_next: Default::default(),
+            row_kept: Default::default(),
         }
     }
 }
 
 impl Logic for Sequencer {
+    #[hdl_gen]
     fn update(&mut self) {
-        let (clocks, act_copies, sp_copies, up_offset, bias_rows) = (
-            self._p.clocks,
-            self._p.act_copies,
-            self._p.sp_copies,
-            self._p.up_offset,
-            self._p.bias_rows(),
-        );
-        if self.clock.pos_edge() {
-            let (sub, row) = self.next_sub_row();
-            let (mut a_ff, mut s_w) = (self._s[2], self._s[3]);
-            if self.restart.val() {
-                (a_ff, s_w) = self.start_pointers();
-            } else if self.last.val() {
-                a_ff = (a_ff + 1) % act_copies;
-                s_w = (s_w + 1) % sp_copies;
-            }
-            self._s = [sub, row, a_ff, s_w];
+        dff_setup!(self, clock, sub, neuron_row, act_copy, sp_copy);
+        self.k_in_pass.a.next = self.k.val();
+        self.next_in_pass.a.next = self.k.val();
+        self.host_weight_row.a.next = self.h_addr.val();
+        self.host_bias_row.a.next = self.h_addr.val();
+        self.active.next = self.adv.val() & self.k_in_pass.ok.val();
+        self.run_ff.next = self.active.val() & self.ff_en.val();
+        self.run_bp.next = self.active.val() & self.bp_en.val();
+        self.first.next = self.sub.q.val() == 0;
+        self.last_sub.next = self.sub.q.val() == self.last_sub_index.val();
+        self.row.next = self.neuron_row.q.val();
+        // the next neuron's row (wrapping past the last), or this one (0 past the bias rows)
+        self.row_next.next = (self.neuron_row.q.val() + 1) & self.row_bits.val();
+        if self.neuron_row.q.val() >= self.last_bias_row.val() {
+            self.row_next.next = 0.into();
         }
-        let [sub, row, a_ff, s_w] = self._s;
-        let k = self.k.val().index();
-        let active = self.adv.val() && k < clocks;
-        self.run_ff.next = active && self.ff_en.val();
-        self.run_bp.next = active && self.bp_en.val();
-        self.first.next = sub == 0;
-        self.last_sub.next = sub + 1 == self._p.clocks_per_neuron;
-        self.row.next = b16(row as i32);
-        let (_, nrow) = self.next_sub_row();
-        let (wa, ba) = if self.h_sel.val() {
-            let h = self.h_addr.val().index();
-            (h, h)
+        self.row_kept.next = self.neuron_row.q.val();
+        if self.neuron_row.q.val() >= self.bias_rows.val() {
+            self.row_kept.next = 0.into();
+        }
+        // past the end of the pass (a shorter junction waits for the block cycle to end)
+        // the counters stand still, so the row never exceeds the bias rows
+        if self.last.val() {
+            self.sub.d.next = 0.into();
+            self.neuron_row.d.next = 0.into();
+        } else if self.active.val() {
+            if self.sub.q.val() == self.last_sub_index.val() {
+                self.sub.d.next = 0.into();
+                self.neuron_row.d.next = (self.neuron_row.q.val() + 1) & self.row_bits.val();
+            } else {
+                self.sub.d.next = (self.sub.q.val() + 1) & self.sub_bits.val();
+            }
+        }
+        // the sequencer's own rows are in range; only the host's row is checked
+        self.w_ok.next = !self.h_sel.val() | self.host_weight_row.ok.val();
+        self.b_ok.next = !self.h_sel.val() | self.host_bias_row.ok.val();
+        if self.h_sel.val() {
+            self.waddr.next = self.h_addr.val();
+            self.baddr.next = self.h_addr.val();
         } else if self.step.val() {
             // past the end of the pass the RAMs read row 0
-            (
-                if k + 1 < clocks { k + 1 } else { 0 },
-                if nrow < bias_rows { nrow } else { 0 },
-            )
-        } else {
-            (0, 0)
-        };
-        self.waddr.next = b16(wa as i32);
-        self.baddr.next = b16(ba as i32);
-        let h = self.h_sel.val();
-        self.w_ok.next = !h || wa < clocks;
-        self.b_ok.next = !h || ba < bias_rows;
-        self.a_ff.next = b16(a_ff as i32);
-        self.a_w.next = b16(((a_ff + 1) % act_copies) as i32);
-        self.a_up.next = b16(((a_ff + up_offset) % act_copies) as i32);
-        self.s_w.next = b16(s_w as i32);
-        self.s_r.next = b16(((s_w + 1) % sp_copies) as i32);
-    }
-    fn connect(&mut self) {
-        self.run_ff.connect();
-        self.run_bp.connect();
-        self.first.connect();
-        self.last_sub.connect();
-        self.row.connect();
-        self.waddr.connect();
-        self.baddr.connect();
-        self.w_ok.connect();
-        self.b_ok.connect();
-        self.a_ff.connect();
-        self.a_w.connect();
-        self.a_up.connect();
-        self.s_w.connect();
-        self.s_r.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        let p = &self._p;
-        let (a0, s0) = self.start_pointers();
-        let (c, cpn, br, ka, ks) = (
-            p.clocks,
-            p.clocks_per_neuron,
-            p.bias_rows(),
-            p.act_copies,
-            p.sp_copies,
-        );
-        // Exact register widths: yosys keeps a register's declared width, and 16-bit
-        // counters with 16-bit comparisons cost carry chains an iCE40 UP5K cannot spare.
-        let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
-        let (sw_, rw_, aw, pw) = (bits(cpn - 1), bits(br), bits(ka - 1), bits(ks - 1));
-        let pad = |w: u32, e: &str| {
-            if w >= 16 {
-                e.to_string()
-            } else {
-                format!("{{{}'d0, {e}}}", 16 - w)
+            self.waddr.next = 0.into();
+            if self.next_in_pass.ok.val() {
+                self.waddr.next = self.k.val() + 1;
             }
-        };
-        Verilog::Custom(crate::below::with_guards(&format!(
-            "
-reg [{sm}:0] sub;
-reg [{rm}:0] rw;
-reg [{am}:0] aff;
-reg [{pm}:0] sw;
-reg [{sm}:0] nsub;
-reg [{rm}:0] nrow;
-reg [{am}:0] aw1;
-reg [{am}:0] aup;
-reg [{pm}:0] sr1;
-reg [15:0] wnext;
-reg [{rm}:0] rinc;
-reg [{rm}:0] rkeep;
-initial begin
-    sub = {sw_}'d0; rw = {rw_}'d0; aff = {aw}'d{a0}; sw = {pw}'d{s0};
-end
-always @(*) begin
-    nsub = sub;
-    nrow = rw;
-    if (last) begin
-        nsub = {sw_}'d0;
-        nrow = {rw_}'d0;
-    end else if (adv && (k < 16'd{c})) begin
-        if (sub == {sw_}'d{cm}) begin
-            nsub = {sw_}'d0;
-            nrow = rw + {rw_}'d1;
-        end else nsub = sub + {sw_}'d1;
-    end
-    run_ff = adv && (k < 16'd{c}) && ff_en;
-    run_bp = adv && (k < 16'd{c}) && bp_en;
-    first = (sub == {sw_}'d0);
-    last_sub = (sub == {sw_}'d{cm});
-    row = {row16};
-    // the prefetch addresses' arithmetic on registers only, the control signals last
-    wnext = (k < 16'd{cm1}) ? k + 16'd1 : 16'd0;
-    rinc = (rw < {rw_}'d{brm1}) ? rw + {rw_}'d1 : {rw_}'d0;
-    rkeep = (rw < {rw_}'d{br}) ? rw : {rw_}'d0;
-    // the sequencer's own rows are in range; only the host's row is checked
-    w_ok = h_sel ? (h_addr < 16'd{c}) : 1'b1;
-    b_ok = h_sel ? (h_addr < 16'd{br}) : 1'b1;
-    if (h_sel) begin
-        waddr = h_addr;
-        baddr = h_addr;
-    end else if (step) begin
-        waddr = wnext;
-        baddr = (sub == {sw_}'d{cm} && (k < 16'd{c})) ? {rinc16} : {rkeep16};
-    end else begin
-        waddr = 16'd0;
-        baddr = 16'd0;
-    end
-    aw1 = (aff == {aw}'d{kam}) ? {aw}'d0 : aff + {aw}'d1;
-    aup = (aff >= {aw}'d{upw}) ? aff - {aw}'d{upw} : aff + {aw}'d{uo};
-    sr1 = (sw == {pw}'d{ksm}) ? {pw}'d0 : sw + {pw}'d1;
-    a_ff = {aff16};
-    a_w = {aw16};
-    a_up = {aup16};
-    s_w = {sw16};
-    s_r = {sr16};
-end
-always @(posedge clock) begin
-    sub <= nsub;
-    rw <= nrow;
-    if (restart) begin
-        aff <= {aw}'d{a0};
-        sw <= {pw}'d{s0};
-    end else if (last) begin
-        aff <= aw1;
-        sw <= sr1;
-    end
-end
-",
-            sm = sw_ - 1,
-            rm = rw_ - 1,
-            am = aw - 1,
-            pm = pw - 1,
-            kam = ka - 1,
-            ksm = ks - 1,
-            upw = ka - p.up_offset % ka,
-            row16 = pad(rw_, "rw"),
-            rinc16 = pad(rw_, "rinc"),
-            rkeep16 = pad(rw_, "rkeep"),
-            cm1 = c - 1,
-            brm1 = br - 1,
-            aff16 = pad(aw, "aff"),
-            aw16 = pad(aw, "aw1"),
-            aup16 = pad(aw, "aup"),
-            sw16 = pad(pw, "sw"),
-            sr16 = pad(pw, "sr1"),
-            cm = cpn - 1,
-            uo = p.up_offset,
-        )))
+            self.baddr.next = self.row_kept.val();
+            if (self.sub.q.val() == self.last_sub_index.val()) & self.k_in_pass.ok.val() {
+                self.baddr.next = self.row_next.val();
+            }
+        } else {
+            self.waddr.next = 0.into();
+            self.baddr.next = 0.into();
+        }
+        // the copy pointers rotate once per block cycle, as a `CopyPointer` does; written
+        // out here, the activation read address maps one LUT level shallower on the iCE40
+        self.act.next = (self.act_copy.q.val() ^ self.act_start.val()) & self.act_bits.val();
+        self.sp.next = (self.sp_copy.q.val() ^ self.sp_start.val()) & self.sp_bits.val();
+        self.act_next.next = (self.act.val() + 1) & self.act_bits.val();
+        if self.act.val() == self.last_act_copy.val() {
+            self.act_next.next = 0.into();
+        }
+        self.sp_next.next = (self.sp.val() + 1) & self.sp_bits.val();
+        if self.sp.val() == self.last_sp_copy.val() {
+            self.sp_next.next = 0.into();
+        }
+        self.a_up.next = (self.act.val() + self.up_offset.val()) & self.act_bits.val();
+        if self.act.val() >= self.up_wrap.val() {
+            self.a_up.next = (self.act.val() - self.up_wrap.val()) & self.act_bits.val();
+        }
+        self.a_ff.next = self.act.val();
+        self.a_w.next = self.act_next.val();
+        self.s_w.next = self.sp.val();
+        self.s_r.next = self.sp_next.val();
+        if self.restart.val() {
+            self.act_copy.d.next = 0.into();
+            self.sp_copy.d.next = 0.into();
+        } else if self.last.val() {
+            self.act_copy.d.next = self.act_next.val() ^ self.act_start.val();
+            self.sp_copy.d.next = self.sp_next.val() ^ self.sp_start.val();
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixed::b16;
     use crate::testing::{settle, tick, yosys_check};
     use edgeflow_core::Spec;
 

@@ -11,11 +11,15 @@
 //!   cycle. The link carries them saturated to the value format (the next board saturates
 //!   them, as BP would); BP reads them sign-extended.
 //!
-//! Reads are combinational, like the junction memories they replace.
+//! Both are rotating-copy memories (copy_memory.rs; the sums in one copy) on a copy pointer
+//! (copy_pointer.rs), wired here once. Reads are combinational in the model, like the
+//! junction memories they replace.
 
-use crate::fixed::{b16, b32, s16};
+use crate::copy_memory::CopyMemory;
+use crate::copy_pointer::CopyPointer;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct RightPort {
@@ -34,12 +38,13 @@ pub struct RightPort {
     pub rd_addr: Vec<Signal<In, Bits<16>>>,
     pub rd_acc: Vec<Signal<Out, Bits<32>>>,
     pub rd_sp: Vec<Signal<Out, Bits<16>>>,
-    _size: usize,
-    _copies: usize,
-    _start: usize,
-    _ptr: usize,
-    _sp: Vec<i32>,
-    _d: Vec<i64>,
+    /// σ′: `stale + 1` copies, one write port per FF port (port `q` writes the neurons
+    /// `≡ q` modulo the ports, as FF finishes them).
+    pub sp_mem: CopyMemory,
+    /// The delta sums of the sample BP handles next: one copy.
+    pub sum_mem: CopyMemory,
+    /// σ′ is written to `copy` and read from `next_copy`, `stale` block cycles later.
+    pub pointer: CopyPointer,
 }
 
 impl RightPort {
@@ -61,104 +66,62 @@ impl RightPort {
             rd_addr: crate::sigs(ports),
             rd_acc: crate::sigs(ports),
             rd_sp: crate::sigs(ports),
-            _size: size,
-            _copies: copies,
-            _start: start,
-            _ptr: start,
-            _sp: vec![0; copies * size],
-            _d: vec![0; size],
+            sp_mem: CopyMemory::new(copies, size, ports, ports),
+            sum_mem: CopyMemory::new(1, size, ports, 1),
+            pointer: CopyPointer::new(copies, start),
+        }
+    }
+
+    fn wire<W: Wires<Self>>(ports: usize, w: &mut W) {
+        let clock = at!(w, clock);
+        w.set(to!(sp_mem.clock), clock.clone());
+        w.set(to!(sum_mem.clock), clock.clone());
+        w.set(to!(pointer.clock), clock);
+        w.set(to!(pointer.rotate), at!(w, last));
+        w.set(to!(pointer.restart), at!(w, restart));
+        let zero = w.lit(0, "16'd0");
+        w.set(to!(sum_mem.wr_en[0]), at!(w, d_we));
+        w.set(to!(sum_mem.wr_copy[0]), zero.clone());
+        w.set(to!(sum_mem.wr_addr[0]), at!(w, d_addr));
+        w.set(to!(sum_mem.wr_data[0]), at!(w, d_data));
+        for q in 0..ports {
+            w.set(to!(sp_mem.wr_en[q]), at!(w, sp_en[q]));
+            w.set(to!(sp_mem.wr_copy[q]), at!(w, pointer.copy));
+            w.set(to!(sp_mem.wr_addr[q]), at!(w, sp_addr[q]));
+            w.set(to!(sp_mem.wr_data[q]), at!(w, sp_data[q]));
+            w.set(to!(sp_mem.rd_copy[q]), at!(w, pointer.next_copy));
+            w.set(to!(sp_mem.rd_addr[q]), at!(w, rd_addr[q]));
+            w.set(to!(rd_sp[q]), at!(w, sp_mem.rd_data[q]));
+            w.set(to!(sum_mem.rd_copy[q]), zero.clone());
+            w.set(to!(sum_mem.rd_addr[q]), at!(w, rd_addr[q]));
+            // BP reads the sums sign-extended
+            let sum = at!(w, sum_mem.rd_data[q]);
+            let wide = w.concat16(&w.sign_fill16(&sum), &sum);
+            w.set(to!(rd_acc[q]), wide);
         }
     }
 }
 
 impl Logic for RightPort {
     fn update(&mut self) {
-        let (n, k) = (self._size, self._copies);
-        if self.clock.pos_edge() {
-            for q in 0..self.sp_en.len() {
-                let a = self.sp_addr[q].val().index();
-                if self.sp_en[q].val() && a < n {
-                    self._sp[self._ptr * n + a] = s16(self.sp_data[q].val());
-                }
-            }
-            let a = self.d_addr.val().index();
-            if self.d_we.val() && a < n {
-                self._d[a] = s16(self.d_data.val()) as i64;
-            }
-            if self.restart.val() {
-                self._ptr = self._start;
-            } else if self.last.val() {
-                self._ptr = (self._ptr + 1) % k;
-            }
-        }
-        let rp = (self._ptr + 1) % k;
-        for q in 0..self.rd_addr.len() {
-            let a = self.rd_addr[q].val().index();
-            let (acc, sp) = if a < n {
-                (self._d[a], self._sp[rp * n + a])
-            } else {
-                (0, 0)
-            };
-            self.rd_acc[q].next = b32(acc);
-            self.rd_sp[q].next = b16(sp);
-        }
+        let ports = self.rd_addr.len();
+        Self::wire(ports, &mut Sim(self));
     }
-
     fn connect(&mut self) {
-        self.rd_acc.iter_mut().for_each(|x| x.connect());
-        self.rd_sp.iter_mut().for_each(|x| x.connect());
+        let ports = self.rd_addr.len();
+        Self::wire(ports, &mut Connect(self));
     }
-
     fn hdl(&self) -> Verilog {
-        let (n, k, s0) = (self._size, self._copies, self._start);
-        let mut v = format!(
-            "reg [15:0] ptr;
-reg [15:0] rp;
-reg [15:0] sp_mem [0:{spm}];
-reg signed [15:0] d_mem [0:{dm}];
-integer i;
-initial begin
-    ptr = 16'd{s0};
-    for (i = 0; i < {spn}; i = i + 1) sp_mem[i] = 16'd0;
-    for (i = 0; i < {n}; i = i + 1) d_mem[i] = 16'sd0;
-end
-always @(*) begin
-    rp = (ptr + 16'd1 == 16'd{k}) ? 16'd0 : ptr + 16'd1;
-",
-            spm = k * n - 1,
-            spn = k * n,
-            dm = n - 1,
-        );
-        for q in 0..self.rd_addr.len() {
-            let _ = writeln!(
-                v,
-                "    rd_acc${q} = (rd_addr${q} < 16'd{n}) ? {{{{16{{d_mem[rd_addr${q}][15]}}}}, d_mem[rd_addr${q}]}} : 32'd0;
-    rd_sp${q} = (rd_addr${q} < 16'd{n}) ? sp_mem[rp * 16'd{n} + rd_addr${q}] : 16'd0;"
-            );
-        }
-        let _ = writeln!(
-            v,
-            "end
-always @(posedge clock) begin
-    if (restart) ptr <= 16'd{s0};
-    else if (last) ptr <= (ptr + 16'd1 == 16'd{k}) ? 16'd0 : ptr + 16'd1;
-    if (d_we && (d_addr < 16'd{n})) d_mem[d_addr] <= d_data;"
-        );
-        for q in 0..self.sp_en.len() {
-            let _ = writeln!(
-                v,
-                "    if (sp_en${q} && (sp_addr${q} < 16'd{n})) sp_mem[ptr * 16'd{n} + sp_addr${q}] <= sp_data${q};"
-            );
-        }
-        v += "end\n";
-        Verilog::Custom(crate::below::with_guards(&v))
+        let mut t = Text::default();
+        Self::wire(self.rd_addr.len(), &mut t);
+        t.verilog("")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixed::s32;
+    use crate::fixed::{b16, s16, s32};
     use crate::testing::{settle, tick, yosys_check};
 
     /// σ′ written in block cycle `t` comes back `stale` block cycles later, sums written

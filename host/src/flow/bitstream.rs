@@ -244,14 +244,15 @@ pub(super) fn place_route(
         });
     }
     let pb = spinner(&format!(
-        "{} at {:.2} MHz, {}, static timing",
+        "{} at {:.2} MHz, {}, static timing (log: {})",
         if ecp5 {
             "nextpnr-ecp5"
         } else {
             "nextpnr-ice40"
         },
         top.mhz,
-        if ecp5 { "ecppack" } else { "icepack" }
+        if ecp5 { "ecppack" } else { "icepack" },
+        dir.path().join("nextpnr.log").display()
     ));
     let p = if ecp5 {
         nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, seed)
