@@ -10,10 +10,15 @@
 //! product, before the rounding shift and saturation: the MAC16's output register), and the
 //! junction feeds `dq` from `delta` itself instead of its own register.
 
-use crate::fixed::{b16, b32, mul, s16, s32, sat};
-use edgeflow_core::fixed::{hidden_delta, Activation, Format};
+//!
+//! Each is a format-width leaf of `fixed`, wired here once: a `RightDelta` per group and a
+//! `LaneProduct` (rounded and saturated) per lane.
+
+use crate::fixed::{LaneProduct, RightDelta};
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
+use edgeflow_core::fixed::{Activation, FfProducts, Format};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct BpUnit {
@@ -26,12 +31,11 @@ pub struct BpUnit {
     pub dq: Vec<Signal<In, Bits<16>>>,
     pub delta: Vec<Signal<Out, Bits<16>>>,
     pub contrib: Vec<Signal<Out, Bits<32>>>,
-    _f: Format,
-    _act: Activation,
-    _output_layer: bool,
+    /// Per group: its right delta.
+    pub right: Vec<RightDelta>,
+    /// Per lane: its contribution `w · dq`.
+    pub product: Vec<LaneProduct>,
     _lpg: usize,
-    /// With registered products: the registered deltas and contributions.
-    _reg: Option<Box<(Vec<i32>, Vec<i32>)>>,
 }
 
 impl BpUnit {
@@ -51,139 +55,69 @@ impl BpUnit {
             dq: crate::sigs(groups),
             delta: crate::sigs(groups),
             contrib: crate::sigs(z),
-            _f: f,
-            _act: right_act,
-            _output_layer: output_layer,
+            right: (0..groups)
+                .map(|_| RightDelta::new(f, right_act, output_layer))
+                .collect(),
+            product: (0..z)
+                .map(|_| LaneProduct::new(f, FfProducts::Saturated))
+                .collect(),
             _lpg: lanes_per_group,
-            _reg: None,
         }
     }
 
     pub fn with_registered(mut self, registered: bool) -> BpUnit {
-        self._reg =
-            registered.then(|| Box::new((vec![0; self.delta.len()], vec![0; self.contrib.len()])));
+        self.right = self
+            .right
+            .into_iter()
+            .map(|r| r.with_registered(registered))
+            .collect();
+        self.product = self
+            .product
+            .into_iter()
+            .map(|p| p.with_registered(registered))
+            .collect();
         self
+    }
+
+    fn wire<W: Wires<Self>>(groups: usize, z: usize, lpg: usize, w: &mut W) {
+        let clock = at!(w, clock);
+        for q in 0..groups {
+            w.set(to!(right[q].clock), clock.clone());
+            w.set(to!(right[q].acc), at!(w, acc[q]));
+            w.set(to!(right[q].sp), at!(w, sp[q]));
+            w.set(to!(delta[q]), at!(w, right[q].delta));
+        }
+        for l in 0..z {
+            w.set(to!(product[l].clock), clock.clone());
+            w.set(to!(product[l].w), at!(w, w[l]));
+            w.set(to!(product[l].a), at!(w, dq[l / lpg]));
+            w.set(to!(contrib[l]), at!(w, product[l].p));
+        }
     }
 }
 
 impl Logic for BpUnit {
     fn update(&mut self) {
-        let f = self._f;
-        let d: Vec<i32> = (0..self.delta.len())
-            .map(|q| {
-                let s = sat(f, s32(self.acc[q].val()));
-                if self._output_layer {
-                    s
-                } else {
-                    hidden_delta(self._act, f, s16(self.sp[q].val()), s)
-                }
-            })
-            .collect();
-        let c: Vec<i32> = (0..self.w.len())
-            .map(|l| {
-                let dq = s16(self.dq[l / self._lpg].val());
-                mul(f, s16(self.w[l].val()), dq)
-            })
-            .collect();
-        let (d, c) = match &mut self._reg {
-            None => (d, c),
-            Some(r) => {
-                if self.clock.pos_edge() {
-                    **r = (d, c);
-                }
-                (r.0.clone(), r.1.clone())
-            }
-        };
-        for q in 0..d.len() {
-            self.delta[q].next = b16(d[q]);
-        }
-        for l in 0..c.len() {
-            self.contrib[l].next = b32(c[l] as i64);
-        }
+        let (g, z, lpg) = (self.right.len(), self.product.len(), self._lpg);
+        Self::wire(g, z, lpg, &mut Sim(self));
     }
     fn connect(&mut self) {
-        for x in self.delta.iter_mut() {
-            x.connect();
-        }
-        for x in self.contrib.iter_mut() {
-            x.connect();
-        }
+        let (g, z, lpg) = (self.right.len(), self.product.len(), self._lpg);
+        Self::wire(g, z, lpg, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
-        let mut v = crate::fixed::verilog_functions(self._f, 0);
-        if self._reg.is_some() {
-            return self.registered_hdl(v);
-        }
-        v += "always @(*) begin\n";
-        for q in 0..self.delta.len() {
-            let e = if self._output_layer {
-                format!("sat32(acc${q})")
-            } else {
-                if self._act.is_table() {
-                    format!("mul_rs(sp${q}, sat32(acc${q}))")
-                } else {
-                    format!("(sp${q} != 16'd0) ? sat32(acc${q}) : 16'sd0")
-                }
-            };
-            let _ = writeln!(v, "    delta${q} = {e};");
-        }
-        for l in 0..self.w.len() {
-            let _ = writeln!(v, "    contrib${l} = mul_rs(w${l}, dq${});", l / self._lpg);
-        }
-        v += "end\n";
-        Verilog::Custom(v)
-    }
-}
-
-impl BpUnit {
-    /// The Verilog with registered products: a sigmoid delta's and every contribution's raw
-    /// product in a register (`mul_raw`, packed into the MAC16), `sat_rs` after it; a delta
-    /// without a multiply is registered as it is.
-    fn registered_hdl(&self, mut v: String) -> Verilog {
-        for q in 0..self.delta.len() {
-            let raw = !self._output_layer && self._act.is_table();
-            let (width, next) = if raw {
-                (32, format!("mul_raw(sp${q}, sat32(acc${q}))"))
-            } else if self._output_layer {
-                (16, format!("sat32(acc${q})"))
-            } else {
-                (16, format!("(sp${q} != 16'd0) ? sat32(acc${q}) : 16'sd0"))
-            };
-            let _ = writeln!(
-                v,
-                "reg signed [{}:0] dr_{q};\ninitial dr_{q} = 0;\nalways @(posedge clock) dr_{q} <= {next};",
-                width - 1
-            );
-        }
-        for l in 0..self.w.len() {
-            let _ = writeln!(
-                v,
-                "reg signed [31:0] cr_{l};\ninitial cr_{l} = 0;\nalways @(posedge clock) cr_{l} <= mul_raw(w${l}, dq${});",
-                l / self._lpg
-            );
-        }
-        v += "always @(*) begin\n";
-        for q in 0..self.delta.len() {
-            let raw = !self._output_layer && self._act.is_table();
-            let e = if raw {
-                format!("sat_rs(dr_{q})")
-            } else {
-                format!("dr_{q}")
-            };
-            let _ = writeln!(v, "    delta${q} = {e};");
-        }
-        for l in 0..self.w.len() {
-            let _ = writeln!(v, "    contrib${l} = sat_rs(cr_{l});");
-        }
-        v += "end\n";
-        Verilog::Custom(v)
+        let mut t = Text::default();
+        Self::wire(self.right.len(), self.product.len(), self._lpg, &mut t);
+        t.verilog("")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixed::{b16, b32, s16, s32};
     use crate::testing::{settle, tick, yosys_check};
+    use edgeflow_core::fixed::hidden_delta;
 
     #[test]
     fn deltas_and_contributions_follow_the_contract() {

@@ -4,7 +4,7 @@
 //! functions are what their generated modules contain. Both follow `edgeflow_core::fixed`
 //! step by step (exact 32-bit product, add `2^(frac-1)`, arithmetic shift, saturate).
 
-use edgeflow_core::fixed::{FfProducts, Format};
+use edgeflow_core::fixed::Format;
 use rust_hdl::core::prelude::*;
 
 #[inline(always)]
@@ -253,112 +253,14 @@ endfunction
     )
 }
 
-/// One lane of FF: `w · a` as the contract's FF product (`Format::ff_product`: rounded, and
-/// under `ff_products = "saturated"` also saturated), sign-extended on a 32-bit bus. With a
-/// registered product (`with_registered`) the exact product is held for a clock (in the
-/// Verilog before the rounding shift and saturation, so the register is a multiplier's own
-/// output register) and `p` is the previous clock's. As a select (`with_select`, the FF of
-/// junction 1 when inputs have one bit: `a` is 0 or 1.0) it is `a ? w : 0`, which is the
-/// product there under either rule, and no multiplier is built.
-#[derive(LogicBlock)]
-pub struct LaneProduct {
-    pub clock: Signal<In, Clock>,
-    pub w: Signal<In, Bits<16>>,
-    pub a: Signal<In, Bits<16>>,
-    pub p: Signal<Out, Bits<32>>,
-    _f: Format,
-    _rule: FfProducts,
-    _registered: bool,
-    _select: bool,
-    /// The registered product.
-    _q: i32,
-}
-
-impl LaneProduct {
-    pub fn new(f: Format, rule: FfProducts) -> Self {
-        LaneProduct {
-            clock: Default::default(),
-            w: Default::default(),
-            a: Default::default(),
-            p: Default::default(),
-            _f: f,
-            _rule: rule,
-            _registered: false,
-            _select: false,
-            _q: 0,
-        }
-    }
-
-    pub fn with_registered(mut self, registered: bool) -> Self {
-        self._registered = registered;
-        self
-    }
-
-    /// A select in place of the multiplier; only for operands `a` of 0 or 1.0 in a format
-    /// that holds 1.0 (`int_bits ≥ 1`).
-    pub fn with_select(mut self, select: bool) -> Self {
-        assert!(
-            !select || self._f.int_bits >= 1,
-            "1.0 saturates: no selects"
-        );
-        self._select = select;
-        self
-    }
-
-    fn now(&self) -> i32 {
-        if !self._select {
-            self._f
-                .ff_product(self._rule, s16(self.w.val()), s16(self.a.val()))
-        } else if self.a.val().get_bit(self._f.frac_bits as usize) {
-            s16(self.w.val())
-        } else {
-            0
-        }
-    }
-}
-
-impl Logic for LaneProduct {
-    fn update(&mut self) {
-        if !self._registered {
-            self.p.next = b32(self.now() as i64);
-            return;
-        }
-        if self.clock.pos_edge() {
-            self._q = self.now();
-        }
-        self.p.next = b32(self._q as i64);
-    }
-    fn connect(&mut self) {
-        self.p.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        if self._select {
-            let sel = format!("(a[{}] ? w : 16'd0)", self._f.frac_bits);
-            let q = if self._registered {
-                format!("reg [15:0] q;\ninitial q = 16'd0;\nalways @(posedge clock) q <= {sel};\nalways @(*) p = {{{{16{{q[15]}}}}, q}};\n")
-            } else {
-                format!("reg [15:0] q;\nalways @(*) begin\n    q = {sel};\n    p = {{{{16{{q[15]}}}}, q}};\nend\n")
-            };
-            return Verilog::Custom(q);
-        }
-        // the functions return signed values, which the 32-bit bus takes sign-extended
-        let (now, held) = match self._rule {
-            FfProducts::Rounded => ("mul_r", "rs"),
-            FfProducts::Saturated => ("mul_rs", "sat_rs"),
-        };
-        let body = if self._registered {
-            format!("reg signed [31:0] q;\ninitial q = 32'sd0;\nalways @(posedge clock) q <= mul_raw(w, a);\nalways @(*) p = {held}(q);\n")
-        } else {
-            format!("always @(*) p = {now}(w, a);\n")
-        };
-        Verilog::Custom(format!("{}{body}", verilog_functions(self._f, 0)))
-    }
-}
+mod leaves;
+pub use leaves::{LaneProduct, RightDelta};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::settle;
+    use edgeflow_core::fixed::FfProducts;
 
     #[test]
     fn mul_round_sat_matches_the_contract() {
