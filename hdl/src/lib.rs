@@ -37,6 +37,17 @@ pub use resident::record_walker;
 
 use rust_hdl::core::prelude::*;
 
+/// Bits that hold every value from 0 to `max` (at least one): the exact width of a counter,
+/// pointer or address whose largest value is `max`.
+pub(crate) fn bits_for(max: usize) -> u32 {
+    (usize::BITS - max.leading_zeros()).max(1)
+}
+
+/// A mask of the bits that hold 0 to `max`.
+pub(crate) fn mask_for(max: usize) -> u64 {
+    (1u64 << bits_for(max)) - 1
+}
+
 /// `n` default signals (per-lane or per-group ports).
 pub(crate) fn sigs<D: Direction, T: Synth>(n: usize) -> Vec<Signal<D, T>> {
     (0..n).map(|_| Default::default()).collect()

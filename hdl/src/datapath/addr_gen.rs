@@ -95,7 +95,7 @@ fn verilog_rom(p: &JunctionParams) -> String {
     let depth = rows * fo;
     // Exact widths: the sweep counter stops at `fo` (past the pass every lane reads 0 either
     // way), so no counter, address or table entry is wider than its largest value.
-    let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
+    let bits = crate::bits_for;
     let (sw, rw, aw, dw) = (bits(fo), bits(rows - 1), bits(depth - 1), bits(p.left - 1));
     let pad = |w: u32, e: String| {
         if w >= 16 {

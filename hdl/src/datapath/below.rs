@@ -28,7 +28,7 @@ enum Low {
 }
 
 fn plan(n: usize) -> Plan {
-    let width = ((usize::BITS - n.max(2).saturating_sub(1).leading_zeros()) as usize).max(1);
+    let width = crate::bits_for(n.max(2) - 1) as usize;
     let table = |shift: usize| {
         let entries = 1usize << (width - shift);
         let table = (0..entries)

@@ -331,7 +331,7 @@ fn verilog(p: &CtrlParams) -> String {
     // Exact widths (a wide counter's comparisons are carry chains): a stream has at most
     // 65535 samples (`go_samples` is 16 bits), so `started` stays at most 65535 plus the
     // largest FF or BP offset.
-    let bits = |max: usize| (usize::BITS - max.leading_zeros()).max(1);
+    let bits = crate::bits_for;
     let last_offset = p.ff.iter().chain(p.bp.iter()).copied().max().unwrap_or(0);
     let (cw, kw, lw) = (bits(65535 + last_offset + 1), bits(p.t - 1), bits(k0 - 1));
     let mut v = format!(

@@ -31,7 +31,6 @@ impl CopyPointer {
     /// A pointer over `copies` copies that starts (and restarts) at `start`.
     pub fn new(copies: usize, start: usize) -> CopyPointer {
         assert!(start < copies && copies <= 1 << 15);
-        let bits = (1u64 << (usize::BITS - (copies - 1).leading_zeros()).max(1)) - 1;
         CopyPointer {
             clock: Default::default(),
             rotate: Default::default(),
@@ -41,7 +40,7 @@ impl CopyPointer {
             from_start: Default::default(),
             start: Constant::new((start as u64).into()),
             last_copy: Constant::new((copies as u64 - 1).into()),
-            copy_bits: Constant::new(bits.into()),
+            copy_bits: Constant::new(crate::mask_for(copies - 1).into()),
         }
     }
 }

@@ -91,8 +91,6 @@ impl Sequencer {
             (1 - p.ff_offset as i64).rem_euclid(p.sp_copies as i64) as u64,
         );
         let bias_rows = p.bias_rows();
-        // a mask of the bits that hold 0..=max
-        let bits = |max: usize| (1u64 << (usize::BITS - max.leading_zeros()).max(1)) - 1;
         let c = |v: u64| Constant::new(v.into());
         let up = (p.up_offset % p.act_copies) as u64;
         Sequencer {
@@ -124,10 +122,10 @@ impl Sequencer {
             neuron_row: Default::default(),
             act_copy: Default::default(),
             sp_copy: Default::default(),
-            sub_bits: c(bits(p.clocks_per_neuron - 1)),
-            row_bits: c(bits(bias_rows)),
-            act_bits: c(bits(p.act_copies - 1)),
-            sp_bits: c(bits(p.sp_copies - 1)),
+            sub_bits: c(crate::mask_for(p.clocks_per_neuron - 1)),
+            row_bits: c(crate::mask_for(bias_rows)),
+            act_bits: c(crate::mask_for(p.act_copies - 1)),
+            sp_bits: c(crate::mask_for(p.sp_copies - 1)),
             last_sub_index: c(p.clocks_per_neuron as u64 - 1),
             last_bias_row: c(bias_rows as u64 - 1),
             bias_rows: c(bias_rows as u64),

@@ -419,7 +419,7 @@ fn verilog(p: &CtrlParams, lanes: usize) -> String {
     );
     let mut v = walk_ends;
     // the walk's junction in as few bits as there are junctions: `h_sel` is then one LUT
-    let ljm = (usize::BITS - lm1.leading_zeros()).max(1) - 1;
+    let ljm = crate::bits_for(lm1) - 1;
     let _ = writeln!(v, "reg [{ljm}:0] lj;\nreg [{ljm}:0] nl;");
     v += "
 localparam M_IDLE = 3'd0, M_ERR = 3'd1, M_LOAD = 3'd2, M_COUNT = 3'd3, M_STREAM = 3'd4, M_READ = 3'd5;

@@ -137,7 +137,7 @@ impl Logic for BankedRam {
         if self._addr_reg {
             // the row index in as many bits as the rows need, and the range check registered
             // with it: after the register only the row multiplexer
-            let aw = (usize::BITS - (d - 1).leading_zeros()).max(1);
+            let aw = crate::bits_for(d - 1);
             let _ = writeln!(
                 v,
                 "reg [{m}:0] ra_q;\nreg ra_ok;\ninitial begin ra_q = {aw}'d0; ra_ok = 1'b1; end",
