@@ -11,6 +11,7 @@
 #   projections FILE [BOARDS]  board projections of a bench run (only BOARDS, comma-separated)
 #   machine FILE        the machine a bench ran on              [edgeflow bench --json]
 #   summary FILE BOARD  training samples/s of every backend and of BOARD at each clock
+#   resident FILE [BOARDS]  end to end with the data set resident on each board [edgeflow bench --json]
 #   accuracy FILE [BOARDS]  seconds of training to the test accuracy asked [edgeflow bench --to-accuracy X --json]
 #   threads FILE        the reference on 1 … all cores' threads [docs/bench/threads.sh]
 #   sweep FILE          µs per training sample along a sweep    [edgeflow bench --sweep --json]
@@ -74,6 +75,18 @@ table() {
         "| \(.backend)\(if .kind == "float" then " (CPU baseline)" else "" end) | \(rate | si) | \(rate / $bf | x) | \(exact) |"),
       (.projections[] | select(.board == $board and (.clocks_source | startswith("spec"))) |
         "| \(.board) at \(.clock_mhz | sig) MHz (projected, \(.clocks_per_sample) clocks/sample; clock: \(.clock_source | sub(": .*"; "") | sub(", [0-9.]+ MHz$"; ""))) | \(.samples_per_second | si) | \(.samples_per_second / $bf | x) | – |")' "$file"
+    ;;
+  resident)
+    jq -r --arg boards "$arg" "$JQ_DEFS"'
+      best_float as $bf | ($boards | split(",")) as $only |
+      "| board | clock | UART | training samples × epochs | upload | epochs on chip | clocks/sample (block cycle, record feed) | end to end samples/s | vs sparse float |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+      (.resident_projections[] | select(($only | length) == 0 or (.board as $b | $only | index($b))) |
+        if .fits then
+          "| \(.board) | \(.clock_mhz | sig) MHz | \(.baud / 1e6 | sig) Mbaud | \(.train_samples) × \(.epochs) | \(.clocks.upload_clocks / .clock_mhz / 1e6 | dur) | \(.clocks.train_clocks / .clock_mhz / 1e6 | dur) | \(.block_cycle_clocks), \(.record_feed_clocks) | \(.end_to_end_samples_per_second | si) | \(.end_to_end_samples_per_second / $bf | x) |"
+        else
+          "| \(.board) | \(.clock_mhz | sig) MHz | – | does not fit: \(.resident_capacity_samples) records of \(.record_words) words | – | – | – | – | – |"
+        end)' "$file"
     ;;
   accuracy)
     jq -r --arg boards "$arg" "$JQ_DEFS"'

@@ -38,18 +38,6 @@ pub struct ResidentArgs {
     pub flip_byte: Option<u64>,
 }
 
-/// The UART rates a resident board top is built for when none is asked, fastest first: the
-/// FTDI parts of the iCEBreaker and the ULX3S carry 3 Mbaud; the first one the clock
-/// divides to within 2 % is taken.
-pub const RESIDENT_BAUDS: [u32; 4] = [3_000_000, 2_000_000, 1_000_000, 115_200];
-
-fn default_baud(mhz: f64) -> u32 {
-    RESIDENT_BAUDS
-        .into_iter()
-        .find(|&b| edgeflow_hdl::board_top::clocks_per_bit(mhz, b).is_ok())
-        .unwrap_or(115_200)
-}
-
 pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     let (spec, init) = init::spec_and_init(a.spec.as_deref(), a.init.as_deref())?;
     if a.epochs == 0 || a.epochs > 65535 {
@@ -85,7 +73,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             let mhz = edgeflow_hdl::board_top::clock_source(b, a.freq.unwrap_or(b.default_mhz))
                 .map_err(|e| anyhow!("--freq: {e}"))?
                 .1;
-            default_baud(mhz)
+            crate::board::resident::default_baud(mhz)
         }
     };
     let split = init::load_data(&spec, init.as_ref(), &a.data, a.label_column, a.scale)?;

@@ -53,6 +53,32 @@ fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
     // the datapath's own rate bounds the run: 2 epochs of 1438 samples at 642 clocks or more
     let train = resident["train_clocks"].as_u64().unwrap();
     assert!(train >= 2 * 1438 * 642, "train_clocks {train}");
+    // `edgeflow bench`'s resident projection, made without simulating, against the counts
+    let mut built = edgeflow_core::Spec::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../specs/digits.toml"
+    )))
+    .unwrap();
+    built.registered_reads = true;
+    built.deep_pipeline = true;
+    let p = edgeflow::board::resident::ResidentClocks::projected(&built, 10, 1797, 1438, 2);
+    let near = |k: &str, want: u64, within: f64| {
+        let got = resident[k].as_f64().unwrap();
+        assert!(
+            (want as f64 - got).abs() <= within * got,
+            "{k}: counted {got}, projected {want}"
+        );
+    };
+    // the upload's count also holds the host's latency between frames, which grows when the
+    // machine is loaded: the projection is its floor, and within twice of it
+    let upload = resident["upload_clocks"].as_u64().unwrap();
+    assert!(
+        upload >= p.upload_clocks && upload <= 2 * p.upload_clocks,
+        "upload_clocks: counted {upload}, projected {}",
+        p.upload_clocks
+    );
+    near("train_clocks", p.train_clocks, 0.01);
+    near("readback_clocks", p.readback_clocks, 0.01);
 
     // one bit flipped on the line during the upload: the board drops that serial frame
     // before any of it reaches the data memory, the host sends it again, and the run ends in

@@ -88,3 +88,28 @@ pub fn clocks(words: &[u16]) -> u64 {
         .rev()
         .fold(0u64, |acc, &w| acc << 16 | w as u64)
 }
+
+/// Clocks at the start of each epoch before the first record streams (the record walker's
+/// four round keys and its first search), as the RTL counts them.
+pub const EPOCH_START_CLOCKS: u64 = 26;
+
+/// Clocks the resident block takes to stream one record into the network: one clock per
+/// input code and one per record word it reads (the label is the record's last word).
+pub fn record_feed_clocks(spec: &edgeflow_core::Spec) -> u64 {
+    (spec.layers[0] + spec.record_words()) as u64
+}
+
+/// What TRAIN_RESIDENT's clock count comes to for `n` samples and `epochs` epochs on a
+/// network built as `spec` (the board's pipeline options applied), without simulating it:
+/// per epoch, the walker's start, then one sample per block cycle or per record feed,
+/// whichever is longer (the first record's feed is not hidden), and the pipeline's drain.
+/// An estimate: the unpacker's stalls depend on how the codes fall into words, and the
+/// walker's search is left out; tests/tests/resident_rtl.rs holds it to the RTL's count.
+pub fn train_resident_clocks_estimate(spec: &edgeflow_core::Spec, n: usize, epochs: usize) -> u64 {
+    let t = spec.block_cycle_clocks() as u64;
+    let feed = record_feed_clocks(spec);
+    let n = n as u64;
+    let samples = (feed + n * t).max(n * feed);
+    let drain = (2 * spec.junctions() as u64 - 1) * t;
+    epochs as u64 * (EPOCH_START_CLOCKS + samples + drain)
+}

@@ -254,6 +254,81 @@ pub(super) fn projections(
     out
 }
 
+/// A board training with its data set resident (hdl/PROTOCOL.md, "Resident data"): the set
+/// uploaded once over the board's UART, the epochs on chip, the weights read back.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResidentProjection {
+    pub board: String,
+    pub clock_mhz: f64,
+    pub clock_source: String,
+    pub baud: u32,
+    pub epochs: usize,
+    pub train_samples: usize,
+    pub record_words: usize,
+    pub resident_capacity_samples: usize,
+    /// The training set fits the board's data memory; the rates below hold only if it does.
+    pub fits: bool,
+    /// The network's block cycle as the board builds it, and the clocks the resident block
+    /// takes to stream one record: a sample takes the longer of the two.
+    pub block_cycle_clocks: usize,
+    pub record_feed_clocks: u64,
+    pub clocks: crate::board::resident::ResidentClocks,
+    pub end_to_end_seconds: f64,
+    pub end_to_end_samples_per_second: f64,
+    pub speedup_vs_float: Option<f64>,
+}
+
+/// "End to end, resident" for every board with a data memory, at each of its clocks:
+/// `train` samples, `epochs` epochs, the fastest UART rate the clock divides to.
+pub(super) fn resident_projections(
+    spec: &Spec,
+    boards: &[BoardClocks],
+    train: usize,
+    epochs: usize,
+    measured: &[Measured],
+) -> Vec<ResidentProjection> {
+    use crate::board::resident::{default_baud, ResidentClocks};
+    let mut out = Vec::new();
+    for b in boards {
+        let Ok(info) = edgeflow_hdl::boards::board(&b.name) else {
+            continue;
+        };
+        let Ok((_, words)) = edgeflow_hdl::data_memory::for_board(info) else {
+            continue;
+        };
+        let mut built = spec.clone();
+        built.registered_reads |= info.registered_reads;
+        built.deep_pipeline |= info.deep_pipeline;
+        for (mhz, src) in &b.clocks {
+            let baud = default_baud(*mhz);
+            let Ok(cpb) = edgeflow_hdl::board_top::clocks_per_bit(*mhz, baud) else {
+                continue;
+            };
+            let clocks = ResidentClocks::projected(&built, cpb as u64, train, train, epochs);
+            let seconds = clocks.total() as f64 / (mhz * 1e6);
+            let rate = (train * epochs) as f64 / seconds;
+            out.push(ResidentProjection {
+                board: b.name.clone(),
+                clock_mhz: *mhz,
+                clock_source: src.clone(),
+                baud,
+                epochs,
+                train_samples: train,
+                record_words: spec.record_words(),
+                resident_capacity_samples: words / spec.record_words(),
+                fits: train <= words / spec.record_words(),
+                block_cycle_clocks: built.block_cycle_clocks(),
+                record_feed_clocks: edgeflow_hdl::resident_protocol::record_feed_clocks(&built),
+                clocks,
+                end_to_end_seconds: seconds,
+                end_to_end_samples_per_second: rate,
+                speedup_vs_float: speedup(rate, fastest_sparse_float(measured).as_ref()),
+            });
+        }
+    }
+    out
+}
+
 pub(super) fn boards_json(boards: &[BoardClocks]) -> serde_json::Value {
     json!(boards
         .iter()

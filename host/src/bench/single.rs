@@ -45,6 +45,7 @@ pub(super) fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks]) -> 
         m.speedup_vs_dense = speedup(rate(m), dense.as_ref());
     }
     let proj = projections(spec, boards, &measured);
+    let resident = resident_projections(spec, boards, train.len(), a.epochs, &measured);
     let to_acc = match (a.to_accuracy, &split) {
         (Some(x), Some(split)) => Some(accuracy::to_accuracy(
             spec, split, x, a.epochs, mb, &measured, &proj, &pb,
@@ -69,6 +70,7 @@ pub(super) fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks]) -> 
         "machine": mach,
         "backends": measured,
         "projections": proj,
+        "resident_projections": resident,
         "to_accuracy": to_acc,
         "boards": boards_json(boards),
         "notes": [
@@ -76,6 +78,7 @@ pub(super) fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks]) -> 
             "dense-minibatch: the dense network trained with mini-batch SGD (`batch` samples a step, sgemm) on `threads` threads; with more than one thread its rates are wall clock only",
             "speedup_vs_float / speedup_vs_dense: training samples/s over the faster float implementation of the same sparse network (float f64 or sparse-f32) / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
             "projections: one training (or inference) sample per block cycle at the given clock; they do not check that the design fits the board",
+            "resident_projections: end to end with the data set resident on the board: the training samples uploaded once over the UART (every byte at ten bit times, serial frames included), `epochs` epochs on chip (one sample per block cycle or per record feed, whichever is longer), the weights read back; the host's latency between frames is not counted",
         ],
     });
     write_report(a, &report)?;
@@ -190,6 +193,37 @@ pub(super) fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks]) -> 
             fmt_x(p.speedup_vs_reference),
             p.clock_source,
             p.clocks_source
+        )?;
+    }
+    if !resident.is_empty() {
+        writeln!(
+            w,
+            "end to end, resident ({} training samples uploaded once, {} epochs on chip, weights read back):",
+            train.len(),
+            a.epochs
+        )?;
+    }
+    for r in &resident {
+        if !r.fits {
+            writeln!(
+                w,
+                "  {:<12} the set does not fit: {} samples of {} words, the data memory holds {}",
+                r.board, r.train_samples, r.record_words, r.resident_capacity_samples
+            )?;
+            continue;
+        }
+        writeln!(w,
+            "  {:<12} {:>7.2} MHz, {:>7} baud: {:>10} samples/s  {:>8} vs float   [upload {:.2} s, epochs {:.2} s; {} clocks a sample: block cycle {}, record feed {}]",
+            r.board,
+            r.clock_mhz,
+            r.baud,
+            fmt_rate(r.end_to_end_samples_per_second),
+            fmt_x(r.speedup_vs_float),
+            r.clocks.upload_clocks as f64 / (r.clock_mhz * 1e6),
+            r.clocks.train_clocks as f64 / (r.clock_mhz * 1e6),
+            (r.block_cycle_clocks as u64).max(r.record_feed_clocks),
+            r.block_cycle_clocks,
+            r.record_feed_clocks,
         )?;
     }
     for b in boards {

@@ -176,3 +176,34 @@ fn the_minibatch_baseline_learns_digits() {
         split.test.len()
     );
 }
+
+#[test]
+fn resident_rows_are_bounded_by_the_line_and_the_datapath() {
+    let boards: Vec<_> = ["icebreaker", "ulx3s-12f", "ulx3s-85f"]
+        .iter()
+        .map(|b| board_clocks(b).unwrap())
+        .collect();
+    let digits = spec("digits");
+    let rows = resident_projections(&digits, &boards, 1438, 30, &[]);
+    let ice = rows.iter().find(|r| r.board == "icebreaker").unwrap();
+    assert!(ice.fits);
+    assert_eq!((ice.clock_mhz, ice.baud), (30.0, 3_000_000));
+    // the iCEBreaker builds with registered reads and the deep pipeline: 640 + 5 clocks
+    assert_eq!(ice.block_cycle_clocks, 645);
+    // never faster than the datapath, and the upload never beats its bytes on the line
+    assert!(ice.end_to_end_samples_per_second < 30e6 / 645.0);
+    let bytes = (1438 * 33 * 2) as f64;
+    assert!(ice.clocks.upload_clocks as f64 >= bytes * 10.0 * 10.0);
+    assert!(ice.clocks.train_clocks >= 30 * 1438 * 645);
+    // 496 digits records fit the 12F's 16 K words
+    let small = rows.iter().find(|r| r.board == "ulx3s-12f").unwrap();
+    assert!(!small.fits);
+    assert_eq!(small.resident_capacity_samples, 16 * 1024 / 33);
+    // a 1024-input network takes one input code per clock from the data memory: the feed,
+    // not the block cycle, sets its pace
+    let dey = spec("dey-mnist");
+    let rows = resident_projections(&dey, &boards[2..], 500, 1, &[]);
+    let u = &rows[0];
+    assert!(u.record_feed_clocks > 1024 && u.block_cycle_clocks < 1024);
+    assert!(u.clocks.train_clocks >= 500 * 1024);
+}

@@ -1,7 +1,8 @@
 //! A board with its data set resident (hdl/PROTOCOL.md, "Resident data"), over any word
 //! link: upload the records once, run the epochs on chip, infer over resident records, read
 //! the weights back. Every step counts its clocks: the device's own count of each command,
-//! plus the time its words spend on a UART line (ten bit times a byte) in both directions.
+//! plus the time its words spend on a UART line in both directions (ten bit times a byte, in
+//! the serial frames of hdl/PROTOCOL.md: a word from the board takes eight bytes).
 
 use super::hostlink::{HostLinkBoard, WordLink};
 use super::Board;
@@ -28,6 +29,66 @@ impl ResidentClocks {
             + self.train_clocks
             + self.infer_clocks
             + self.readback_clocks
+    }
+}
+
+/// The UART rates a resident board top is built for when none is asked, fastest first: the
+/// FTDI parts of the iCEBreaker and the ULX3S carry 3 Mbaud; the first one the clock
+/// divides to within 2 % is taken.
+pub const RESIDENT_BAUDS: [u32; 4] = [3_000_000, 2_000_000, 1_000_000, 115_200];
+
+pub fn default_baud(mhz: f64) -> u32 {
+    RESIDENT_BAUDS
+        .into_iter()
+        .find(|&b| edgeflow_hdl::board_top::clocks_per_bit(mhz, b).is_ok())
+        .unwrap_or(115_200)
+}
+
+/// Bytes on the line when the host sends `words` in serial frames (hdl/PROTOCOL.md, "Serial
+/// framing"): per frame of up to 64 words its length and two sums, and the board's FRAME_OK
+/// before the next frame goes.
+fn host_bytes(words: usize) -> u64 {
+    let frames = words.div_ceil(edgeflow_hdl::uart_frames::FRAME_WORDS) as u64;
+    2 * (words as u64 + 3 * frames) + 2 * frames
+}
+
+/// Bytes on the line for `words` from the board: each word in a frame of its own (four words).
+fn board_bytes(words: usize) -> u64 {
+    8 * words as u64
+}
+
+impl ResidentClocks {
+    /// A resident training run over a UART of `clocks_per_bit`, projected without a board or a
+    /// simulation: upload `uploaded` samples, `epochs` epochs on chip over the first `train`,
+    /// read the weights back (no initial load, no inference). Line time is every byte in both directions at ten bit
+    /// times, serial frames and answers included; the epochs are
+    /// [`rp::train_resident_clocks_estimate`] for the network as built (`spec` with the
+    /// board's pipeline options). The host's own latency between frames is not counted.
+    pub fn projected(
+        spec: &Spec,
+        clocks_per_bit: u64,
+        uploaded: usize,
+        train: usize,
+        epochs: usize,
+    ) -> ResidentClocks {
+        let line = |bytes: u64| bytes * 10 * clocks_per_bit;
+        let r = spec.record_words();
+        let words = uploaded * r;
+        let upload = (0..words.div_ceil(rp::FRAME_WORDS))
+            .map(|k| {
+                let m = (words - k * rp::FRAME_WORDS).min(rp::FRAME_WORDS);
+                line(host_bytes(m + 6) + board_bytes(3))
+            })
+            .sum();
+        let command = rp::train_resident(train, epochs, 0).len();
+        ResidentClocks {
+            load_clocks: 0,
+            upload_clocks: upload,
+            train_clocks: line(host_bytes(command) + board_bytes(4))
+                + rp::train_resident_clocks_estimate(spec, train, epochs),
+            infer_clocks: 0,
+            readback_clocks: line(host_bytes(1) + board_bytes(spec.state_words() + 1)),
+        }
     }
 }
 
@@ -68,14 +129,15 @@ impl<L: WordLink> ResidentBoard<L> {
         }
     }
 
-    /// Clocks that `words` take on the line (two bytes a word, ten bits a byte).
-    fn line(&self, words: usize) -> u64 {
-        words as u64 * 20 * self.clocks_per_bit
+    /// Clocks that `bytes` take on the line (ten bit times a byte).
+    fn line(&self, bytes: u64) -> u64 {
+        bytes * 10 * self.clocks_per_bit
     }
 
     pub fn load_state(&mut self, s: &State) -> Result<()> {
         self.board.load_state(s)?;
-        self.clocks.load_clocks += self.line(1 + self.spec.state_words() + 1);
+        self.clocks.load_clocks +=
+            self.line(host_bytes(1 + self.spec.state_words()) + board_bytes(1));
         Ok(())
     }
 
@@ -106,7 +168,7 @@ impl<L: WordLink> ResidentBoard<L> {
                 bail!("UPLOAD frame {}: expected {ACK_UPLOAD:#06x}, the board answered {:#06x}; is the resident bitstream loaded?", k + 1, a[0]);
             }
             let c = self.board.link.recv(2)?;
-            self.clocks.upload_clocks += self.line(1) + rp::clocks(&c) + self.line(3);
+            self.clocks.upload_clocks += self.line(2) + rp::clocks(&c) + self.line(board_bytes(3));
         }
         Ok(test_at)
     }
@@ -131,7 +193,7 @@ impl<L: WordLink> ResidentBoard<L> {
             );
         }
         let c = self.board.link.recv(3)?;
-        self.clocks.train_clocks += self.line(1) + rp::clocks(&c) + self.line(4);
+        self.clocks.train_clocks += self.line(2) + rp::clocks(&c) + self.line(board_bytes(4));
         Ok(())
     }
 
@@ -157,13 +219,14 @@ impl<L: WordLink> ResidentBoard<L> {
         }
         let c = self.board.link.recv(3)?;
         // the predictions leave while the run goes on: the device count includes them
-        self.clocks.infer_clocks += self.line(1) + rp::clocks(&c) + self.line(4);
+        self.clocks.infer_clocks += self.line(2) + rp::clocks(&c) + self.line(board_bytes(4));
         Ok(preds[..n].iter().map(|&p| p as usize).collect())
     }
 
     pub fn read_state(&mut self) -> Result<State> {
         let s = self.board.read_state()?;
-        self.clocks.readback_clocks += self.line(1 + self.spec.state_words() + 1);
+        self.clocks.readback_clocks +=
+            self.line(host_bytes(1) + board_bytes(self.spec.state_words() + 1));
         Ok(s)
     }
 }

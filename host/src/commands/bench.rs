@@ -71,7 +71,8 @@ pub struct Args {
     /// seconds of training to get there.
     #[arg(long, value_name = "FRACTION")]
     to_accuracy: Option<f64>,
-    /// Most epochs --to-accuracy trains before it reports "not reached".
+    /// Most epochs --to-accuracy trains before it reports "not reached"; also the epochs of
+    /// the boards' "end to end, resident" rows.
     #[arg(long, default_value_t = 50)]
     epochs: usize,
     #[command(flatten)]
