@@ -136,7 +136,7 @@ pub fn gather(left_of_edge: &[u32], a: &[i32], x: &mut [i32]) {
     sized!(16 32 64 128 256 512 1024 2048 4096 8192 16384 32768);
 }
 
-#[multiversion(targets("x86_64+avx2"))]
+#[multiversion(targets("x86_64+avx512f+avx512bw+avx512vl", "x86_64+avx2"))]
 fn gather_masked<const N: usize>(left_of_edge: &[u32], a: &[i32; N], x: &mut [i32]) {
     for (x, &k) in x.iter_mut().zip(left_of_edge) {
         *x = a[k as usize & (N - 1)];
@@ -144,10 +144,11 @@ fn gather_masked<const N: usize>(left_of_edge: &[u32], a: &[i32; N], x: &mut [i3
 }
 
 /// Saturated pre-activations of one junction's right neurons: `h[r] = sat(b[r] + Σ ff_mul(w, x))`
-/// over the row's edges (the sum is exact, so its order does not matter). `t` is scratch of
-/// one value per edge: the products are made in one loop over every edge, long enough to
-/// vectorize whatever the fan-in, then summed row by row.
-#[multiversion(targets("x86_64+avx2"))]
+/// over the row's edges (the sum is exact, so its order does not matter). Where the fan-in is
+/// a multiple of a vector's lanes each row is whole vectors, summed in registers; otherwise
+/// the products are made in one loop over every edge into `t` (scratch of one value per
+/// edge), long enough to vectorize whatever the fan-in, then summed row by row.
+#[multiversion(targets("x86_64+avx512f+avx512bw+avx512vl", "x86_64+avx2"))]
 #[allow(clippy::too_many_arguments)]
 pub fn ff_sums(
     q: Fast,
@@ -158,11 +159,41 @@ pub fn ff_sums(
     t: &mut [i32],
     h: &mut [i32],
 ) {
+    if fan_in.is_multiple_of(16) {
+        return ff_rows::<16>(q, fan_in, w, x, b, h);
+    }
+    if fan_in.is_multiple_of(LANES) {
+        return ff_rows::<LANES>(q, fan_in, w, x, b, h);
+    }
     for ((t, &w), &x) in t.iter_mut().zip(w).zip(x) {
         *t = q.ff_mul(w, x);
     }
     for ((hr, tr), &bias) in h.iter_mut().zip(t.chunks_exact(fan_in)).zip(b) {
         *hr = q.saturate(bias + row_sum(tr));
+    }
+}
+
+/// [`ff_sums`] for a fan-in that is a multiple of `N`: one loop over every vector of the
+/// junction, a row's sum leaving the registers after its last.
+#[inline(always)]
+fn ff_rows<const N: usize>(q: Fast, fan_in: usize, w: &[i32], x: &[i32], b: &[i32], h: &mut [i32]) {
+    let per_row = fan_in / N;
+    let mut rows = h.iter_mut().zip(b);
+    let mut acc = [0i32; N];
+    let mut left = per_row;
+    for (wc, xc) in w.as_chunks::<N>().0.iter().zip(x.as_chunks::<N>().0) {
+        for i in 0..N {
+            acc[i] += q.ff_mul(wc[i], xc[i]);
+        }
+        left -= 1;
+        if left == 0 {
+            let Some((hr, &bias)) = rows.next() else {
+                return;
+            };
+            *hr = q.saturate(bias + acc.iter().sum::<i32>());
+            acc = [0; N];
+            left = per_row;
+        }
     }
 }
 
@@ -185,7 +216,10 @@ fn spread_rows(fan_in: usize, d: &[i32], spread: &mut [i32]) {
 
 /// UP of one junction (and BP into `products` when given, every weight read before its
 /// update): weights `w`, gathered inputs `x`, words `words` (any values under nearest
-/// rounding), right deltas `d` spread over their rows' edges in `spread`, biases `b`.
+/// rounding), right deltas `d`, biases `b`. Where the fan-in is a multiple of a vector's
+/// lanes each row runs as whole vectors with its delta in a register; otherwise the deltas
+/// are first spread over their rows' edges in `spread` and every edge runs in one loop.
+#[multiversion(targets("x86_64+avx512f+avx512bw+avx512vl", "x86_64+avx2"))]
 #[allow(clippy::too_many_arguments)]
 pub fn update(
     q: Fast,
@@ -198,30 +232,90 @@ pub fn update(
     b: &mut [i32],
     products: Option<&mut [i32]>,
 ) {
-    spread_rows(fan_in, d, spread);
-    if let Some(p) = products {
-        edge_products(q, w, spread, p);
+    let stochastic = q.rounding == Rounding::Stochastic;
+    macro_rules! rows {
+        ($n:literal) => {
+            match (stochastic, products) {
+                (true, Some(p)) => update_rows::<$n, true, true>(q, fan_in, w, x, words, d, p),
+                (true, None) => update_rows::<$n, true, false>(q, fan_in, w, x, words, d, &mut []),
+                (false, Some(p)) => update_rows::<$n, false, true>(q, fan_in, w, x, words, d, p),
+                (false, None) => {
+                    update_rows::<$n, false, false>(q, fan_in, w, x, words, d, &mut [])
+                }
+            }
+        };
     }
-    match q.rounding {
-        Rounding::Stochastic => edge_updates::<true>(q, w, x, words, spread),
-        Rounding::Nearest => edge_updates::<false>(q, w, x, words, spread),
+    if fan_in.is_multiple_of(16) {
+        rows!(16);
+    } else if fan_in.is_multiple_of(LANES) {
+        rows!(8);
+    } else {
+        spread_rows(fan_in, d, spread);
+        if let Some(p) = products {
+            edge_products(q, w, spread, p);
+        }
+        match q.rounding {
+            Rounding::Stochastic => edge_updates::<true>(q, w, x, words, spread),
+            Rounding::Nearest => edge_updates::<false>(q, w, x, words, spread),
+        }
     }
-    for (r, (bias, &dr)) in b.iter_mut().zip(d).enumerate() {
-        *bias = q.bias(*bias, dr, words[(r + 1) * fan_in - 1]);
+    let last_words = words.chunks_exact(fan_in).map(|row| row[fan_in - 1]);
+    for ((bias, &dr), word) in b.iter_mut().zip(d).zip(last_words) {
+        *bias = q.bias(*bias, dr, word);
     }
 }
 
-#[multiversion(targets("x86_64+avx2"))]
+#[inline(always)]
 fn edge_products(q: Fast, w: &[i32], spread: &[i32], p: &mut [i32]) {
     for ((p, &w), &d) in p.iter_mut().zip(w).zip(spread) {
         *p = q.mul(w, d);
     }
 }
 
-#[multiversion(targets("x86_64+avx2"))]
+#[inline(always)]
 fn edge_updates<const S: bool>(q: Fast, w: &mut [i32], x: &[i32], words: &[u32], spread: &[i32]) {
     for (((w, &x), &word), &d) in w.iter_mut().zip(x).zip(words).zip(spread) {
         *w = q.weight(*w, d, x, word, S);
+    }
+}
+
+/// [`update`]'s edges for a fan-in that is a multiple of `N`, in one loop over every vector
+/// of the junction, each row's delta in a register: stochastic rounding `S`, the products
+/// `mul(w, δ)` into `p` when `BP`.
+#[inline(always)]
+fn update_rows<const N: usize, const S: bool, const BP: bool>(
+    q: Fast,
+    fan_in: usize,
+    w: &mut [i32],
+    x: &[i32],
+    words: &[u32],
+    d: &[i32],
+    p: &mut [i32],
+) {
+    let per_row = fan_in / N;
+    let mut deltas = d.iter();
+    let (mut dr, mut left) = (0, 0);
+    let mut pc = p.as_chunks_mut::<N>().0.iter_mut();
+    let edges = w.as_chunks_mut::<N>().0.iter_mut().zip(x.as_chunks::<N>().0);
+    for ((wv, xv), ov) in edges.zip(words.as_chunks::<N>().0) {
+        if left == 0 {
+            let Some(&next) = deltas.next() else {
+                return;
+            };
+            (dr, left) = (next, per_row);
+        }
+        left -= 1;
+        if BP {
+            let Some(pv) = pc.next() else {
+                return;
+            };
+            for i in 0..N {
+                pv[i] = q.mul(wv[i], dr);
+            }
+        }
+        for i in 0..N {
+            wv[i] = q.weight(wv[i], dr, xv[i], ov[i], S);
+        }
     }
 }
 

@@ -325,12 +325,15 @@ fn argmax_takes_first_of_ties() {
 
 /// Shapes that take every path of the vectorized passes: many lanes stepping side by side
 /// (z = 16), one lane cut into jumped-to segments (z = 1), four lanes reordered in runs
-/// (z = 4), power-of-two and other left layers (masked and checked gathers).
+/// (z = 4), power-of-two and other left layers (masked and checked gathers), fan-ins of
+/// 8, 16 and 32 (rows as whole vectors) and of 2 and 4 (deltas spread over every edge).
 #[test]
 fn every_word_and_gather_path_equals_naive_stale_sgd() {
     let shapes = [
         ("[32,16,4]", "[4,2]", "[16,1]"),
         ("[24,12,6]", "[2,1]", "[4,2]"),
+        ("[64,16,4]", "[4,4]", "[2,1]"),
+        ("[32,8,4]", "[8,2]", "[4,1]"),
     ];
     for (layers, fan_out, z) in shapes {
         for rounding in [Rounding::Stochastic, Rounding::Nearest] {
@@ -461,6 +464,7 @@ fn threads_equal_naive_stale_sgd() {
     for (layers, fan_out, z) in [
         ("[32,16,4]", "[4,2]", "[16,1]"),
         ("[24,12,6]", "[2,1]", "[4,2]"),
+        ("[64,16,4]", "[4,4]", "[2,1]"),
     ] {
         for rounding in [Rounding::Stochastic, Rounding::Nearest] {
             let t = format!(

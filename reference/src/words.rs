@@ -177,6 +177,7 @@ fn jump(j: &Option<Jump>, lanes: &mut [LaneRng]) {
 }
 
 /// Segment-major to edge order for `Z` lanes: runs of `Z` words, `parts` runs per step.
+#[multiversion(targets("x86_64+avx512f+avx512bw+avx512vl", "x86_64+avx2"))]
 fn reorder<const Z: usize>(staged: &[u32], parts: usize, words: &mut [u32]) {
     let (src, _) = staged.as_chunks::<Z>();
     let (dst, _) = words.as_chunks_mut::<Z>();
@@ -199,7 +200,7 @@ fn reorder_any(staged: &[u32], z: usize, parts: usize, seg: usize, words: &mut [
 
 /// Step every chain once per row of `out` (as wide as `chains`), writing the new states.
 /// Sixteen chains at a time stay in registers for a whole column of rows.
-#[multiversion(targets("x86_64+avx2"))]
+#[multiversion(targets("x86_64+avx512f+avx512bw+avx512vl", "x86_64+avx2"))]
 fn run_chains(chains: &mut [u32], out: &mut [u32]) {
     let width = chains.len();
     let (blocks, tail) = chains.as_chunks_mut::<CHAINS>();
