@@ -296,7 +296,11 @@ fn update_rows<const N: usize, const S: bool, const BP: bool>(
     let mut deltas = d.iter();
     let (mut dr, mut left) = (0, 0);
     let mut pc = p.as_chunks_mut::<N>().0.iter_mut();
-    let edges = w.as_chunks_mut::<N>().0.iter_mut().zip(x.as_chunks::<N>().0);
+    let edges = w
+        .as_chunks_mut::<N>()
+        .0
+        .iter_mut()
+        .zip(x.as_chunks::<N>().0);
     for ((wv, xv), ov) in edges.zip(words.as_chunks::<N>().0) {
         if left == 0 {
             let Some(&next) = deltas.next() else {

@@ -144,10 +144,13 @@ impl FloatNet for SparseF32 {
         SparseF32::infer(self, d)
     }
     fn reset(&mut self, spec: &Spec) {
-        *self = SparseF32::new(spec);
+        *self = SparseF32::new(spec).with_threads(self.threads());
     }
     fn edge_ops_per_sample(&self, spec: &Spec) -> u64 {
         sparse_edge_ops(spec)
+    }
+    fn on_calling_thread(&self) -> bool {
+        self.threads() == 1
     }
 }
 

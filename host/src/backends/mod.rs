@@ -188,10 +188,13 @@ pub static BACKENDS: &[Backend] = &[
         uses: &[Bench],
         needs: Needs::Cpu,
         cpu_reference: true,
-        threads: false,
-        help: "f32 SGD on the same sparse network, the fast CPU baseline",
+        threads: true,
+        help: "f32 SGD on the same sparse network, the fast CPU baseline (--threads above 1: Hogwild!)",
         limits: "it is a speed baseline for bench",
-        open: |spec, _, _| Ok(Engine::float(edgeflow_reference::SparseF32::new(spec))),
+        open: |spec, _, o| {
+            let net = edgeflow_reference::SparseF32::new(spec).with_threads(o.threads.unwrap_or(1));
+            Ok(Engine::float(net))
+        },
         pipeline: None,
     },
     Backend {

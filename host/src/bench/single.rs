@@ -76,6 +76,7 @@ pub(super) fn single_cmd(a: &BenchArgs, spec: &Spec, boards: &[BoardClocks]) -> 
         "notes": [
             "samples/s: best of `repeat` runs, wall clock; *_cpu: the same run timed by the CPU time of the working thread (CPU backends only)",
             "dense-minibatch: the dense network trained with mini-batch SGD (`batch` samples a step, sgemm) on `threads` threads; with more than one thread its rates are wall clock only",
+            "sparse-f32 with --threads above one: Hogwild! (every thread takes every threads-th sample and updates the shared weights without locks), wall clock only",
             "speedup_vs_float / speedup_vs_dense: training samples/s over the faster float implementation of the same sparse network (float f64 or sparse-f32) / the dense f32 network of the same layer sizes (SGD, batch 1, one core); rates are CPU-time rates where there is one (CPU backends), else wall clock",
             "projections: one training (or inference) sample per block cycle at the given clock; they do not check that the design fits the board",
             "resident_projections: end to end with the data set resident on the board: the training samples uploaded once over the UART (every byte at ten bit times, serial frames included), `epochs` epochs on chip (one sample per block cycle or per record feed, whichever is longer), the weights read back; the host's latency between frames is not counted",

@@ -61,9 +61,10 @@ pub struct Args {
     /// Samples per SGD step of the dense-minibatch baseline.
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// Threads the reference model and the dense-minibatch baseline train on (default:
-    /// dense-minibatch every logical CPU, the reference every one the network is big enough
-    /// for). The reference's bits do not depend on it.
+    /// Threads the reference model, the dense-minibatch baseline and sparse-f32 train on
+    /// (default: dense-minibatch every logical CPU, the reference every one the network is
+    /// big enough for, sparse-f32 one; above one sparse-f32 runs Hogwild!). The reference's
+    /// bits do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
     /// Also train the CPU backends epoch by epoch until the test accuracy reaches this
