@@ -1,8 +1,9 @@
 //! Sparse float baseline written for speed: the spec's sparse network and pattern (the same
 //! index tables as the reference model), `f32`, ordinary SGD with batch 1 on one core (or
-//! Hogwild! on several, [`SparseF32::with_threads`]), with every buffer allocated once. It computes what [`crate::FloatReference`] computes (same
-//! initial weights, same order of updates) in single precision, and is what `edgeflow bench`
-//! holds the accelerators against on the same sparse network.
+//! Hogwild! on several, [`SparseF32::with_threads`]), with every buffer allocated once. It
+//! computes what [`crate::FloatReference`] computes (same initial weights, same order of
+//! updates) in single precision, and is what `edgeflow bench` holds the accelerators against
+//! on the same sparse network.
 
 use edgeflow_core::{Activation, Encoded, JunctionPattern, Spec, State};
 use std::cell::Cell;
@@ -204,23 +205,15 @@ impl SparseF32 {
         self.threads
     }
 
-    fn forward(&mut self, input: &[i32]) {
-        let (w, b) = (cells(&mut self.weights), cells(&mut self.biases));
-        self.net.forward(&w, &b, &mut self.buffers.a, input);
-    }
-
-    /// One SGD step on one sample (sigmoid + cross-entropy output, one-hot label).
-    pub fn step(&mut self, input: &[i32], label: usize) {
-        let (w, b) = (cells(&mut self.weights), cells(&mut self.biases));
-        self.net.step(&w, &b, &mut self.buffers, input, label);
-    }
-
     pub fn train(&mut self, data: &Encoded) {
         if self.threads > 1 && data.len() > 1 {
             return self.train_hogwild(data);
         }
+        let (w, b) = (cells(&mut self.weights), cells(&mut self.biases));
         for n in 0..data.len() {
-            self.step(data.input(n), data.labels[n]);
+            let input = data.input(n);
+            self.net
+                .step(&w, &b, &mut self.buffers, input, data.labels[n]);
         }
     }
 
@@ -259,18 +252,12 @@ impl SparseF32 {
 
     /// Predicted class of every sample: the first largest output.
     pub fn infer(&mut self, data: &Encoded) -> Vec<usize> {
-        let l = self.weights.len();
+        let (w, b) = (cells(&mut self.weights), cells(&mut self.biases));
+        let a = &mut self.buffers.a;
         (0..data.len())
             .map(|n| {
-                self.forward(data.input(n));
-                let out = &self.buffers.a[l];
-                let mut best = 0;
-                for (i, &x) in out.iter().enumerate() {
-                    if x > out[best] {
-                        best = i;
-                    }
-                }
-                best
+                self.net.forward(&w, &b, a, data.input(n));
+                crate::argmax(a.last().expect("a network has layers"))
             })
             .collect()
     }
