@@ -36,6 +36,8 @@ JQ_DEFS='
   def rate: .train_samples_per_second_cpu // .train_samples_per_second;
   def best_float: [.backends[] | select(.backend == "float" or .backend == "sparse-f32") | rate] | max;
   def dense: [.backends[] | select(.backend == "dense") | rate][0];
+  # a board row to show: every board when $only is empty, else those it names
+  def picked($only): ($only | length) == 0 or (.board as $b | $only | index($b));
   def dur: if . == null then "–" elif . >= 1 then "\(. | sig) s" elif . >= 1e-3 then "\(. * 1e3 | sig) ms"
            else "\(. * 1e6 | sig) µs" end;
   def exact: if .bit_exact == true then "yes" elif .bit_exact == false then "NO" else "–" end;
@@ -57,7 +59,7 @@ table() {
       best_float as $bf | ($boards | split(",")) as $only |
       "| board | clock | clock from | clocks/sample | clocks from | samples/s | vs sparse float | vs dense | vs reference |",
       "|---|---:|---|---:|---|---:|---:|---:|---:|",
-      (.projections[] | select(($only | length) == 0 or (.board as $b | $only | index($b))) |
+      (.projections[] | select(picked($only)) |
         "| \(.board) | \(.clock_mhz | sig) MHz | \(.clock_source) | \(.clocks_per_sample * 1000 | round / 1000) | \(.clocks_source) | \(.samples_per_second | si) | \(.samples_per_second / $bf | x) | \(.speedup_vs_dense | x) | \(.speedup_vs_reference | x) |")' "$file"
     ;;
   machine)
@@ -81,7 +83,7 @@ table() {
       best_float as $bf | ($boards | split(",")) as $only |
       "| board | clock | UART | training samples × epochs | upload | epochs on chip | clocks/sample (block cycle, record feed) | end to end samples/s | vs sparse float |",
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-      (.resident_projections[] | select(($only | length) == 0 or (.board as $b | $only | index($b))) |
+      (.resident_projections[] | select(picked($only)) |
         if .fits then
           "| \(.board) | \(.clock_mhz | sig) MHz | \(.baud / 1e6 | sig) Mbaud | \(.train_samples) × \(.epochs) | \(.clocks.upload_clocks / .clock_mhz / 1e6 | dur) | \(.clocks.train_clocks / .clock_mhz / 1e6 | dur) | \(.block_cycle_clocks), \(.record_feed_clocks) | \(.end_to_end_samples_per_second | si) | \(.end_to_end_samples_per_second / $bf | x) |"
         else
@@ -95,7 +97,7 @@ table() {
       "|---|---:|---:|---:|---|",
       ($t.backends[] | select(.available) |
         "| \(.backend)\(if .kind == "float" then " (CPU baseline)" else "" end) | \(.epochs // "–") | \(.samples // "–") | \(if .reached then (.seconds | dur) else "not reached in \($t.max_epochs) epochs" end) | \(if .method == "trained" then "trained here" else "the reference'"'"'s samples at its measured rate" end) |"),
-      ($t.projections[] | select(($only | length) == 0 or (.board as $b | $only | index($b))) |
+      ($t.projections[] | select(picked($only)) |
         "| \(.board) at \(.clock_mhz | sig) MHz (projected) | – | \(.samples) | \(if .reached then (.seconds | dur) else "–" end) | the reference'"'"'s samples at \(.samples_per_second | si) samples/s |")' "$file"
     ;;
   threads)
