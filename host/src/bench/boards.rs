@@ -296,9 +296,7 @@ pub(super) fn resident_projections(
         let Ok((_, words)) = edgeflow_hdl::data_memory::for_board(info) else {
             continue;
         };
-        let mut built = spec.clone();
-        built.registered_reads |= info.registered_reads;
-        built.deep_pipeline |= info.deep_pipeline;
+        let built = crate::fit_search::as_built(spec, info);
         for (mhz, src) in &b.clocks {
             let baud = default_baud(*mhz);
             let Ok(cpb) = edgeflow_hdl::board_top::clocks_per_bit(*mhz, baud) else {
