@@ -287,7 +287,7 @@ pub(super) fn resident_projections(
     epochs: usize,
     measured: &[Measured],
 ) -> Vec<ResidentProjection> {
-    use crate::board::resident::{default_baud, ResidentClocks};
+    use crate::board::resident::{check_fits, default_baud, ResidentClocks};
     let mut out = Vec::new();
     for b in boards {
         let Ok(info) = edgeflow_hdl::boards::board(&b.name) else {
@@ -314,7 +314,7 @@ pub(super) fn resident_projections(
                 train_samples: train,
                 record_words: spec.record_words(),
                 resident_capacity_samples: words / spec.record_words(),
-                fits: train <= words / spec.record_words(),
+                fits: check_fits(spec, words, train, 0).is_ok(),
                 block_cycle_clocks: built.block_cycle_clocks(),
                 record_feed_clocks: edgeflow_hdl::resident_protocol::record_feed_clocks(&built),
                 clocks,
