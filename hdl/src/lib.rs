@@ -24,9 +24,9 @@ pub use board::{
     pty_bridge, verilator_uart,
 };
 pub use datapath::{
-    act_rom, addr_gen, below, bp_unit, controller, copy_pointer, ff_output, ff_pipe, ff_unit,
-    fixed, junction, lane_rng, lanes, network, neuron_sum, params, pipe_regs, sequencer, stage,
-    stage_port, up_unit, wiring,
+    act_rom, addr_gen, below, bp_unit, control_core, controller, copy_pointer, ff_output, ff_pipe,
+    ff_unit, fixed, junction, lane_rng, lanes, network, neuron_sum, params, pipe_regs, sequencer,
+    stage, stage_port, up_unit, wiring,
 };
 pub use host_link::{
     host_stream, input_lanes, resident_protocol, uart_frames, uart_link, uart_rx, uart_sim_port,

@@ -13,10 +13,11 @@
 //! two samples ahead. In infer mode the block cycle that produces a prediction does not end
 //! while the previous prediction still waits in the host link's output register.
 
-use crate::fixed::b16;
+use crate::control_core::{BlockCycles, EnableWindow, LabelSlot};
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use edgeflow_core::Spec;
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 /// What the controller and host link need to know about the network.
 #[derive(Clone, Debug)]
@@ -74,26 +75,6 @@ impl CtrlParams {
     }
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct CState {
-    active: bool,
-    train: bool,
-    samples: usize,
-    started: usize,
-    running: bool,
-    k: usize,
-    ff_en: Vec<bool>,
-    bp_en: Vec<bool>,
-    parity: bool,
-    labels: Vec<u16>,
-    /// A label write waits a clock in a register (copy, label): the take of the link's label
-    /// beat is late in the clock, and the copy it goes to is read block cycles later.
-    lab_wait: Option<(usize, u16)>,
-    lab_ptr: usize,
-    /// Block cycles completed since power-up (for throughput measurement).
-    pub block_cycles: u64,
-}
-
 #[derive(LogicBlock)]
 pub struct Controller {
     pub clock: Signal<In, Clock>,
@@ -118,38 +99,25 @@ pub struct Controller {
     pub adv: Signal<Out, Bit>,
     pub k: Signal<Out, Bits<16>>,
     pub last: Signal<Out, Bit>,
-    /// `adv && !last`: the block cycle moves on within itself. In the Verilog it is
-    /// `running && !at_end_r`, which is the same (the output stall needs `at_end_r`) without
-    /// the host link's `out_busy` in front: the junctions' prefetch addresses use it.
+    /// `adv && !last`, without the host link's `out_busy` in front (the output stall needs
+    /// the block cycle's last clock): the junctions' prefetch addresses use it.
     pub step: Signal<Out, Bit>,
     pub parity: Signal<Out, Bit>,
     pub label: Signal<Out, Bits<16>>,
     pub ff_en: Vec<Signal<Out, Bit>>,
     pub bp_en: Vec<Signal<Out, Bit>>,
+    pub cycles: BlockCycles,
+    pub windows: Vec<EnableWindow>,
+    /// The label ring: one slot per input copy, read for the sample the last junction's FF
+    /// is on.
+    pub labels: Vec<LabelSlot>,
     _p: Box<CtrlParams>,
-    pub _s: Box<CState>,
-}
-
-/// Combinational decisions of one clock.
-struct Now {
-    can_start: bool,
-    adv: bool,
-    last: bool,
-    need_out: bool,
-    done: bool,
 }
 
 impl Controller {
     pub fn new(p: CtrlParams) -> Controller {
         let l = p.junctions;
-        let s = CState {
-            ff_en: vec![false; l],
-            bp_en: vec![false; l],
-            labels: vec![0; p.in_copies],
-            lab_wait: None,
-            lab_ptr: p.label_start(),
-            ..Default::default()
-        };
+        let last_offset = p.ff.iter().chain(p.bp.iter()).copied().max().unwrap_or(0);
         Controller {
             clock: Default::default(),
             go: Default::default(),
@@ -172,8 +140,19 @@ impl Controller {
             label: Default::default(),
             ff_en: crate::sigs(l),
             bp_en: crate::sigs(l),
+            cycles: BlockCycles::new(
+                p.t,
+                p.in_copies,
+                p.label_start(),
+                (p.bp[0], p.ff[l - 1]),
+                last_offset,
+                p.wait_all,
+            ),
+            windows: (0..l)
+                .map(|j| EnableWindow::new(p.ff[j], p.bp[j], last_offset))
+                .collect(),
+            labels: (0..p.in_copies).map(LabelSlot::new).collect(),
             _p: Box::new(p),
-            _s: Box::new(s),
         }
     }
 
@@ -181,306 +160,70 @@ impl Controller {
         &self._p
     }
 
-    fn total_block_cycles(&self) -> usize {
-        let s = &self._s;
-        if s.samples == 0 {
-            0
-        } else if s.train {
-            s.samples + self._p.bp[0]
-        } else {
-            s.samples + self._p.ff[self._p.junctions - 1]
+    fn wire<W: Wires<Self>>(l: usize, copies: usize, w: &mut W) {
+        let clock = at!(w, clock);
+        w.set(to!(cycles.clock), clock.clone());
+        w.set(to!(cycles.go), at!(w, go));
+        w.set(to!(cycles.go_train), at!(w, go_train));
+        w.set(to!(cycles.go_samples), at!(w, go_samples));
+        w.set(to!(cycles.sample_ready), at!(w, sample_ready));
+        w.set(to!(cycles.out_busy), at!(w, out_busy));
+        w.set(to!(cycles.ff_last), at!(w, windows[l - 1].ff_en));
+        w.set(to!(cycles.lab_we), at!(w, lab_we));
+        w.set(to!(cycles.lab_copy), at!(w, lab_copy));
+        w.set(to!(cycles.lab_data), at!(w, lab_data));
+        w.set(to!(started), at!(w, cycles.started));
+        w.set(to!(starting), at!(w, cycles.starting));
+        w.set(to!(done), at!(w, cycles.done));
+        w.set(to!(pred_valid), at!(w, cycles.pred_valid));
+        w.set(to!(adv), at!(w, cycles.adv));
+        w.set(to!(k), at!(w, cycles.k));
+        w.set(to!(last), at!(w, cycles.last));
+        w.set(to!(step), at!(w, cycles.step));
+        w.set(to!(parity), at!(w, cycles.parity));
+        for j in 0..l {
+            w.set(to!(windows[j].clock), clock.clone());
+            w.set(to!(windows[j].go), at!(w, go));
+            w.set(to!(windows[j].go_samples), at!(w, go_samples));
+            w.set(to!(windows[j].train), at!(w, cycles.train));
+            w.set(to!(windows[j].start), at!(w, cycles.starting));
+            w.set(to!(windows[j].started), at!(w, cycles.started));
+            w.set(to!(ff_en[j]), at!(w, windows[j].ff_en));
+            w.set(to!(bp_en[j]), at!(w, windows[j].bp_en));
         }
-    }
-
-    fn now(&self) -> Now {
-        let s = &self._s;
-        let total = self.total_block_cycles();
-        let can_start = s.active
-            && s.started < total
-            && ((!self._p.wait_all && s.started >= s.samples) || self.sample_ready.val());
-        let need_out = !s.train && s.ff_en[self._p.junctions - 1];
-        let at_end = s.k + 1 == self._p.t;
-        // the Verilog's adv leaves out `active`: a block cycle never runs without it
-        assert!(!s.running || s.active, "a block cycle runs while inactive");
-        let adv = s.active && s.running && !(at_end && need_out && self.out_busy.val());
-        Now {
-            can_start,
-            adv,
-            last: adv && at_end,
-            need_out,
-            done: s.active && !s.running && s.started == total,
+        let mut arms = vec![];
+        for c in 0..copies {
+            w.set(to!(labels[c].clock), clock.clone());
+            w.set(to!(labels[c].write), at!(w, cycles.lab_write));
+            w.set(to!(labels[c].copy), at!(w, cycles.lab_write_copy));
+            w.set(to!(labels[c].data), at!(w, cycles.lab_write_data));
+            arms.push(at!(w, labels[c].label));
         }
-    }
-
-    fn start_block(&mut self) {
-        let p = &self._p;
-        let s = &mut *self._s;
-        let t = s.started;
-        for j in 0..p.junctions {
-            let f = p.ff[j];
-            s.ff_en[j] = t >= f && t - f < s.samples;
-            let b = p.bp_offset(j);
-            s.bp_en[j] = s.train && t >= b && t - b < s.samples;
-        }
-        s.running = true;
-        s.k = 0;
-        s.started += 1;
-    }
-
-    fn commit(&mut self, n: &Now) {
-        let (copies, lab0) = (self._p.in_copies, self._p.label_start());
-        if let Some((c, l)) = self._s.lab_wait.take() {
-            self._s.labels[c] = l;
-        }
-        if self.lab_we.val() {
-            let c = self.lab_copy.val().index();
-            if c < copies {
-                self._s.lab_wait = Some((c, self.lab_data.val().to_u16()));
-            }
-        }
-        if self.go.val() {
-            let s = &mut *self._s;
-            s.active = true;
-            s.train = self.go_train.val();
-            s.samples = self.go_samples.val().index();
-            s.started = 0;
-            s.running = false;
-            s.parity = false;
-            s.lab_ptr = lab0;
-        } else if n.adv {
-            if n.last {
-                let s = &mut *self._s;
-                s.parity = !s.parity;
-                s.lab_ptr = (s.lab_ptr + 1) % copies;
-                s.block_cycles += 1;
-                s.running = false;
-                if n.can_start {
-                    self.start_block();
-                }
-            } else {
-                self._s.k += 1;
-            }
-        } else if !self._s.running && n.can_start {
-            self.start_block();
-        } else if n.done && !self.out_busy.val() {
-            self._s.active = false;
-        }
-    }
-
-    fn drive(&mut self, n: &Now) {
-        let s = &*self._s;
-        self.started.next = Bits::<32>::from(s.started as u64);
-        // the branches of `commit` that call `start_block`
-        self.starting.next =
-            !self.go.val() && n.can_start && if n.adv { n.last } else { !s.running };
-        self.done.next = n.done;
-        self.pred_valid.next = n.last && n.need_out;
-        self.adv.next = n.adv;
-        self.k.next = b16(s.k as i32);
-        self.last.next = n.last;
-        self.step.next = n.adv && !n.last;
-        self.parity.next = s.parity;
-        self.label.next = Bits::<16>::from(s.labels[s.lab_ptr] as u64);
-        for j in 0..self._p.junctions {
-            self.ff_en[j].next = s.ff_en[j];
-            self.bp_en[j].next = s.bp_en[j];
-        }
+        let zero = w.lit(0, "16'd0");
+        w.case(to!(label), at!(w, cycles.lab_ptr), arms, zero);
     }
 }
 
 impl Logic for Controller {
     fn update(&mut self) {
-        let n = self.now();
-        if self.clock.pos_edge() {
-            self.commit(&n);
-            let n = self.now();
-            self.drive(&n);
-        } else {
-            self.drive(&n);
-        }
+        let (l, copies) = (self.windows.len(), self.labels.len());
+        Self::wire(l, copies, &mut Sim(self));
     }
-
     fn connect(&mut self) {
-        for x in [
-            &mut self.done,
-            &mut self.starting,
-            &mut self.pred_valid,
-            &mut self.adv,
-            &mut self.last,
-            &mut self.step,
-            &mut self.parity,
-        ] {
-            x.connect();
-        }
-        self.started.connect();
-        self.k.connect();
-        self.label.connect();
-        self.ff_en.iter_mut().for_each(|x| x.connect());
-        self.bp_en.iter_mut().for_each(|x| x.connect());
+        let (l, copies) = (self.windows.len(), self.labels.len());
+        Self::wire(l, copies, &mut Connect(self));
     }
-
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(crate::below::with_guards(&verilog(&self._p)))
+        let mut t = Text::default();
+        Self::wire(self.windows.len(), self.labels.len(), &mut t);
+        t.verilog("")
     }
-}
-
-fn verilog(p: &CtrlParams) -> String {
-    let l = p.junctions;
-    let k0 = p.in_copies;
-    let lab0 = p.label_start();
-    // Exact widths (a wide counter's comparisons are carry chains): a stream has at most
-    // 65535 samples (`go_samples` is 16 bits), so `started` stays at most 65535 plus the
-    // largest FF or BP offset.
-    let bits = crate::bits_for;
-    let last_offset = p.ff.iter().chain(p.bp.iter()).copied().max().unwrap_or(0);
-    let (cw, kw, lw) = (bits(65535 + last_offset + 1), bits(p.t - 1), bits(k0 - 1));
-    let mut v = format!(
-        "
-reg active;
-reg train;
-reg [15:0] samples;
-reg [{cm}:0] started_r;
-reg running;
-reg [{kwm}:0] kk;
-reg [{lm}:0] ffe;
-reg [{lm}:0] bpe;
-reg parity_r;
-reg [15:0] labels [0:{km}];
-// the label write, a clock late (see `lab_wait` in the model)
-reg lw_en;
-reg [15:0] lw_copy;
-reg [15:0] lw_data;
-initial begin lw_en = 1'b0; lw_copy = 16'd0; lw_data = 16'd0; end
-reg [{lwm}:0] lab_ptr;
-integer i;
-initial begin
-    active = 1'b0; train = 1'b0; samples = 16'd0; started_r = {cw}'d0; running = 1'b0; kk = {kw}'d0;
-    ffe = {l}'d0; bpe = {l}'d0; parity_r = 1'b0; lab_ptr = {lw}'d{lab0};
-    for (i = 0; i < {k0}; i = i + 1) labels[i] = 16'd0;
-end
-reg [{cm}:0] total;
-initial total = {cw}'d0;
-// started_r < total and started_r >= samples, kept as flags with started_r (set at `go`,
-// updated at each start): no counter comparison in front of a start
-reg lt_total;
-reg ge_samples;
-initial begin lt_total = 1'b0; ge_samples = 1'b0; end
-// a junction's FF (BP) runs in block cycle t when offset <= t < samples + offset: the upper
-// bound registered at `go`, so a start compares registers (a subtraction before the
-// comparison was 15 LUT levels)
-{lims}
-reg can_start;
-reg need_out;
-reg at_end;
-// kk == T - 1, kept with kk (T >= 3): no comparison in front of adv
-reg at_end_r;
-initial at_end_r = 1'b0;
-// at_end_r && need_out, kept with at_end_r (train and ffe hold still within a block cycle):
-// the output stall in front of adv is then one flag and the link's `out_busy`
-reg end_out_r;
-initial end_out_r = 1'b0;
-reg adv_c;
-reg last_c;
-reg done_c;
-always @(*) begin
-    can_start = active && lt_total && ({free}ge_samples || sample_ready);
-    need_out = !train && ffe[{lm}];
-    at_end = at_end_r;
-    // `running` implies `active` (a start needs `active`, which clears only when not
-    // running), so adv waits on `running` alone
-    adv_c = running && !(end_out_r && out_busy);
-    last_c = adv_c && at_end;
-    done_c = active && !running && !lt_total;
-    started = {{{cpad}'d0, started_r}};
-    starting = !go && can_start && (adv_c ? last_c : !running);
-    done = done_c;
-    pred_valid = last_c && need_out;
-    adv = adv_c;
-    k = {kpad};
-    last = last_c;
-    step = running && !at_end_r;
-    parity = parity_r;
-    label = labels[lab_ptr];
-",
-        lm = l - 1,
-        km = k0 - 1,
-        cm = cw - 1,
-        kwm = kw - 1,
-        lwm = lw - 1,
-        cpad = 32 - cw,
-        kpad = if kw >= 16 { "kk".to_string() } else { format!("{{{}'d0, kk}}", 16 - kw) },
-        free = if p.wait_all { "1'b0 && " } else { "" },
-        lims = (0..l)
-            .map(|j| format!(
-                "reg [{m}:0] ff_lim_{j};\nreg [{m}:0] bp_lim_{j};\ninitial begin ff_lim_{j} = {cw}'d0; bp_lim_{j} = {cw}'d0; end\n",
-                m = cw - 1
-            ))
-            .collect::<String>(),
-    );
-    for j in 0..l {
-        let _ = writeln!(v, "    ff_en${j} = ffe[{j}];\n    bp_en${j} = bpe[{j}];");
-    }
-    v += "end\n";
-    let last_copy = k0 - 1;
-    let (tt, ti) = (p.bp[0], p.ff[l - 1]);
-    assert!(p.t >= 3, "the block cycle includes the FF pipeline");
-    let te1 = p.t - 2;
-    let mut start = String::from("begin\n");
-    for j in 0..l {
-        let (b, f) = (p.bp_offset(j), p.ff[j]);
-        let _ = writeln!(
-            start,
-            "            ffe[{j}] <= (started_r >= {cw}'d{f}) && (started_r < ff_lim_{j});\n            bpe[{j}] <= train && (started_r >= {cw}'d{b}) && (started_r < bp_lim_{j});"
-        );
-    }
-    let set_lims: String = (0..l)
-        .map(|j| {
-            format!(
-                "        ff_lim_{j} <= go_samples + {cw}'d{};\n        bp_lim_{j} <= go_samples + {cw}'d{};\n",
-                p.ff[j],
-                p.bp_offset(j)
-            )
-        })
-        .collect();
-    start +=
-        &format!("            running <= 1'b1; kk <= {kw}'d0; at_end_r <= 1'b0; end_out_r <= 1'b0; started_r <= started_r + {cw}'d1;\n            lt_total <= (started_r + {cw}'d1 < total); ge_samples <= (started_r + {cw}'d1 >= samples);\n        end");
-    let _ = writeln!(
-        v,
-        "
-always @(posedge clock) begin
-    lw_en <= lab_we && (lab_copy < 16'd{k0});
-    lw_copy <= lab_copy;
-    lw_data <= lab_data;
-    if (lw_en) labels[lw_copy] <= lw_data;
-    if (go) begin
-        active <= 1'b1; train <= go_train; samples <= go_samples;
-        // block cycles of the stream, registered: no adder before the comparisons
-        if (go_samples == 16'd0) total <= {cw}'d0;
-        else if (go_train) total <= go_samples + {cw}'d{tt};
-        else total <= go_samples + {cw}'d{ti};
-{set_lims}        lt_total <= (go_samples != 16'd0); ge_samples <= (go_samples == 16'd0);
-        started_r <= {cw}'d0; running <= 1'b0; parity_r <= 1'b0; lab_ptr <= {lw}'d{lab0};
-    end else if (adv_c) begin
-        if (last_c) begin
-            parity_r <= !parity_r;
-            lab_ptr <= (lab_ptr == {lw}'d{last_copy}) ? {lw}'d0 : lab_ptr + {lw}'d1;
-            running <= 1'b0;
-            if (can_start) {start}
-        end else begin
-            kk <= kk + {kw}'d1;
-            at_end_r <= (kk == {kw}'d{te1});
-            end_out_r <= (kk == {kw}'d{te1}) && need_out;
-        end
-    end else if (!running && can_start) {start}
-    else if (done_c && !out_busy) active <= 1'b0;
-end"
-    );
-    v
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixed::b16;
     use crate::testing::{settle, tick, yosys_check};
 
     fn params() -> CtrlParams {

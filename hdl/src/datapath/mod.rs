@@ -6,6 +6,7 @@ pub mod act_rom;
 pub mod addr_gen;
 pub mod below;
 pub mod bp_unit;
+pub mod control_core;
 pub mod controller;
 pub mod copy_pointer;
 pub mod ff_output;

@@ -395,6 +395,8 @@ mod tests {
                 tick(&mut s, |s| &mut s.clock);
             }
             s.allow.next = Bits::<32>::from((t + 1) as u64);
+            // inputs settle before the clock edge, as in a synchronous circuit
+            settle(&mut s);
             tick(&mut s, |s| &mut s.clock);
             let (mut clocks, mut writes) = (0, 0);
             loop {
