@@ -45,7 +45,6 @@ pub struct BlockCycles {
     pub lab_write_data: Signal<Out, Bits<16>>,
     active: DFF<Bit>,
     train_r: DFF<Bit>,
-    samples: DFF<Bits<16>>,
     started_r: DFF<Bits<32>>,
     running: DFF<Bit>,
     /// The clock within the block cycle.
@@ -53,8 +52,10 @@ pub struct BlockCycles {
     parity_r: DFF<Bit>,
     /// The label pointer XOR its start copy (flip-flops start at zero).
     lab_from_start: DFF<Bits<16>>,
-    /// Block cycles of the stream, registered at `go`.
-    total: DFF<Bits<32>>,
+    /// Block cycles of the stream less one, and samples less one, registered at `go`: a
+    /// start's flags then compare the count before it with a register (one carry chain).
+    total_less_one: DFF<Bits<32>>,
+    samples_less_one: DFF<Bits<32>>,
     /// `started < total` and `started >= samples`, kept with `started`.
     below_total: DFF<Bit>,
     past_samples: DFF<Bit>,
@@ -132,13 +133,13 @@ impl BlockCycles {
             lab_write_data: Default::default(),
             active: Default::default(),
             train_r: Default::default(),
-            samples: Default::default(),
             started_r: Default::default(),
             running: Default::default(),
             clock_in_cycle: Default::default(),
             parity_r: Default::default(),
             lab_from_start: Default::default(),
-            total: Default::default(),
+            total_less_one: Default::default(),
+            samples_less_one: Default::default(),
             below_total: Default::default(),
             past_samples: Default::default(),
             at_end: Default::default(),
@@ -178,13 +179,13 @@ impl Logic for BlockCycles {
             clock,
             active,
             train_r,
-            samples,
             started_r,
             running,
             clock_in_cycle,
             parity_r,
             lab_from_start,
-            total,
+            total_less_one,
+            samples_less_one,
             below_total,
             past_samples,
             at_end,
@@ -235,17 +236,16 @@ impl Logic for BlockCycles {
         if self.go.val() {
             self.active.d.next = true;
             self.train_r.d.next = self.go_train.val();
-            self.samples.d.next = self.go_samples.val();
-            self.total.d.next = 0.into();
-            if self.go_samples.val() != 0 {
-                self.total.d.next = (bit_cast::<32, 16>(self.go_samples.val())
-                    + self.infer_extra.val())
+            // (a stream of no samples starts no block cycle: its values are never compared)
+            self.samples_less_one.d.next =
+                (bit_cast::<32, 16>(self.go_samples.val()) - 1) & self.count_bits.val();
+            self.total_less_one.d.next =
+                (bit_cast::<32, 16>(self.go_samples.val()) + self.infer_extra.val() - 1)
                     & self.count_bits.val();
-                if self.go_train.val() {
-                    self.total.d.next = (bit_cast::<32, 16>(self.go_samples.val())
-                        + self.train_extra.val())
+            if self.go_train.val() {
+                self.total_less_one.d.next =
+                    (bit_cast::<32, 16>(self.go_samples.val()) + self.train_extra.val() - 1)
                         & self.count_bits.val();
-                }
             }
             self.below_total.d.next = self.go_samples.val() != 0;
             self.past_samples.d.next = self.go_samples.val() == 0;
@@ -274,9 +274,9 @@ impl Logic for BlockCycles {
             self.at_end.d.next = false;
             self.end_out.d.next = false;
             self.started_r.d.next = self.next_started.val();
-            self.below_total.d.next = self.next_started.val() < self.total.q.val();
-            self.past_samples.d.next =
-                self.next_started.val() >= bit_cast::<32, 16>(self.samples.q.val());
+            // started + 1 < total, started + 1 >= samples
+            self.below_total.d.next = self.started_r.q.val() < self.total_less_one.q.val();
+            self.past_samples.d.next = self.started_r.q.val() >= self.samples_less_one.q.val();
         }
     }
 }
@@ -351,6 +351,9 @@ impl Logic for EnableWindow {
 }
 
 /// One copy of the label ring: a register written when the delayed label write names it.
+/// A label names an output neuron; one that names none (`>= outputs`) is held as `outputs`,
+/// which names none either, so the label needs only the bits of `outputs` and the output
+/// layer's comparison with it is that narrow.
 #[derive(LogicBlock)]
 pub struct LabelSlot {
     pub clock: Signal<In, Clock>,
@@ -360,10 +363,14 @@ pub struct LabelSlot {
     pub label: Signal<Out, Bits<16>>,
     held: DFF<Bits<16>>,
     index: Constant<Bits<16>>,
+    outputs: Constant<Bits<16>>,
+    /// The bits of `outputs`: a mask that changes no held value and tells yosys the bits
+    /// above are zero.
+    label_bits: Constant<Bits<16>>,
 }
 
 impl LabelSlot {
-    pub fn new(index: usize) -> LabelSlot {
+    pub fn new(index: usize, outputs: usize) -> LabelSlot {
         LabelSlot {
             clock: Default::default(),
             write: Default::default(),
@@ -372,6 +379,8 @@ impl LabelSlot {
             label: Default::default(),
             held: Default::default(),
             index: Constant::new((index as u64).into()),
+            outputs: Constant::new((outputs as u64).into()),
+            label_bits: Constant::new(crate::mask_for(outputs).into()),
         }
     }
 }
@@ -382,7 +391,10 @@ impl Logic for LabelSlot {
         dff_setup!(self, clock, held);
         self.label.next = self.held.q.val();
         if self.write.val() & (self.copy.val() == self.index.val()) {
-            self.held.d.next = self.data.val();
+            self.held.d.next = self.outputs.val();
+            if self.data.val() < self.outputs.val() {
+                self.held.d.next = self.data.val() & self.label_bits.val();
+            }
         }
     }
 }

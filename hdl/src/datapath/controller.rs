@@ -24,6 +24,8 @@ use rust_hdl::core::prelude::*;
 pub struct CtrlParams {
     pub junctions: usize,
     pub inputs: usize,
+    /// Neurons of the network's output layer (a label names one of them).
+    pub outputs: usize,
     /// Block-cycle length in clocks.
     pub t: usize,
     /// Input copies (`2L + 2`).
@@ -51,6 +53,7 @@ impl CtrlParams {
         CtrlParams {
             junctions: l,
             inputs: spec.layers[0],
+            outputs: *spec.layers.last().unwrap(),
             t: spec.block_cycle_clocks(),
             in_copies: 2 * l + 2,
             w_banks: ps.iter().map(|p| p.z).collect(),
@@ -151,7 +154,9 @@ impl Controller {
             windows: (0..l)
                 .map(|j| EnableWindow::new(p.ff[j], p.bp[j], last_offset))
                 .collect(),
-            labels: (0..p.in_copies).map(LabelSlot::new).collect(),
+            labels: (0..p.in_copies)
+                .map(|c| LabelSlot::new(c, p.outputs))
+                .collect(),
             _p: Box::new(p),
         }
     }

@@ -66,10 +66,11 @@ pub struct Sequencer {
     last_sp_copy: Constant<Bits<16>>,
     act_start: Constant<Bits<16>>,
     sp_start: Constant<Bits<16>>,
-    /// `(a + up_offset) mod act_copies` is `a - up_wrap` from `up_wrap` on, else
-    /// `a + up_offset`.
-    up_offset: Constant<Bits<16>>,
-    up_wrap: Constant<Bits<16>>,
+    /// UP's activation copy (`a_ff + up_offset` modulo the copies), XOR its start: a pointer
+    /// of its own that rotates with `act_copy`, so no adder sits in front of UP's read
+    /// address (the activation memory reads at the falling edge, in half a clock).
+    up_copy: DFF<Bits<16>>,
+    up_start: Constant<Bits<16>>,
     /// `k` is within the pass, `k + 1` too; the host's row is a weight row, a bias row.
     k_in_pass: Below,
     next_in_pass: Below,
@@ -79,6 +80,8 @@ pub struct Sequencer {
     act: Signal<Local, Bits<16>>,
     sp: Signal<Local, Bits<16>>,
     act_next: Signal<Local, Bits<16>>,
+    up: Signal<Local, Bits<16>>,
+    up_next: Signal<Local, Bits<16>>,
     sp_next: Signal<Local, Bits<16>>,
     row_next: Signal<Local, Bits<16>>,
     row_kept: Signal<Local, Bits<16>>,
@@ -133,8 +136,8 @@ impl Sequencer {
             last_sp_copy: c(p.sp_copies as u64 - 1),
             act_start: c(a0),
             sp_start: c(s0),
-            up_offset: c(up),
-            up_wrap: c(p.act_copies as u64 - up),
+            up_copy: Default::default(),
+            up_start: c((a0 + up) % p.act_copies as u64),
             k_in_pass: Below::new(p.clocks),
             next_in_pass: Below::new(p.clocks - 1),
             host_weight_row: Below::new(p.clocks),
@@ -143,6 +146,8 @@ impl Sequencer {
             act: Default::default(),
             sp: Default::default(),
             act_next: Default::default(),
+            up: Default::default(),
+            up_next: Default::default(),
             sp_next: Default::default(),
             row_next: Default::default(),
             row_kept: Default::default(),
@@ -153,7 +158,7 @@ impl Sequencer {
 impl Logic for Sequencer {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, sub, neuron_row, act_copy, sp_copy);
+        dff_setup!(self, clock, sub, neuron_row, act_copy, up_copy, sp_copy);
         self.k_in_pass.a.next = self.k.val();
         self.next_in_pass.a.next = self.k.val();
         self.host_weight_row.a.next = self.h_addr.val();
@@ -218,19 +223,23 @@ impl Logic for Sequencer {
         if self.sp.val() == self.last_sp_copy.val() {
             self.sp_next.next = 0.into();
         }
-        self.a_up.next = (self.act.val() + self.up_offset.val()) & self.act_bits.val();
-        if self.act.val() >= self.up_wrap.val() {
-            self.a_up.next = (self.act.val() - self.up_wrap.val()) & self.act_bits.val();
+        self.up.next = (self.up_copy.q.val() ^ self.up_start.val()) & self.act_bits.val();
+        self.up_next.next = (self.up.val() + 1) & self.act_bits.val();
+        if self.up.val() == self.last_act_copy.val() {
+            self.up_next.next = 0.into();
         }
+        self.a_up.next = self.up.val();
         self.a_ff.next = self.act.val();
         self.a_w.next = self.act_next.val();
         self.s_w.next = self.sp.val();
         self.s_r.next = self.sp_next.val();
         if self.restart.val() {
             self.act_copy.d.next = 0.into();
+            self.up_copy.d.next = 0.into();
             self.sp_copy.d.next = 0.into();
         } else if self.last.val() {
             self.act_copy.d.next = self.act_next.val() ^ self.act_start.val();
+            self.up_copy.d.next = self.up_next.val() ^ self.up_start.val();
             self.sp_copy.d.next = self.sp_next.val() ^ self.sp_start.val();
         }
     }

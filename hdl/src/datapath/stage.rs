@@ -116,6 +116,7 @@ impl Stage {
         let ctrl = CtrlParams {
             junctions: local.len(),
             inputs: spec.layers[0],
+            outputs: spec.layers[l],
             t: local.iter().map(|p| p.clocks).max().unwrap() + spec.block_cycle_overhead(),
             in_copies: bp[0] - ff[0] + 3,
             w_banks: local.iter().map(|p| p.z).collect(),
