@@ -6,10 +6,11 @@
 //! neuron finished in clock `k` appears on `h` during clock `k+1` (the first FF pipeline
 //! stage; the adder tree and the saturation are in different clocks).
 
-use crate::fixed::{b16, s16, s32, sat};
+use crate::fixed::NeuronAccumulator;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use edgeflow_core::fixed::{FfProducts, Format};
 use rust_hdl::core::prelude::*;
-use std::fmt::Write;
 
 #[derive(LogicBlock)]
 pub struct NeuronSum {
@@ -24,14 +25,12 @@ pub struct NeuronSum {
     /// Saturated accumulator of each group: the pre-activation of the neuron whose last
     /// clock was the previous one.
     pub h: Vec<Signal<Out, Bits<16>>>,
-    _lpg: usize,
+    /// One accumulator per group.
+    pub groups: Vec<NeuronAccumulator>,
     _f: Format,
     /// Bits of a product with its sign: the format's width when products are saturated,
     /// `Format::product_bits` when they are only rounded.
     _pb: u32,
-    _acc: Vec<i64>,
-    /// Accumulator width in the Verilog (32 unless the neuron's term count is known).
-    _w: u32,
 }
 
 impl NeuronSum {
@@ -41,6 +40,10 @@ impl NeuronSum {
         f: Format,
         products: FfProducts,
     ) -> NeuronSum {
+        let pb = match products {
+            FfProducts::Rounded => f.product_bits(),
+            FfProducts::Saturated => f.width,
+        };
         NeuronSum {
             clock: Default::default(),
             run: Default::default(),
@@ -48,14 +51,11 @@ impl NeuronSum {
             p: crate::sigs(groups * lanes_per_group),
             bias: crate::sigs(groups),
             h: crate::sigs(groups),
-            _lpg: lanes_per_group,
+            groups: (0..groups)
+                .map(|_| NeuronAccumulator::new(lanes_per_group, f, pb, 32))
+                .collect(),
             _f: f,
-            _pb: match products {
-                FfProducts::Rounded => f.product_bits(),
-                FfProducts::Saturated => f.width,
-            },
-            _acc: vec![0; groups],
-            _w: 32,
+            _pb: pb,
         }
     }
 
@@ -64,95 +64,49 @@ impl NeuronSum {
     /// same value (one spare bit kept).
     pub fn with_fan_in(mut self, fan_in: usize) -> NeuronSum {
         let bits = usize::BITS - fan_in.leading_zeros();
-        self._w = (self._pb + 1 + bits).min(32);
+        let w = (self._pb + 1 + bits).min(32);
+        let lanes = self.p.len() / self.groups.len();
+        self.groups = (0..self.groups.len())
+            .map(|_| NeuronAccumulator::new(lanes, self._f, self._pb, w))
+            .collect();
         self
     }
 
-    fn sums(&self) -> Vec<i64> {
-        let first = self.first.val();
-        (0..self.h.len())
-            .map(|q| {
-                let start = if first {
-                    s16(self.bias[q].val()) as i64
-                } else {
-                    self._acc[q]
-                };
-                start
-                    + (q * self._lpg..(q + 1) * self._lpg)
-                        .map(|l| s32(self.p[l].val()))
-                        .sum::<i64>()
-            })
-            .collect()
+    fn wire<W: Wires<Self>>(groups: usize, lanes: usize, w: &mut W) {
+        for q in 0..groups {
+            w.set(to!(groups[q].clock), at!(w, clock));
+            w.set(to!(groups[q].run), at!(w, run));
+            w.set(to!(groups[q].first), at!(w, first));
+            w.set(to!(groups[q].bias), at!(w, bias[q]));
+            for l in 0..lanes {
+                w.set(to!(groups[q].p[l]), at!(w, p[q * lanes + l]));
+            }
+            w.set(to!(h[q]), at!(w, groups[q].h));
+        }
     }
 }
 
 impl Logic for NeuronSum {
     fn update(&mut self) {
-        let f = self._f;
-        if self.clock.pos_edge() {
-            if self.run.val() {
-                self._acc = self.sums();
-            }
-        }
-        for q in 0..self.h.len() {
-            self.h[q].next = b16(sat(f, self._acc[q]));
-        }
+        let g = self.groups.len();
+        Self::wire(g, self.p.len() / g, &mut Sim(self));
     }
     fn connect(&mut self) {
-        for x in self.h.iter_mut() {
-            x.connect();
-        }
+        let g = self.groups.len();
+        Self::wire(g, self.p.len() / g, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
-        let g = self.h.len();
-        let mut v = crate::fixed::verilog_functions(self._f, 0);
-        let w = self._w;
-        let (max, neg) = (self._f.max(), -(self._f.min() as i64));
-        // In range exactly when the bits from the format's sign bit up are all equal: a
-        // reduction, not the carry chains of two comparisons.
-        let top = self._f.width - 1;
-        let _ = writeln!(
-            v,
-            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    reg signed [{top}:0] y;\n    begin\n        if ((&x[{wm}:{top}]) || !(|x[{wm}:{top}])) y = x[{top}:0];\n        else if (x[{wm}]) y = -{neg};\n        else y = {max};\n        sat_acc = y;\n    end\nendfunction",
-            wm = w - 1
-        );
-        let _ = writeln!(
-            v,
-            "function signed [31:0] sxp;\n    input signed [{}:0] x;\n    sxp = x;\nendfunction",
-            self._pb - 1
-        );
-        for q in 0..g {
-            let _ = writeln!(
-                v,
-                "reg signed [{wm}:0] acc_{q};\nreg signed [{wm}:0] sum_{q};",
-                wm = w - 1
-            );
-        }
-        v += "initial begin\n";
-        for q in 0..g {
-            let _ = writeln!(v, "    acc_{q} = {w}'sd0;");
-        }
-        v += "end\nalways @(*) begin\n";
-        for q in 0..g {
-            let _ = write!(v, "    sum_{q} = (first ? sx(bias${q}) : acc_{q})");
-            for l in q * self._lpg..(q + 1) * self._lpg {
-                let _ = write!(v, " + sxp(p${l})");
-            }
-            let _ = writeln!(v, ";\n    h${q} = sat_acc(acc_{q});");
-        }
-        v += "end\nalways @(posedge clock) begin\n    if (run) begin\n";
-        for q in 0..g {
-            let _ = writeln!(v, "        acc_{q} <= sum_{q};");
-        }
-        v += "    end\nend\n";
-        Verilog::Custom(v)
+        let g = self.groups.len();
+        let mut t = Text::default();
+        Self::wire(g, self.p.len() / g, &mut t);
+        t.verilog("")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixed::b32;
+    use crate::fixed::{b16, b32, s16, sat};
     use crate::testing::{settle, tick, yosys_check};
 
     #[test]

@@ -65,6 +65,9 @@ pub struct LinkCore {
     pub in_copy: Signal<Out, Bits<16>>,
     pub word: Signal<Out, Bits<16>>,
     mode: DFF<Mode>,
+    /// The mode is LOAD or READ, kept with the mode: the junctions' host selects (and behind
+    /// them the weight memories' addresses) start at a register.
+    walking_r: DFF<Bit>,
     train: DFF<Bit>,
     /// The answer queue: `count` words, `sent` of them gone.
     msg0: DFF<Bits<16>>,
@@ -138,7 +141,9 @@ pub struct LinkCore {
     next_bias_now: Signal<Local, Bit>,
     walk_done: Signal<Local, Bit>,
     cycles_next: Signal<Local, Bits<32>>,
-    opcode: Signal<Local, Bit>,
+    /// A word taken while no command runs, and whether it is a known opcode.
+    command: Signal<Local, Bit>,
+    known: Signal<Local, Bit>,
     step_walk: Signal<Local, Bit>,
 }
 
@@ -195,6 +200,7 @@ impl LinkCore {
             in_copy: Default::default(),
             word: Default::default(),
             mode: Default::default(),
+            walking_r: Default::default(),
             train: Default::default(),
             msg0: Default::default(),
             msg1: Default::default(),
@@ -256,7 +262,8 @@ impl LinkCore {
             next_bias_now: Default::default(),
             walk_done: Default::default(),
             cycles_next: Default::default(),
-            opcode: Default::default(),
+            command: Default::default(),
+            known: Default::default(),
             step_walk: Default::default(),
         }
     }
@@ -269,6 +276,7 @@ impl Logic for LinkCore {
             self,
             clock,
             mode,
+            walking_r,
             train,
             msg0,
             msg1,
@@ -372,7 +380,7 @@ impl Logic for LinkCore {
         self.bias.next = self.bias_r.q.val();
         self.row.next = self.row_r.q.val();
         self.bank.next = self.bank_r.q.val();
-        self.walking.next = (self.mode.q.val() == Mode::Load) | (self.mode.q.val() == Mode::Read);
+        self.walking.next = self.walking_r.q.val();
         self.h_we.next = (self.mode.q.val() == Mode::Load) & self.in_valid.val();
         self.next_junction.next = self.next_junction_now.val();
         self.next_bias.next = self.next_bias_now.val();
@@ -395,21 +403,22 @@ impl Logic for LinkCore {
             self.sent.d.next = self.sent.q.val() + 1;
         }
         self.cycles.d.next = self.cycles_next.val();
-        self.opcode.next = false;
+        self.command.next = false;
+        self.known.next =
+            (self.in_data.val() >= self.op_load.val()) & (self.in_data.val() <= self.op_read.val());
         self.step_walk.next = false;
         match self.mode.q.val() {
             Mode::Idle => {
-                self.opcode.next = self.take.val();
+                self.command.next = self.take.val();
             }
             Mode::Error => {
-                self.opcode.next = self.take.val()
-                    & (self.in_data.val() >= self.op_load.val())
-                    & (self.in_data.val() <= self.op_read.val());
+                self.command.next = self.take.val();
             }
             Mode::Load => {
                 if self.take.val() {
                     self.step_walk.next = true;
                     if self.walk_done.val() {
+                        self.walking_r.d.next = false;
                         self.msg0.d.next = self.ack_load.val();
                         self.count.d.next = 1.into();
                         self.sent.d.next = 0.into();
@@ -476,6 +485,7 @@ impl Logic for LinkCore {
                     self.read_phase.d.next = false;
                     self.step_walk.next = true;
                     if self.walk_done.val() {
+                        self.walking_r.d.next = false;
                         self.mode.d.next = Mode::Idle;
                         // the acknowledgement follows the last value
                         self.msg1.d.next = self.ack_read.val();
@@ -496,7 +506,10 @@ impl Logic for LinkCore {
             self.junction_end_x.d.next = (self.next_junction_now.val() == self.last_junction.val())
                 ^ self.start_junction_end.val();
         }
-        if self.opcode.val() {
+        // A word taken while no command runs: the walk and the clock count restart on any
+        // (outside LOAD, READ and a stream nothing reads them, and every command restarts
+        // them), so only the mode and the answer wait on decoding the word.
+        if self.command.val() {
             self.cycles.d.next = 0.into();
             self.junction_r.d.next = 0.into();
             self.bias_r.d.next = false;
@@ -506,16 +519,21 @@ impl Logic for LinkCore {
             self.bank_end_x.d.next = false;
             self.row_end_x.d.next = false;
             self.junction_end_x.d.next = false;
-            if self.in_data.val() == self.op_load.val() {
-                self.mode.d.next = Mode::Load;
-            } else if (self.in_data.val() == self.op_train.val())
-                | (self.in_data.val() == self.op_infer.val())
-            {
-                self.mode.d.next = Mode::Count;
-                self.train.d.next = self.in_data.val() == self.op_train.val();
-            } else if self.in_data.val() == self.op_read.val() {
+            self.train.d.next = self.in_data.val() == self.op_train.val();
+            if self.known.val() {
+                self.walking_r.d.next = (self.in_data.val() == self.op_load.val())
+                    | (self.in_data.val() == self.op_read.val());
                 self.mode.d.next = Mode::Read;
-            } else {
+                if self.in_data.val() == self.op_load.val() {
+                    self.mode.d.next = Mode::Load;
+                }
+                if (self.in_data.val() == self.op_train.val())
+                    | (self.in_data.val() == self.op_infer.val())
+                {
+                    self.mode.d.next = Mode::Count;
+                }
+            } else if self.mode.q.val() == Mode::Idle {
+                // an unknown opcode is answered once; junk after it is ignored
                 self.mode.d.next = Mode::Error;
                 self.msg0.d.next = self.error_word.val();
                 self.count.d.next = 1.into();

@@ -187,3 +187,80 @@ impl Logic for RightDelta {
         Verilog::Custom(format!("{}{body}", verilog_functions(self._f, 0)))
     }
 }
+
+/// One right neuron's sum in FF: the bias on the neuron's first clock, then the products of
+/// its group's lanes every clock it runs, exact (`_w` bits), saturated once on the way out:
+/// `h` is the saturated accumulator, so a neuron finished in clock `k` appears on `h` during
+/// clock `k+1`.
+#[derive(LogicBlock)]
+pub struct NeuronAccumulator {
+    pub clock: Signal<In, Clock>,
+    pub run: Signal<In, Bit>,
+    pub first: Signal<In, Bit>,
+    /// The group's lane products, sign-extended.
+    pub p: Vec<Signal<In, Bits<32>>>,
+    pub bias: Signal<In, Bits<16>>,
+    pub h: Signal<Out, Bits<16>>,
+    _f: Format,
+    /// Bits of a product with its sign.
+    _pb: u32,
+    /// Accumulator width in the Verilog.
+    _w: u32,
+    _acc: i64,
+}
+
+impl NeuronAccumulator {
+    /// A neuron of `lanes` products of `product_bits` bits each, held in `width` bits.
+    pub fn new(lanes: usize, f: Format, product_bits: u32, width: u32) -> Self {
+        NeuronAccumulator {
+            clock: Default::default(),
+            run: Default::default(),
+            first: Default::default(),
+            p: crate::sigs(lanes),
+            bias: Default::default(),
+            h: Default::default(),
+            _f: f,
+            _pb: product_bits,
+            _w: width,
+            _acc: 0,
+        }
+    }
+}
+
+impl Logic for NeuronAccumulator {
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.run.val() {
+            let start = if self.first.val() {
+                s16(self.bias.val()) as i64
+            } else {
+                self._acc
+            };
+            self._acc = start + self.p.iter().map(|p| s32(p.val())).sum::<i64>();
+        }
+        self.h.next = b16(sat(self._f, self._acc));
+    }
+    fn connect(&mut self) {
+        self.h.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = verilog_functions(self._f, 0);
+        let (w, top) = (self._w, self._f.width - 1);
+        let (max, neg) = (self._f.max(), -(self._f.min() as i64));
+        // In range exactly when the bits from the format's sign bit up are all equal: a
+        // reduction, not the carry chains of two comparisons.
+        v += &format!(
+            "function signed [15:0] sat_acc;\n    input signed [{wm}:0] x;\n    reg signed [{top}:0] y;\n    begin\n        if ((&x[{wm}:{top}]) || !(|x[{wm}:{top}])) y = x[{top}:0];\n        else if (x[{wm}]) y = -{neg};\n        else y = {max};\n        sat_acc = y;\n    end\nendfunction\n",
+            wm = w - 1
+        );
+        v += &format!(
+            "function signed [31:0] sxp;\n    input signed [{}:0] x;\n    sxp = x;\nendfunction\n",
+            self._pb - 1
+        );
+        v += &format!("reg signed [{wm}:0] acc;\nreg signed [{wm}:0] sum;\ninitial acc = {w}'sd0;\nalways @(*) begin\n    sum = (first ? sx(bias) : acc)", wm = w - 1);
+        for l in 0..self.p.len() {
+            v += &format!(" + sxp(p${l})");
+        }
+        v += ";\n    h = sat_acc(acc);\nend\nalways @(posedge clock) if (run) acc <= sum;\n";
+        Verilog::Custom(v)
+    }
+}

@@ -254,7 +254,7 @@ endfunction
 }
 
 mod leaves;
-pub use leaves::{LaneProduct, RightDelta};
+pub use leaves::{LaneProduct, NeuronAccumulator, RightDelta};
 
 #[cfg(test)]
 mod tests {
