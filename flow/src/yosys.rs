@@ -242,6 +242,25 @@ fn list_multipliers(dir: &Path, verilog: &str) -> Result<Vec<(String, u64)>> {
     Ok(out)
 }
 
+/// The combinational loops of `verilog` (a file in `dir`, top module `top`), bit by bit:
+/// yosys `check` on the flattened design, one line per loop it reports. Verilator orders
+/// whole always blocks, and rust-hdl writes a module's update as one, so Verilator's
+/// `UNOPTFLAT` also names paths that only pass through a block without a bit depending on
+/// itself; this is the check that tells the two apart.
+pub fn combinational_loops(dir: &Path, verilog: &str) -> Result<Vec<String>> {
+    let script = format!("read_verilog -sv {verilog}\nhierarchy -top top\nproc\nflatten\ncheck\n");
+    std::fs::write(dir.join("loops.ys"), script)?;
+    let log = YOSYS.run(&["-s", "loops.ys"], dir, &dir.join("loops.log"))?;
+    Ok(loop_lines(&log))
+}
+
+fn loop_lines(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.contains("found logic loop"))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
 /// Cell counts of the whole design from yosys `stat -json` (the `design` summary when there
 /// are several modules, else the only module).
 pub fn parse_stat_cells(json: &str) -> Result<BTreeMap<String, u64>> {

@@ -97,6 +97,10 @@ pub const LINT_WAIVERS: &[(&str, &str)] = &[
     ("PROCASSINIT", "rust-hdl sets register power-up values in initial blocks"),
     ("MULTIDRIVEN", "none expected; listed so a report names it"),
     (
+        "UNOPTFLAT",
+        "rust-hdl writes a module's update as one always block and Verilator orders whole blocks, so a path through a block looks circular; waived only when yosys `check` finds no loop bit by bit",
+    ),
+    (
         "UNSIGNED",
         "generated schedule comparisons against an offset of 0 (`started >= 0`), always true by design",
     ),
@@ -123,6 +127,9 @@ fn lint_report(dir: &Path, file: &str, extra: &[&str]) -> Result<serde_json::Val
         }
         *by_cat.entry(cat).or_default() += 1;
     }
+    if by_cat.contains_key("UNOPTFLAT") {
+        unwaived.extend(real_loops(dir, file));
+    }
     let waived: Vec<_> = by_cat
         .iter()
         .map(|(c, n)| {
@@ -137,4 +144,93 @@ fn lint_report(dir: &Path, file: &str, extra: &[&str]) -> Result<serde_json::Val
     Ok(
         json!({"file": file, "warnings": warnings.len(), "by_category": waived, "unwaived": unwaived}),
     )
+}
+
+/// What keeps Verilator's `UNOPTFLAT` from being waived: the loops yosys finds bit by bit, or
+/// the reason the check could not run.
+fn real_loops(dir: &Path, file: &str) -> Vec<String> {
+    if !edgeflow_flow::tools::YOSYS.available() {
+        return vec![
+            "UNOPTFLAT: yosys (Debian package yosys) is not installed, so the loops Verilator names cannot be checked bit by bit".into(),
+        ];
+    }
+    match edgeflow_flow::yosys::combinational_loops(dir, file) {
+        Ok(loops) => loops
+            .into_iter()
+            .map(|l| format!("UNOPTFLAT: yosys check: {l}"))
+            .collect(),
+        Err(e) => vec![format!("UNOPTFLAT: the yosys loop check failed: {e:#}")],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use edgeflow_flow::tools::{tool_for_test, VERILATOR, YOSYS};
+
+    /// A register read through a child's one always block and fed back to it by the parent:
+    /// circular to Verilator, not bit by bit.
+    const THROUGH: &str = "module child(input wire clk, input wire i, output reg o, output reg p);
+    reg r;
+    reg t;
+    always @(*) begin
+        t = r;
+        o = t;
+        p = i;
+        if (t) begin
+            p = !i;
+        end
+    end
+    always @(posedge clk) r <= p;
+endmodule
+module top(input wire clk, output wire z);
+    wire o;
+    wire p;
+    reg i;
+    child c(.clk(clk), .i(i), .o(o), .p(p));
+    always @(*) i = o;
+    assign z = p;
+endmodule
+";
+
+    fn lint(text: &str) -> serde_json::Value {
+        let dir = work_dir("lint-test").unwrap();
+        std::fs::write(dir.path().join("top.v"), text).unwrap();
+        lint_report(dir.path(), "top.v", &[]).unwrap()
+    }
+
+    fn categories(v: &serde_json::Value) -> Vec<String> {
+        v["by_category"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["category"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn verilators_block_loops_pass_only_when_no_bit_loops() {
+        if !tool_for_test(VERILATOR) || !tool_for_test(YOSYS) {
+            return;
+        }
+        let through = lint(THROUGH);
+        assert!(
+            categories(&through).contains(&"UNOPTFLAT".to_string()),
+            "{through}"
+        );
+        assert_eq!(
+            through["unwaived"].as_array().unwrap().len(),
+            0,
+            "{through}"
+        );
+        // the same with the child's output depending on its input: a real loop
+        let real = lint(&THROUGH.replace("o = t;", "o = t ^ i;"));
+        let unwaived = real["unwaived"].as_array().unwrap();
+        assert!(
+            unwaived
+                .iter()
+                .any(|u| u.as_str().unwrap().contains("logic loop")),
+            "{real}"
+        );
+    }
 }

@@ -174,3 +174,26 @@ fn verilog_is_written_and_lint_clean_within_waivers() {
         .unwrap()
         .contains("SB_PLL40_PAD"));
 }
+
+#[test]
+fn network_verilog_is_lint_clean_within_waivers() {
+    // a network with its board top: the controller, host link and datapath rust-hdl writes
+    if !have("verilator", "verilator") || !have("yosys", "yosys") {
+        return;
+    }
+    let d = scratch("verilog-tiny");
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml");
+    let (ok, out, err) = edgeflow(&[
+        "verilog",
+        "--spec",
+        spec,
+        "--board",
+        "icebreaker",
+        "-o",
+        d.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["lint"]["unwaived"].as_array().unwrap().len(), 0, "{out}");
+}
