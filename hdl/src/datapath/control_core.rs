@@ -1,6 +1,6 @@
-//! The controller's parts (controller.rs wires them): the block-cycle state machine, one
-//! enable window per junction, and the label ring's slots. All three are `#[hdl_gen]`:
-//! rust-hdl writes their Verilog from the `update` the simulation runs.
+//! The controller's parts (controller.rs wires them): the block-cycle state machine with the
+//! history the junctions' enables are read from, and the label ring's slots. Both are
+//! `#[hdl_gen]`: rust-hdl writes their Verilog from the `update` the simulation runs.
 //!
 //! Counters are held in 16- or 32-bit signals masked with a constant of their exact width,
 //! so yosys removes the constant-zero bits above it. Comparisons a start depends on are kept
@@ -43,6 +43,10 @@ pub struct BlockCycles {
     pub lab_write: Signal<Out, Bit>,
     pub lab_write_copy: Signal<Out, Bits<16>>,
     pub lab_write_data: Signal<Out, Bits<16>>,
+    /// Bit `i`: the block cycle `i` starts back (bit 0 the one running) took a sample of the
+    /// stream. A junction whose pass runs on the sample of `F` block cycles back is enabled
+    /// by bit `F`, so every junction's window is one flip-flop of a shared shift register.
+    pub history: Signal<Out, Bits<64>>,
     active: DFF<Bit>,
     train_r: DFF<Bit>,
     started_r: DFF<Bits<32>>,
@@ -67,6 +71,7 @@ pub struct BlockCycles {
     lab_we_r: DFF<Bit>,
     lab_copy_r: DFF<Bits<16>>,
     lab_data_r: DFF<Bits<16>>,
+    history_r: DFF<Bits<64>>,
     /// Block cycles a stream adds to its samples: train `B_0`, infer `F_{L-1}`.
     train_extra: Constant<Bits<32>>,
     infer_extra: Constant<Bits<32>>,
@@ -80,6 +85,12 @@ pub struct BlockCycles {
     count_bits: Constant<Bits<32>>,
     k_bits: Constant<Bits<16>>,
     copy_bits: Constant<Bits<16>>,
+    /// The bits of the largest block-cycle offset of any junction.
+    history_bits: Constant<Bits<64>>,
+    /// Neurons of the output layer: a label at or past it names none and is held as it.
+    outputs: Constant<Bits<16>>,
+    /// The bits of `outputs`.
+    label_bits: Constant<Bits<16>>,
     can_start: Signal<Local, Bit>,
     need_out: Signal<Local, Bit>,
     adv_now: Signal<Local, Bit>,
@@ -93,8 +104,9 @@ pub struct BlockCycles {
 
 impl BlockCycles {
     /// A block cycle of `t` clocks (at least 3), `copies` label copies starting at
-    /// `lab_start`, the stream's extra block cycles in train and infer mode, and the largest
-    /// block-cycle offset of any junction (for the counter's width).
+    /// `lab_start`, the stream's extra block cycles in train and infer mode, the largest
+    /// block-cycle offset of any junction (for the counter's and the history's width), and
+    /// the output layer's neurons.
     pub fn new(
         t: usize,
         copies: usize,
@@ -102,8 +114,13 @@ impl BlockCycles {
         extra: (usize, usize),
         last_offset: usize,
         wait_all: bool,
+        outputs: usize,
     ) -> BlockCycles {
         assert!(t >= 3, "the block cycle includes the FF pipeline");
+        assert!(
+            last_offset < 64,
+            "a junction's block-cycle offset must be below 64 (the history's width)"
+        );
         let c16 = |v: u64| Constant::<Bits<16>>::new(v.into());
         let c32 = |v: u64| Constant::<Bits<32>>::new(v.into());
         BlockCycles {
@@ -131,6 +148,7 @@ impl BlockCycles {
             lab_write: Default::default(),
             lab_write_copy: Default::default(),
             lab_write_data: Default::default(),
+            history: Default::default(),
             active: Default::default(),
             train_r: Default::default(),
             started_r: Default::default(),
@@ -147,6 +165,7 @@ impl BlockCycles {
             lab_we_r: Default::default(),
             lab_copy_r: Default::default(),
             lab_data_r: Default::default(),
+            history_r: Default::default(),
             train_extra: c32(extra.0 as u64),
             infer_extra: c32(extra.1 as u64),
             free_after_samples: Constant::new(!wait_all),
@@ -158,6 +177,9 @@ impl BlockCycles {
             count_bits: c32(crate::mask_for(65535 + last_offset + 1)),
             k_bits: c16(crate::mask_for(t - 1)),
             copy_bits: c16(crate::mask_for(copies - 1)),
+            history_bits: Constant::new((u64::MAX >> (63 - last_offset)).into()),
+            outputs: c16(outputs as u64),
+            label_bits: c16(crate::mask_for(outputs)),
             can_start: Default::default(),
             need_out: Default::default(),
             adv_now: Default::default(),
@@ -192,7 +214,8 @@ impl Logic for BlockCycles {
             end_out,
             lab_we_r,
             lab_copy_r,
-            lab_data_r
+            lab_data_r,
+            history_r
         );
         self.can_start.next = self.active.q.val()
             & self.below_total.q.val()
@@ -230,9 +253,14 @@ impl Logic for BlockCycles {
         self.lab_write.next = self.lab_we_r.q.val();
         self.lab_write_copy.next = self.lab_copy_r.q.val();
         self.lab_write_data.next = self.lab_data_r.q.val();
+        self.history.next = self.history_r.q.val();
+        // a copy past the ring writes nothing, so the copy needs only the ring's bits
         self.lab_we_r.d.next = self.lab_we.val() & (self.lab_copy.val() < self.copies.val());
-        self.lab_copy_r.d.next = self.lab_copy.val();
-        self.lab_data_r.d.next = self.lab_data.val();
+        self.lab_copy_r.d.next = self.lab_copy.val() & self.copy_bits.val();
+        self.lab_data_r.d.next = self.outputs.val();
+        if self.lab_data.val() < self.outputs.val() {
+            self.lab_data_r.d.next = self.lab_data.val() & self.label_bits.val();
+        }
         if self.go.val() {
             self.active.d.next = true;
             self.train_r.d.next = self.go_train.val();
@@ -253,6 +281,7 @@ impl Logic for BlockCycles {
             self.running.d.next = false;
             self.parity_r.d.next = false;
             self.lab_from_start.d.next = 0.into();
+            self.history_r.d.next = 0.into();
         } else if self.adv_now.val() {
             if self.last_now.val() {
                 self.parity_r.d.next = !self.parity_r.q.val();
@@ -275,85 +304,22 @@ impl Logic for BlockCycles {
             self.end_out.d.next = false;
             self.started_r.d.next = self.next_started.val();
             // started + 1 < total, started + 1 >= samples
+            // started + 1 < total, started + 1 >= samples
             self.below_total.d.next = self.started_r.q.val() < self.total_less_one.q.val();
             self.past_samples.d.next = self.started_r.q.val() >= self.samples_less_one.q.val();
-        }
-    }
-}
-
-/// A junction's FF and BP/UP enables: FF of junction `j` runs in block cycle `t` when
-/// `F_j <= t < samples + F_j`, BP/UP when training and `B_j <= t < samples + B_j`. The upper
-/// bounds are registered at `go`, so a start compares registers.
-#[derive(LogicBlock)]
-pub struct EnableWindow {
-    pub clock: Signal<In, Clock>,
-    pub go: Signal<In, Bit>,
-    pub go_samples: Signal<In, Bits<16>>,
-    pub train: Signal<In, Bit>,
-    /// A block cycle starts at this clock edge; `started` counts those before it.
-    pub start: Signal<In, Bit>,
-    pub started: Signal<In, Bits<32>>,
-    pub ff_en: Signal<Out, Bit>,
-    pub bp_en: Signal<Out, Bit>,
-    ff_on: DFF<Bit>,
-    bp_on: DFF<Bit>,
-    ff_end: DFF<Bits<32>>,
-    bp_end: DFF<Bits<32>>,
-    ff_offset: Constant<Bits<32>>,
-    bp_offset: Constant<Bits<32>>,
-    count_bits: Constant<Bits<32>>,
-}
-
-impl EnableWindow {
-    /// FF at block-cycle offset `ff`, BP/UP at `bp`; `last_offset` as for [`BlockCycles`].
-    pub fn new(ff: usize, bp: usize, last_offset: usize) -> EnableWindow {
-        let c32 = |v: u64| Constant::<Bits<32>>::new(v.into());
-        EnableWindow {
-            clock: Default::default(),
-            go: Default::default(),
-            go_samples: Default::default(),
-            train: Default::default(),
-            start: Default::default(),
-            started: Default::default(),
-            ff_en: Default::default(),
-            bp_en: Default::default(),
-            ff_on: Default::default(),
-            bp_on: Default::default(),
-            ff_end: Default::default(),
-            bp_end: Default::default(),
-            ff_offset: c32(ff as u64),
-            bp_offset: c32(bp as u64),
-            count_bits: c32(crate::mask_for(65535 + last_offset + 1)),
-        }
-    }
-}
-
-impl Logic for EnableWindow {
-    #[hdl_gen]
-    fn update(&mut self) {
-        dff_setup!(self, clock, ff_on, bp_on, ff_end, bp_end);
-        self.ff_en.next = self.ff_on.q.val();
-        self.bp_en.next = self.bp_on.q.val();
-        if self.go.val() {
-            self.ff_end.d.next = (bit_cast::<32, 16>(self.go_samples.val()) + self.ff_offset.val())
-                & self.count_bits.val();
-            self.bp_end.d.next = (bit_cast::<32, 16>(self.go_samples.val()) + self.bp_offset.val())
-                & self.count_bits.val();
-        }
-        if self.start.val() {
-            self.ff_on.d.next = (self.started.val() >= self.ff_offset.val())
-                & (self.started.val() < self.ff_end.q.val());
-            self.bp_on.d.next = self.train.val()
-                & (self.started.val() >= self.bp_offset.val())
-                & (self.started.val() < self.bp_end.q.val());
+            // `past_samples` still says whether the block cycle starting now is past them
+            self.history_r.d.next = (self.history_r.q.val() << 1) & self.history_bits.val();
+            if !self.past_samples.q.val() {
+                self.history_r.d.next =
+                    ((self.history_r.q.val() << 1) | 1) & self.history_bits.val();
+            }
         }
     }
 }
 
 /// One copy of the label ring: a register written when the delayed label write names it.
-/// A label names an output neuron; one that names none (`>= outputs`) is held as `outputs`,
-/// which names none either, so the label needs only the bits of `outputs` and the output
-/// layer's comparison with it is that narrow.
+/// The label comes clamped and masked to the bits of the output layer's size (BlockCycles),
+/// so the output layer's comparison with it is that narrow.
 #[derive(LogicBlock)]
 pub struct LabelSlot {
     pub clock: Signal<In, Clock>,
@@ -363,14 +329,10 @@ pub struct LabelSlot {
     pub label: Signal<Out, Bits<16>>,
     held: DFF<Bits<16>>,
     index: Constant<Bits<16>>,
-    outputs: Constant<Bits<16>>,
-    /// The bits of `outputs`: a mask that changes no held value and tells yosys the bits
-    /// above are zero.
-    label_bits: Constant<Bits<16>>,
 }
 
 impl LabelSlot {
-    pub fn new(index: usize, outputs: usize) -> LabelSlot {
+    pub fn new(index: usize) -> LabelSlot {
         LabelSlot {
             clock: Default::default(),
             write: Default::default(),
@@ -379,8 +341,6 @@ impl LabelSlot {
             label: Default::default(),
             held: Default::default(),
             index: Constant::new((index as u64).into()),
-            outputs: Constant::new((outputs as u64).into()),
-            label_bits: Constant::new(crate::mask_for(outputs).into()),
         }
     }
 }
@@ -391,10 +351,7 @@ impl Logic for LabelSlot {
         dff_setup!(self, clock, held);
         self.label.next = self.held.q.val();
         if self.write.val() & (self.copy.val() == self.index.val()) {
-            self.held.d.next = self.outputs.val();
-            if self.data.val() < self.outputs.val() {
-                self.held.d.next = self.data.val() & self.label_bits.val();
-            }
+            self.held.d.next = self.data.val();
         }
     }
 }

@@ -13,7 +13,7 @@
 //! two samples ahead. In infer mode the block cycle that produces a prediction does not end
 //! while the previous prediction still waits in the host link's output register.
 
-use crate::control_core::{BlockCycles, EnableWindow, LabelSlot};
+use crate::control_core::{BlockCycles, LabelSlot};
 use crate::wiring::{Connect, Sim, Text, Wires};
 use crate::{at, to};
 use edgeflow_core::Spec;
@@ -110,11 +110,10 @@ pub struct Controller {
     pub ff_en: Vec<Signal<Out, Bit>>,
     pub bp_en: Vec<Signal<Out, Bit>>,
     pub cycles: BlockCycles,
-    pub windows: Vec<EnableWindow>,
     /// The label ring: one slot per input copy, read for the sample the last junction's FF
     /// is on.
     pub labels: Vec<LabelSlot>,
-    _p: Box<CtrlParams>,
+    _p: std::rc::Rc<CtrlParams>,
 }
 
 impl Controller {
@@ -150,14 +149,10 @@ impl Controller {
                 (p.bp[0], p.ff[l - 1]),
                 last_offset,
                 p.wait_all,
+                p.outputs,
             ),
-            windows: (0..l)
-                .map(|j| EnableWindow::new(p.ff[j], p.bp[j], last_offset))
-                .collect(),
-            labels: (0..p.in_copies)
-                .map(|c| LabelSlot::new(c, p.outputs))
-                .collect(),
-            _p: Box::new(p),
+            labels: (0..p.in_copies).map(LabelSlot::new).collect(),
+            _p: std::rc::Rc::new(p),
         }
     }
 
@@ -165,7 +160,9 @@ impl Controller {
         &self._p
     }
 
-    fn wire<W: Wires<Self>>(l: usize, copies: usize, w: &mut W) {
+    /// The controller's connections (`ff`, `bp`: each junction's block-cycle offsets).
+    fn wire<W: Wires<Self>>(ff: &[usize], bp: &[usize], copies: usize, w: &mut W) {
+        let l = ff.len();
         let clock = at!(w, clock);
         w.set(to!(cycles.clock), clock.clone());
         w.set(to!(cycles.go), at!(w, go));
@@ -173,7 +170,11 @@ impl Controller {
         w.set(to!(cycles.go_samples), at!(w, go_samples));
         w.set(to!(cycles.sample_ready), at!(w, sample_ready));
         w.set(to!(cycles.out_busy), at!(w, out_busy));
-        w.set(to!(cycles.ff_last), at!(w, windows[l - 1].ff_en));
+        // FF of junction j is on the sample of F_j block cycles back, BP/UP on that of B_j
+        let history = at!(w, cycles.history);
+        let ff_en: Vec<_> = ff.iter().map(|&f| w.bits(&history, f, f)).collect();
+        let train = at!(w, cycles.train);
+        w.set(to!(cycles.ff_last), ff_en[l - 1].clone());
         w.set(to!(cycles.lab_we), at!(w, lab_we));
         w.set(to!(cycles.lab_copy), at!(w, lab_copy));
         w.set(to!(cycles.lab_data), at!(w, lab_data));
@@ -186,15 +187,10 @@ impl Controller {
         w.set(to!(last), at!(w, cycles.last));
         w.set(to!(step), at!(w, cycles.step));
         w.set(to!(parity), at!(w, cycles.parity));
-        for j in 0..l {
-            w.set(to!(windows[j].clock), clock.clone());
-            w.set(to!(windows[j].go), at!(w, go));
-            w.set(to!(windows[j].go_samples), at!(w, go_samples));
-            w.set(to!(windows[j].train), at!(w, cycles.train));
-            w.set(to!(windows[j].start), at!(w, cycles.starting));
-            w.set(to!(windows[j].started), at!(w, cycles.started));
-            w.set(to!(ff_en[j]), at!(w, windows[j].ff_en));
-            w.set(to!(bp_en[j]), at!(w, windows[j].bp_en));
+        for (j, ff_on) in ff_en.into_iter().enumerate() {
+            w.set(to!(ff_en[j]), ff_on);
+            let bp_on = w.bits(&history, bp[j], bp[j]);
+            w.set(to!(bp_en[j]), w.and(&train, &bp_on));
         }
         let mut arms = vec![];
         for c in 0..copies {
@@ -211,16 +207,16 @@ impl Controller {
 
 impl Logic for Controller {
     fn update(&mut self) {
-        let (l, copies) = (self.windows.len(), self.labels.len());
-        Self::wire(l, copies, &mut Sim(self));
+        let (p, copies) = (self._p.clone(), self.labels.len());
+        Self::wire(&p.ff, &p.bp, copies, &mut Sim(self));
     }
     fn connect(&mut self) {
-        let (l, copies) = (self.windows.len(), self.labels.len());
-        Self::wire(l, copies, &mut Connect(self));
+        let (p, copies) = (self._p.clone(), self.labels.len());
+        Self::wire(&p.ff, &p.bp, copies, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
-        Self::wire(self.windows.len(), self.labels.len(), &mut t);
+        Self::wire(&self._p.ff, &self._p.bp, self.labels.len(), &mut t);
         t.verilog("")
     }
 }

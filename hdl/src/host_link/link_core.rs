@@ -5,7 +5,7 @@
 //!
 //! Counters are held in wide signals masked with a constant of their exact width (yosys
 //! removes the constant-zero bits). What the stream's handshake depends on is kept in
-//! registers (`ahead`, `more`, `at_label`, `last_beat`), so no counter comparison sits in
+//! registers (`lead`, `more`, `at_label`, `last_beat`), so no counter comparison sits in
 //! front of a take.
 
 use super::{ACK_INFER, ACK_LOAD, ACK_READ, ACK_TRAIN, ERROR_WORD};
@@ -88,15 +88,17 @@ pub struct LinkCore {
     bank_end_x: DFF<Bit>,
     row_end_x: DFF<Bit>,
     junction_end_x: DFF<Bit>,
-    samples: DFF<Bits<16>>,
-    loaded: DFF<Bits<16>>,
+    /// Samples of the stream not loaded yet, counted down from its sample count.
+    left: DFF<Bits<16>>,
     /// The next word is the label (training) / past the inputs.
     at_label: DFF<Bit>,
     /// This beat is the sample's last input beat, XOR its value at a sample's start.
     last_beat_x: DFF<Bit>,
-    /// `started + 1 - loaded` (two's complement, 18 bits), counted with the controller's
-    /// starts and the loaded samples, XOR its start value 1.
-    ahead_x: DFF<Bits<18>>,
+    /// `started + 2 - loaded`, counted with the controller's starts and the loaded samples,
+    /// XOR its start value 2. It never falls below 0 (a sample is taken only while it is
+    /// at least 1) nor rises above the stream's extra block cycles plus 2 (a block cycle
+    /// that takes a sample starts only while it is at most 1), so it is that narrow.
+    lead_x: DFF<Bits<16>>,
     /// More samples of the stream are to come.
     more: DFF<Bit>,
     word_r: DFF<Bits<16>>,
@@ -110,7 +112,8 @@ pub struct LinkCore {
     ack_infer: Constant<Bits<16>>,
     ack_read: Constant<Bits<16>>,
     error_word: Constant<Bits<16>>,
-    ahead_start: Constant<Bits<18>>,
+    lead_start: Constant<Bits<16>>,
+    lead_bits: Constant<Bits<16>>,
     lanes: Constant<Bits<16>>,
     inputs: Constant<Bits<32>>,
     /// A sample of at most `lanes` inputs ends at its first beat.
@@ -130,7 +133,7 @@ pub struct LinkCore {
     ready: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     wrap: Signal<Local, Bit>,
-    ahead: Signal<Local, Bits<18>>,
+    lead: Signal<Local, Bits<16>>,
     bank_end: Signal<Local, Bit>,
     row_end: Signal<Local, Bit>,
     junction_end: Signal<Local, Bit>,
@@ -157,6 +160,8 @@ pub struct CoreSizes {
     pub max_banks: usize,
     pub max_rows: usize,
     pub start_ends: [bool; 3],
+    /// The most block cycles a stream adds to its samples.
+    pub max_extra: usize,
 }
 
 impl LinkCore {
@@ -216,11 +221,10 @@ impl LinkCore {
             bank_end_x: Default::default(),
             row_end_x: Default::default(),
             junction_end_x: Default::default(),
-            samples: Default::default(),
-            loaded: Default::default(),
+            left: Default::default(),
             at_label: Default::default(),
             last_beat_x: Default::default(),
-            ahead_x: Default::default(),
+            lead_x: Default::default(),
             more: Default::default(),
             word_r: Default::default(),
             in_copy_r: Default::default(),
@@ -233,7 +237,8 @@ impl LinkCore {
             ack_infer: c16(ACK_INFER as u64),
             ack_read: c16(ACK_READ as u64),
             error_word: c16(ERROR_WORD as u64),
-            ahead_start: Constant::new(1u64.into()),
+            lead_start: c16(2),
+            lead_bits: c16(crate::mask_for(z.max_extra + 2)),
             lanes: c16(z.lanes as u64),
             inputs: Constant::new((z.inputs as u64).into()),
             first_beat_last: Constant::new(z.lanes >= z.inputs),
@@ -251,7 +256,7 @@ impl LinkCore {
             ready: Default::default(),
             take: Default::default(),
             wrap: Default::default(),
-            ahead: Default::default(),
+            lead: Default::default(),
             bank_end: Default::default(),
             row_end: Default::default(),
             junction_end: Default::default(),
@@ -292,17 +297,16 @@ impl Logic for LinkCore {
             bank_end_x,
             row_end_x,
             junction_end_x,
-            samples,
-            loaded,
+            left,
             at_label,
             last_beat_x,
-            ahead_x,
+            lead_x,
             more,
             word_r,
             in_copy_r
         );
         self.pending.next = self.sent.q.val() < self.count.q.val();
-        self.ahead.next = self.ahead_x.q.val() ^ self.ahead_start.val();
+        self.lead.next = self.lead_x.q.val() ^ self.lead_start.val();
         self.ready.next = false;
         match self.mode.q.val() {
             Mode::Idle => {
@@ -318,7 +322,7 @@ impl Logic for LinkCore {
                 self.ready.next = true;
             }
             Mode::Stream => {
-                self.ready.next = self.more.q.val() & !self.ahead.val().get_bit(17);
+                self.ready.next = self.more.q.val() & (self.lead.val() != 0);
             }
             Mode::Read => {
                 self.ready.next = false;
@@ -370,7 +374,7 @@ impl Logic for LinkCore {
         }
         self.go.next = (self.mode.q.val() == Mode::Count) & self.take.val();
         self.go_train.next = self.train.q.val();
-        self.sample_ready.next = self.ahead.val().get_bit(17) | (self.ahead.val() == 0);
+        self.sample_ready.next = self.lead.val() <= 1;
         self.stream_take.next = (self.mode.q.val() == Mode::Stream) & self.take.val();
         self.lab_we.next = self.stream_take.val() & self.at_label.q.val();
         self.in_we.next = self.stream_take.val() & !self.at_label.q.val();
@@ -386,17 +390,18 @@ impl Logic for LinkCore {
         self.next_bias.next = self.next_bias_now.val();
         // the stream's readiness, the controller's `starting` choosing last
         if (self.mode.q.val() == Mode::Count) & self.take.val() {
-            self.ahead_x.d.next = 0.into();
+            self.lead_x.d.next = 0.into();
             self.more.d.next = self.in_data.val() != 0;
         } else {
             if self.starting.val() & !self.wrap.val() {
-                self.ahead_x.d.next = (self.ahead.val() + 1) ^ self.ahead_start.val();
+                self.lead_x.d.next =
+                    ((self.lead.val() + 1) & self.lead_bits.val()) ^ self.lead_start.val();
             } else if self.wrap.val() & !self.starting.val() {
-                self.ahead_x.d.next = (self.ahead.val() - 1) ^ self.ahead_start.val();
+                self.lead_x.d.next =
+                    ((self.lead.val() - 1) & self.lead_bits.val()) ^ self.lead_start.val();
             }
             if self.wrap.val() {
-                self.more.d.next = bit_cast::<17, 16>(self.loaded.q.val()) + 1
-                    < bit_cast::<17, 16>(self.samples.q.val());
+                self.more.d.next = self.left.q.val() != 1;
             }
         }
         if self.pending.val() & self.out_ready.val() {
@@ -428,8 +433,7 @@ impl Logic for LinkCore {
             }
             Mode::Count => {
                 if self.take.val() {
-                    self.samples.d.next = self.in_data.val();
-                    self.loaded.d.next = 0.into();
+                    self.left.d.next = self.in_data.val();
                     self.word_r.d.next = 0.into();
                     self.in_copy_r.d.next = 0.into();
                     self.at_label.d.next = false;
@@ -443,7 +447,7 @@ impl Logic for LinkCore {
                         self.word_r.d.next = 0.into();
                         self.at_label.d.next = false;
                         self.last_beat_x.d.next = false;
-                        self.loaded.d.next = self.loaded.q.val() + 1;
+                        self.left.d.next = self.left.q.val() - 1;
                         self.in_copy_r.d.next = (self.in_copy_r.q.val() + 1) & self.copy_bits.val();
                         if self.in_copy_r.q.val() == self.last_copy.val() {
                             self.in_copy_r.d.next = 0.into();

@@ -98,6 +98,7 @@ impl HostLink {
                 .unwrap_or(1),
             max_rows: p.w_rows.iter().chain(&p.b_rows).copied().max().unwrap_or(1),
             start_ends: [p.w_banks[0] == 1, p.w_rows[0] == 1, l == 1],
+            max_extra: p.ff.iter().chain(&p.bp).copied().max().unwrap_or(0),
         };
         HostLink {
             clock: Default::default(),
