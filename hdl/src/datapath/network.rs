@@ -82,7 +82,7 @@ impl Network {
             junctions,
             _lefts: Rc::from(vec![]),
         };
-        n._lefts = n.junctions.iter().map(|x| x.lw_en.len()).collect();
+        n._lefts = n.junctions.iter().map(|x| x.left.len()).collect();
         n
     }
 }

@@ -24,11 +24,12 @@
 
 use crate::controller::{Controller, CtrlParams};
 use crate::fixed::{b16, s32, sat};
+use crate::junction::ports::groups;
 use crate::junction::Junction;
 use crate::params::JunctionParams;
-use crate::stage_port::RightPort;
+use crate::stage_port::{BoundaryLeft, BoundaryRight, RightPort};
 use crate::wiring::{Connect, Sim, Text, Wires};
-use crate::{at, to, wire_junction_control, wire_junction_pair};
+use crate::{at, to, wire_group_pair, wire_junction_control, wire_junction_pair};
 use edgeflow_core::fixed::Format;
 use edgeflow_core::Spec;
 use rust_hdl::core::prelude::*;
@@ -67,18 +68,10 @@ pub struct Stage {
     pub h_bank: Signal<In, Bits<16>>,
     pub h_wdata: Signal<In, Bits<16>>,
     pub h_rdata: Vec<Signal<Out, Bits<16>>>,
-    // left boundary
-    pub lw_en: Vec<Signal<In, Bit>>,
-    pub lw_addr: Vec<Signal<In, Bits<16>>>,
-    pub lw_a: Vec<Signal<In, Bits<16>>>,
-    pub lq_addr: Vec<Signal<In, Bits<16>>>,
-    pub lq_clear: Vec<Signal<In, Bit>>,
-    /// The delta sums, saturated to the value format: what the link carries back.
-    pub lq_sum: Vec<Signal<Out, Bits<16>>>,
-    // right boundary
-    pub rw_en: Vec<Signal<Out, Bit>>,
-    pub rw_addr: Vec<Signal<Out, Bits<16>>>,
-    pub rw_a: Vec<Signal<Out, Bits<16>>>,
+    /// The left boundary, per group (the stage's first junction is not the network's).
+    pub left: Vec<BoundaryLeft>,
+    /// The right boundary, per group (the stage's last junction is not the network's).
+    pub right: Vec<BoundaryRight>,
     pub d_we: Signal<In, Bit>,
     pub d_addr: Signal<In, Bits<16>>,
     pub d_data: Signal<In, Bits<16>>,
@@ -164,15 +157,8 @@ impl Stage {
             h_bank: Default::default(),
             h_wdata: Default::default(),
             h_rdata: crate::sigs(n),
-            lw_en: crate::sigs(left),
-            lw_addr: crate::sigs(left),
-            lw_a: crate::sigs(left),
-            lq_addr: crate::sigs(left),
-            lq_clear: crate::sigs(left),
-            lq_sum: crate::sigs(left),
-            rw_en: crate::sigs(right),
-            rw_addr: crate::sigs(right),
-            rw_a: crate::sigs(right),
+            left: groups(left),
+            right: groups(right),
             d_we: Default::default(),
             d_addr: Default::default(),
             d_data: Default::default(),
@@ -185,7 +171,7 @@ impl Stage {
             _format: spec.format(),
             _lefts: Rc::from(vec![]),
         };
-        s._lefts = s.junctions.iter().map(|x| x.lw_en.len()).collect();
+        s._lefts = s.junctions.iter().map(|x| x.left.len()).collect();
         s
     }
 
@@ -227,8 +213,8 @@ impl Stage {
     fn shape(&self) -> Shape {
         Shape {
             lefts: self._lefts.clone(),
-            left_port: self.lw_en.len(),
-            right_port: self.rw_en.len(),
+            left_port: self.left.len(),
+            right_port: self.right.len(),
             rport: !self.rport.is_empty(),
             first: self._first,
             format: self._format,
@@ -280,19 +266,19 @@ impl Stage {
                 wire_junction_pair!(w, j, shape.lefts[j]);
             } else if left_port {
                 for q in 0..shape.left_port {
-                    w.set(to!(junctions[j].lw_en[q]), at!(w, lw_en[q]));
-                    w.set(to!(junctions[j].lw_addr[q]), at!(w, lw_addr[q]));
-                    w.set(to!(junctions[j].lw_a[q]), at!(w, lw_a[q]));
-                    w.set(to!(junctions[j].lq_addr[q]), at!(w, lq_addr[q]));
-                    w.set(to!(junctions[j].lq_clear[q]), at!(w, lq_clear[q]));
-                    w.set(to!(junctions[j].lw_sp[q]), w.lit(0, "16'd0"));
+                    w.set(to!(junctions[j].left[q].w_en), at!(w, left[q].w_en));
+                    w.set(to!(junctions[j].left[q].w_addr), at!(w, left[q].w_addr));
+                    w.set(to!(junctions[j].left[q].w_a), at!(w, left[q].w_a));
+                    w.set(to!(junctions[j].left[q].q_addr), at!(w, left[q].q_addr));
+                    w.set(to!(junctions[j].left[q].q_clear), at!(w, left[q].q_clear));
+                    w.set(to!(junctions[j].left[q].w_sp), w.lit(0, "16'd0"));
                     // BP saturates the sum before it uses it; saturating here first changes
                     // nothing and halves what the link carries
-                    let acc = at!(w, junctions[j].lq_acc[q]);
+                    let acc = at!(w, junctions[j].left[q].q_acc);
                     let sum = w.call("sat32", &acc, |x| {
                         b16(sat(format, s32(Bits::<32>::from(x)))).to_u64()
                     });
-                    w.set(to!(lq_sum[q]), sum);
+                    w.set(to!(left[q].q_sum), sum);
                 }
             }
         }
@@ -306,15 +292,10 @@ impl Stage {
             w.set(to!(rport[0].d_addr), at!(w, d_addr));
             w.set(to!(rport[0].d_data), at!(w, d_data));
             for q in 0..shape.right_port {
-                w.set(to!(rw_en[q]), at!(w, junctions[x].rw_en[q]));
-                w.set(to!(rw_addr[q]), at!(w, junctions[x].rw_addr[q]));
-                w.set(to!(rw_a[q]), at!(w, junctions[x].rw_a[q]));
-                w.set(to!(rport[0].sp_en[q]), at!(w, junctions[x].rw_en[q]));
-                w.set(to!(rport[0].sp_addr[q]), at!(w, junctions[x].rw_addr[q]));
-                w.set(to!(rport[0].sp_data[q]), at!(w, junctions[x].rw_sp[q]));
-                w.set(to!(rport[0].rd_addr[q]), at!(w, junctions[x].rq_addr[q]));
-                w.set(to!(junctions[x].rq_acc[q]), at!(w, rport[0].rd_acc[q]));
-                w.set(to!(junctions[x].rq_sp[q]), at!(w, rport[0].rd_sp[q]));
+                w.set(to!(right[q].w_en), at!(w, junctions[x].right[q].w_en));
+                w.set(to!(right[q].w_addr), at!(w, junctions[x].right[q].w_addr));
+                w.set(to!(right[q].w_a), at!(w, junctions[x].right[q].w_a));
+                wire_group_pair!(w, [junctions[x].right[q]], [rport[0].left[q]]);
             }
         }
     }
@@ -404,7 +385,7 @@ mod tests {
                 settle(&mut s);
                 assert!(s.adv.val(), "block cycle {t} stalled after {clocks} clocks");
                 clocks += 1;
-                writes += s.rw_en.iter().filter(|x| x.val()).count();
+                writes += s.right.iter().map(|x| &x.w_en).filter(|x| x.val()).count();
                 let last = s.last.val();
                 tick(&mut s, |s| &mut s.clock);
                 if last {
@@ -430,16 +411,16 @@ mod tests {
         let (ff, bp) = schedule();
         let s = Stage::new(&sp, 1..=2, &ff, &bp);
         // junction 1 finishes z/fi = 4/6 → 1 right neuron per clock; the left port is its width
-        assert_eq!(s.lw_en.len(), 1);
-        assert!(s.rw_en.is_empty() && s.rport.is_empty());
+        assert_eq!(s.left.len(), 1);
+        assert!(s.right.is_empty() && s.rport.is_empty());
         assert_eq!(
             s.block_cycle_clocks(),
             (6 * 4).max(8 * 1) + crate::params::FF_LATENCY
         );
         assert_eq!((s.first(), s.last_junction()), (1, 2));
         let s = Stage::new(&sp, 0..=0, &ff, &bp);
-        assert!(s.lw_en.is_empty());
-        assert_eq!(s.rw_en.len(), 1);
+        assert!(s.left.is_empty());
+        assert_eq!(s.right.len(), 1);
         assert_eq!(
             s.block_cycle_clocks(),
             12 * 2 / 4 + crate::params::FF_LATENCY

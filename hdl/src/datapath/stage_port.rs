@@ -17,27 +17,48 @@
 
 use crate::copy_memory::CopyMemory;
 use crate::copy_pointer::CopyPointer;
+use crate::junction::ports::groups;
+use crate::junction::LeftGroup;
 use crate::wiring::{Connect, Sim, Text, Wires};
 use crate::{at, to};
 use rust_hdl::core::prelude::*;
+
+/// A stage's left boundary, one group: the previous board's activations arriving over the
+/// link (`w_*`: the first junction's left layer) and the delta sums its BP reads and clears
+/// there, saturated to the value format for the link (`q_*`).
+#[derive(LogicInterface, Default)]
+pub struct BoundaryLeft {
+    pub w_en: Signal<In, Bit>,
+    pub w_addr: Signal<In, Bits<16>>,
+    pub w_a: Signal<In, Bits<16>>,
+    pub q_addr: Signal<In, Bits<16>>,
+    pub q_clear: Signal<In, Bit>,
+    pub q_sum: Signal<Out, Bits<16>>,
+}
+
+/// A stage's right boundary, one group: the activations its last junction's FF finishes, for
+/// the link to the next board (σ′ stays in [`RightPort`]).
+#[derive(LogicInterface, Default)]
+pub struct BoundaryRight {
+    pub w_en: Signal<Out, Bit>,
+    pub w_addr: Signal<Out, Bits<16>>,
+    pub w_a: Signal<Out, Bits<16>>,
+}
 
 #[derive(LogicBlock)]
 pub struct RightPort {
     pub clock: Signal<In, Clock>,
     pub last: Signal<In, Bit>,
     pub restart: Signal<In, Bit>,
-    // σ′ from the last junction's FF
-    pub sp_en: Vec<Signal<In, Bit>>,
-    pub sp_addr: Vec<Signal<In, Bits<16>>>,
-    pub sp_data: Vec<Signal<In, Bits<16>>>,
+    /// Per group, the last junction's right port as the next junction would see it: σ′ from
+    /// its FF (`w_sp`; the activation `w_a` crosses the link instead), the delta sums and σ′
+    /// its BP reads (`q_acc`, `q_sp`; the sums are cleared by the link's next write, so
+    /// `q_clear` is not used).
+    pub left: Vec<LeftGroup>,
     // delta sums from the link
     pub d_we: Signal<In, Bit>,
     pub d_addr: Signal<In, Bits<16>>,
     pub d_data: Signal<In, Bits<16>>,
-    // the last junction's BP reads
-    pub rd_addr: Vec<Signal<In, Bits<16>>>,
-    pub rd_acc: Vec<Signal<Out, Bits<32>>>,
-    pub rd_sp: Vec<Signal<Out, Bits<16>>>,
     /// σ′: `stale + 1` copies, one write port per FF port (port `q` writes the neurons
     /// `≡ q` modulo the ports, as FF finishes them).
     pub sp_mem: CopyMemory,
@@ -57,15 +78,10 @@ impl RightPort {
             clock: Default::default(),
             last: Default::default(),
             restart: Default::default(),
-            sp_en: crate::sigs(ports),
-            sp_addr: crate::sigs(ports),
-            sp_data: crate::sigs(ports),
+            left: groups(ports),
             d_we: Default::default(),
             d_addr: Default::default(),
             d_data: Default::default(),
-            rd_addr: crate::sigs(ports),
-            rd_acc: crate::sigs(ports),
-            rd_sp: crate::sigs(ports),
             sp_mem: CopyMemory::new(copies, size, ports, ports),
             sum_mem: CopyMemory::new(1, size, ports, 1),
             pointer: CopyPointer::new(copies, start),
@@ -85,35 +101,35 @@ impl RightPort {
         w.set(to!(sum_mem.wr_addr[0]), at!(w, d_addr));
         w.set(to!(sum_mem.wr_data[0]), at!(w, d_data));
         for q in 0..ports {
-            w.set(to!(sp_mem.wr_en[q]), at!(w, sp_en[q]));
+            w.set(to!(sp_mem.wr_en[q]), at!(w, left[q].w_en));
             w.set(to!(sp_mem.wr_copy[q]), at!(w, pointer.copy));
-            w.set(to!(sp_mem.wr_addr[q]), at!(w, sp_addr[q]));
-            w.set(to!(sp_mem.wr_data[q]), at!(w, sp_data[q]));
+            w.set(to!(sp_mem.wr_addr[q]), at!(w, left[q].w_addr));
+            w.set(to!(sp_mem.wr_data[q]), at!(w, left[q].w_sp));
             w.set(to!(sp_mem.rd_copy[q]), at!(w, pointer.next_copy));
-            w.set(to!(sp_mem.rd_addr[q]), at!(w, rd_addr[q]));
-            w.set(to!(rd_sp[q]), at!(w, sp_mem.rd_data[q]));
+            w.set(to!(sp_mem.rd_addr[q]), at!(w, left[q].q_addr));
+            w.set(to!(left[q].q_sp), at!(w, sp_mem.rd_data[q]));
             w.set(to!(sum_mem.rd_copy[q]), zero.clone());
-            w.set(to!(sum_mem.rd_addr[q]), at!(w, rd_addr[q]));
+            w.set(to!(sum_mem.rd_addr[q]), at!(w, left[q].q_addr));
             // BP reads the sums sign-extended
             let sum = at!(w, sum_mem.rd_data[q]);
             let wide = w.concat16(&w.sign_fill16(&sum), &sum);
-            w.set(to!(rd_acc[q]), wide);
+            w.set(to!(left[q].q_acc), wide);
         }
     }
 }
 
 impl Logic for RightPort {
     fn update(&mut self) {
-        let ports = self.rd_addr.len();
+        let ports = self.left.len();
         Self::wire(ports, &mut Sim(self));
     }
     fn connect(&mut self) {
-        let ports = self.rd_addr.len();
+        let ports = self.left.len();
         Self::wire(ports, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
-        Self::wire(self.rd_addr.len(), &mut t);
+        Self::wire(self.left.len(), &mut t);
         t.verilog("")
     }
 }
@@ -149,17 +165,17 @@ mod tests {
             for r in 0..rows {
                 for q in 0..g {
                     let a = r * g + q;
-                    p.sp_en[q].next = true;
-                    p.sp_addr[q].next = b16(a as i32);
-                    p.sp_data[q].next = b16(sp(t, a));
-                    p.rd_addr[q].next = b16(a as i32);
+                    p.left[q].w_en.next = true;
+                    p.left[q].w_addr.next = b16(a as i32);
+                    p.left[q].w_sp.next = b16(sp(t, a));
+                    p.left[q].q_addr.next = b16(a as i32);
                 }
                 settle(&mut p);
                 for q in 0..g {
                     let a = r * g + q;
-                    assert_eq!(s32(p.rd_acc[q].val()), -100 * (t as i64 + 1) + a as i64);
+                    assert_eq!(s32(p.left[q].q_acc.val()), -100 * (t as i64 + 1) + a as i64);
                     if t >= stale {
-                        assert_eq!(s16(p.rd_sp[q].val()), sp(t - stale, a), "t={t} a={a}");
+                        assert_eq!(s16(p.left[q].q_sp.val()), sp(t - stale, a), "t={t} a={a}");
                     }
                 }
                 p.last.next = r + 1 == rows;
@@ -167,13 +183,13 @@ mod tests {
             }
             p.last.next = false;
             for q in 0..g {
-                p.sp_en[q].next = false;
+                p.left[q].w_en.next = false;
             }
         }
-        p.rd_addr[0].next = b16(n as i32);
+        p.left[0].q_addr.next = b16(n as i32);
         settle(&mut p);
-        assert_eq!(s32(p.rd_acc[0].val()), 0);
-        assert_eq!(s16(p.rd_sp[0].val()), 0);
+        assert_eq!(s32(p.left[0].q_acc.val()), 0);
+        assert_eq!(s16(p.left[0].q_sp.val()), 0);
     }
 
     #[test]

@@ -51,8 +51,11 @@
 //! All state lives in leaf blocks: rust-hdl's simulator hands the clock edge down one
 //! hierarchy level per settling pass, which is exact only when composites hold no registers.
 
+pub mod ports;
 mod wires;
 mod words;
+
+pub use ports::{LeftGroup, RightGroup};
 
 use crate::addr_gen::AddrGen;
 use crate::banked_ram::BankedRam;
@@ -101,25 +104,11 @@ pub struct Junction {
     /// Input lanes 1 … W-1 (first junction): inputs `in_addr + 1 …` of the same beat.
     pub in_lane_we: Vec<Signal<In, Bit>>,
     pub in_lane_data: Vec<Signal<In, Bits<16>>>,
-    // left layer, written by the previous junction's FF
-    pub lw_en: Vec<Signal<In, Bit>>,
-    pub lw_addr: Vec<Signal<In, Bits<16>>>,
-    pub lw_a: Vec<Signal<In, Bits<16>>>,
-    pub lw_sp: Vec<Signal<In, Bits<16>>>,
-    // left layer deltas, read (and cleared) by the previous junction's BP
-    pub lq_addr: Vec<Signal<In, Bits<16>>>,
-    pub lq_clear: Vec<Signal<In, Bit>>,
-    pub lq_acc: Vec<Signal<Out, Bits<32>>>,
-    pub lq_sp: Vec<Signal<Out, Bits<16>>>,
-    // right layer (to the next junction)
-    pub rw_en: Vec<Signal<Out, Bit>>,
-    pub rw_addr: Vec<Signal<Out, Bits<16>>>,
-    pub rw_a: Vec<Signal<Out, Bits<16>>>,
-    pub rw_sp: Vec<Signal<Out, Bits<16>>>,
-    pub rq_addr: Vec<Signal<Out, Bits<16>>>,
-    pub rq_clear: Vec<Signal<Out, Bit>>,
-    pub rq_acc: Vec<Signal<In, Bits<32>>>,
-    pub rq_sp: Vec<Signal<In, Bits<16>>>,
+    /// The left layer, per group: written by the previous junction's FF, its delta sums read
+    /// (and cleared) by the previous junction's BP.
+    pub left: Vec<LeftGroup>,
+    /// The right layer, per group (to the next junction).
+    pub right: Vec<RightGroup>,
     /// Index of the first largest output so far (last junction): the prediction.
     pub pred: Signal<Out, Bits<16>>,
     // blocks
@@ -193,22 +182,8 @@ impl Junction {
             in_data: Default::default(),
             in_lane_we: vec![],
             in_lane_data: vec![],
-            lw_en: crate::sigs(prev),
-            lw_addr: crate::sigs(prev),
-            lw_a: crate::sigs(prev),
-            lw_sp: crate::sigs(prev),
-            lq_addr: crate::sigs(prev),
-            lq_clear: crate::sigs(prev),
-            lq_acc: crate::sigs(prev),
-            lq_sp: crate::sigs(prev),
-            rw_en: crate::sigs(next),
-            rw_addr: crate::sigs(next),
-            rw_a: crate::sigs(next),
-            rw_sp: crate::sigs(next),
-            rq_addr: crate::sigs(next),
-            rq_clear: crate::sigs(next),
-            rq_acc: crate::sigs(next),
-            rq_sp: crate::sigs(next),
+            left: ports::groups(prev),
+            right: ports::groups(next),
             pred: Default::default(),
             seq: Sequencer::new(p),
             agen: AddrGen::new(p),
@@ -346,56 +321,25 @@ macro_rules! wire_junction_pair {
     ($w:expr, $j:expr, $groups:expr) => {{
         let (j, i) = ($j, $j - 1);
         for q in 0..$groups {
-            $w.set(
-                $crate::to!(junctions[j].lw_en[q]),
-                $crate::at!($w, junctions[i].rw_en[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[j].lw_addr[q]),
-                $crate::at!($w, junctions[i].rw_addr[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[j].lw_a[q]),
-                $crate::at!($w, junctions[i].rw_a[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[j].lw_sp[q]),
-                $crate::at!($w, junctions[i].rw_sp[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[j].lq_addr[q]),
-                $crate::at!($w, junctions[i].rq_addr[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[j].lq_clear[q]),
-                $crate::at!($w, junctions[i].rq_clear[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[i].rq_acc[q]),
-                $crate::at!($w, junctions[j].lq_acc[q]),
-            );
-            $w.set(
-                $crate::to!(junctions[i].rq_sp[q]),
-                $crate::at!($w, junctions[j].lq_sp[q]),
-            );
+            $crate::wire_group_pair!($w, [junctions[i].right[q]], [junctions[j].left[q]]);
         }
     }};
 }
 
 impl Logic for Junction {
     fn update(&mut self) {
-        let (p, lanes, left) = (self._p.clone(), self.in_lane_we.len(), self.lw_en.len());
+        let (p, lanes, left) = (self._p.clone(), self.in_lane_we.len(), self.left.len());
         Self::wire(&p, lanes, left, &mut Sim(self));
     }
 
     fn connect(&mut self) {
-        let (p, lanes, left) = (self._p.clone(), self.in_lane_we.len(), self.lw_en.len());
+        let (p, lanes, left) = (self._p.clone(), self.in_lane_we.len(), self.left.len());
         Self::wire(&p, lanes, left, &mut Connect(self));
     }
 
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
-        Self::wire(&self._p, self.in_lane_we.len(), self.lw_en.len(), &mut t);
+        Self::wire(&self._p, self.in_lane_we.len(), self.left.len(), &mut t);
         t.verilog("")
     }
 }
@@ -456,9 +400,9 @@ mod tests {
             jn.step.next = k + 1 < p.clocks;
             settle(&mut jn);
             for q in 0..p.groups {
-                if jn.rw_en[q].val() {
-                    got[jn.rw_addr[q].val().index()] =
-                        Some((s16(jn.rw_a[q].val()), s16(jn.rw_sp[q].val())));
+                if jn.right[q].w_en.val() {
+                    got[jn.right[q].w_addr.val().index()] =
+                        Some((s16(jn.right[q].w_a.val()), s16(jn.right[q].w_sp.val())));
                 }
             }
             tick(&mut jn, |j| &mut j.clock);

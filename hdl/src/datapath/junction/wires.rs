@@ -55,10 +55,10 @@ impl Junction {
                 src_w[rd.acc_lo(q)] = o;
                 src_w[rd.sp(q)] = zero16.clone();
             } else {
-                let acc = at!(w, rq_acc[q]);
+                let acc = at!(w, right[q].q_acc);
                 src_w[rd.acc_lo(q)] = w.bits(&acc, 0, 15);
                 src_w[rd.acc_hi(q)] = w.bits(&acc, 16, 31);
-                src_w[rd.sp(q)] = at!(w, rq_sp[q]);
+                src_w[rd.sp(q)] = at!(w, right[q].q_sp);
             }
         }
         let (run_bp, last_sub) = (at!(w, seq.run_bp), at!(w, seq.last_sub));
@@ -88,7 +88,7 @@ impl Junction {
         // sums from a delta memory that reads on the clock edge are already a clock late
         if p.registered_sums_right {
             for q in 0..g {
-                let acc = at!(w, rq_acc[q]);
+                let acc = at!(w, right[q].q_acc);
                 dw[rd.acc_lo(q)] = w.bits(&acc, 0, 15);
                 dw[rd.acc_hi(q)] = w.bits(&acc, 16, 31);
             }
@@ -266,20 +266,20 @@ impl Junction {
             w.set(to!(dmem[0].clock), clock.clone());
             w.set(to!(dmem[0].parity), at!(w, parity));
             for q in 0..left {
-                w.set(to!(amem.wr_en[q]), at!(w, lw_en[q]));
+                w.set(to!(amem.wr_en[q]), at!(w, left[q].w_en));
                 w.set(to!(amem.wr_copy[q]), at!(w, seq.a_w));
-                w.set(to!(amem.wr_addr[q]), at!(w, lw_addr[q]));
-                w.set(to!(amem.wr_data[q]), at!(w, lw_a[q]));
+                w.set(to!(amem.wr_addr[q]), at!(w, left[q].w_addr));
+                w.set(to!(amem.wr_data[q]), at!(w, left[q].w_a));
                 w.set(to!(smem[0].rd_copy[q]), at!(w, seq.s_r));
-                w.set(to!(smem[0].rd_addr[q]), at!(w, lq_addr[q]));
-                w.set(to!(smem[0].wr_en[q]), at!(w, lw_en[q]));
+                w.set(to!(smem[0].rd_addr[q]), at!(w, left[q].q_addr));
+                w.set(to!(smem[0].wr_en[q]), at!(w, left[q].w_en));
                 w.set(to!(smem[0].wr_copy[q]), at!(w, seq.s_w));
-                w.set(to!(smem[0].wr_addr[q]), at!(w, lw_addr[q]));
-                w.set(to!(smem[0].wr_data[q]), at!(w, lw_sp[q]));
-                w.set(to!(lq_sp[q]), at!(w, smem[0].rd_data[q]));
-                w.set(to!(dmem[0].rd_addr[q]), at!(w, lq_addr[q]));
-                w.set(to!(dmem[0].rd_clear[q]), at!(w, lq_clear[q]));
-                w.set(to!(lq_acc[q]), at!(w, dmem[0].rd_data[q]));
+                w.set(to!(smem[0].wr_addr[q]), at!(w, left[q].w_addr));
+                w.set(to!(smem[0].wr_data[q]), at!(w, left[q].w_sp));
+                w.set(to!(left[q].q_sp), at!(w, smem[0].rd_data[q]));
+                w.set(to!(dmem[0].rd_addr[q]), at!(w, left[q].q_addr));
+                w.set(to!(dmem[0].rd_clear[q]), at!(w, left[q].q_clear));
+                w.set(to!(left[q].q_acc), at!(w, dmem[0].rd_data[q]));
             }
             for l in 0..z {
                 w.set(to!(dmem[0].acc_en[l]), wb_run.clone());
@@ -364,12 +364,12 @@ impl Junction {
             }
         } else {
             for q in 0..g {
-                w.set(to!(rw_en[q]), at!(w, ff.done));
-                w.set(to!(rw_addr[q]), at!(w, ff.r_out[q]));
-                w.set(to!(rw_a[q]), at!(w, ff.act[q]));
-                w.set(to!(rw_sp[q]), at!(w, ff.sp[q]));
-                w.set(to!(rq_addr[q]), r[q].clone());
-                w.set(to!(rq_clear[q]), bp_clear.clone());
+                w.set(to!(right[q].w_en), at!(w, ff.done));
+                w.set(to!(right[q].w_addr), at!(w, ff.r_out[q]));
+                w.set(to!(right[q].w_a), at!(w, ff.act[q]));
+                w.set(to!(right[q].w_sp), at!(w, ff.sp[q]));
+                w.set(to!(right[q].q_addr), r[q].clone());
+                w.set(to!(right[q].q_clear), bp_clear.clone());
             }
         }
         w.set(to!(pred), at!(w, ff.pred));

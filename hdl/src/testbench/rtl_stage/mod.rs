@@ -216,43 +216,43 @@ impl StageSim {
     /// Left port: activations of the sample the first junction's FF runs next block cycle,
     /// `g` neurons per clock as the previous junction's FF would write them.
     fn write_left(&mut self, a: &[i32]) {
-        let g = self.stage.lw_en.len();
+        let g = self.stage.left.len();
         for row in 0..a.len() / g {
             for q in 0..g {
                 let s = self.stage.as_mut();
-                s.lw_en[q].next = true;
-                s.lw_addr[q].next = b16((row * g + q) as i32);
-                s.lw_a[q].next = b16(a[row * g + q]);
+                s.left[q].w_en.next = true;
+                s.left[q].w_addr.next = b16((row * g + q) as i32);
+                s.left[q].w_a.next = b16(a[row * g + q]);
             }
             self.port_tick();
         }
         for q in 0..g {
-            self.stage.lw_en[q].next = false;
+            self.stage.left[q].w_en.next = false;
         }
     }
 
     /// Left port: the delta sums the first junction's BP accumulated in the last block cycle,
     /// read and cleared.
     fn read_left(&mut self) -> Vec<i32> {
-        let g = self.stage.lq_addr.len();
+        let g = self.stage.left.len();
         let n = self.layers[self.first];
         let mut out = vec![0; n];
         for row in 0..n / g {
             for q in 0..g {
                 let s = self.stage.as_mut();
-                s.lq_addr[q].next = b16((row * g + q) as i32);
-                s.lq_clear[q].next = true;
+                s.left[q].q_addr.next = b16((row * g + q) as i32);
+                s.left[q].q_clear.next = true;
             }
             settle(self.stage.as_mut());
             for q in 0..g {
-                out[row * g + q] = s16(self.stage.lq_sum[q].val());
-                let wide = s32(self.stage.junctions[0].lq_acc[q].val());
+                out[row * g + q] = s16(self.stage.left[q].q_sum.val());
+                let wide = s32(self.stage.junctions[0].left[q].q_acc.val());
                 self.stats.saturated_sums += (wide != out[row * g + q] as i64) as u64;
             }
             self.port_tick();
         }
         for q in 0..g {
-            self.stage.lq_clear[q].next = false;
+            self.stage.left[q].q_clear.next = false;
         }
         out
     }
@@ -277,7 +277,7 @@ impl StageSim {
         s.allow.next = Bits::<32>::from((t + 1) as u64);
         settle(s);
         let n_right = self.layers[self.last + 1];
-        let g = self.stage.rw_en.len();
+        let g = self.stage.right.len();
         let mut out = vec![0; n_right];
         let mut wrote = 0;
         let mut clocks = 0u64;
@@ -289,8 +289,8 @@ impl StageSim {
             if s.adv.val() {
                 clocks += 1;
                 for q in 0..g {
-                    if s.rw_en[q].val() {
-                        out[s.rw_addr[q].val().index()] = s16(s.rw_a[q].val());
+                    if s.right[q].w_en.val() {
+                        out[s.right[q].w_addr.val().index()] = s16(s.right[q].w_a.val());
                         wrote += 1;
                     }
                 }

@@ -31,12 +31,16 @@ pub fn ports(s: &Stage) -> (Vec<Port>, Vec<Port>) {
     p(&mut i, "h_addr", s.h_addr.val());
     p(&mut i, "h_bank", s.h_bank.val());
     p(&mut i, "h_wdata", s.h_wdata.val());
-    for q in 0..s.lw_en.len() {
-        b(&mut i, &format!("lw_en${q}"), s.lw_en[q].val());
-        p(&mut i, &format!("lw_addr${q}"), s.lw_addr[q].val());
-        p(&mut i, &format!("lw_a${q}"), s.lw_a[q].val());
-        p(&mut i, &format!("lq_addr${q}"), s.lq_addr[q].val());
-        b(&mut i, &format!("lq_clear${q}"), s.lq_clear[q].val());
+    for q in 0..s.left.len() {
+        b(&mut i, &format!("left${q}$w_en"), s.left[q].w_en.val());
+        p(&mut i, &format!("left${q}$w_addr"), s.left[q].w_addr.val());
+        p(&mut i, &format!("left${q}$w_a"), s.left[q].w_a.val());
+        p(&mut i, &format!("left${q}$q_addr"), s.left[q].q_addr.val());
+        b(
+            &mut i,
+            &format!("left${q}$q_clear"),
+            s.left[q].q_clear.val(),
+        );
     }
     b(&mut i, "d_we", s.d_we.val());
     p(&mut i, "d_addr", s.d_addr.val());
@@ -48,13 +52,17 @@ pub fn ports(s: &Stage) -> (Vec<Port>, Vec<Port>) {
     for (k, x) in s.h_rdata.iter().enumerate() {
         p(&mut o, &format!("h_rdata${k}"), x.val());
     }
-    for (q, x) in s.lq_sum.iter().enumerate() {
-        p(&mut o, &format!("lq_sum${q}"), x.val());
+    for (q, x) in s.left.iter().enumerate() {
+        p(&mut o, &format!("left${q}$q_sum"), x.q_sum.val());
     }
-    for q in 0..s.rw_en.len() {
-        b(&mut o, &format!("rw_en${q}"), s.rw_en[q].val());
-        p(&mut o, &format!("rw_addr${q}"), s.rw_addr[q].val());
-        p(&mut o, &format!("rw_a${q}"), s.rw_a[q].val());
+    for q in 0..s.right.len() {
+        b(&mut o, &format!("right${q}$w_en"), s.right[q].w_en.val());
+        p(
+            &mut o,
+            &format!("right${q}$w_addr"),
+            s.right[q].w_addr.val(),
+        );
+        p(&mut o, &format!("right${q}$w_a"), s.right[q].w_a.val());
     }
     p(&mut o, "pred", s.pred.val());
     (i, o)
