@@ -104,3 +104,113 @@ fn hdl_blocks_live_in_folders_by_function() {
         );
     }
 }
+
+/// Lines of the string literals of Rust source `src` that hold Verilog: every line of a
+/// literal that spans lines, and a one-line literal with a Verilog keyword or `<=`.
+/// `//` comments and character literals are skipped; `#[cfg(test)] mod tests` is cut off.
+fn verilog_text_lines(src: &str) -> usize {
+    let src = match src.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &src[..i],
+        None => src,
+    };
+    const WORDS: [&str; 13] = [
+        "assign",
+        "always",
+        "reg",
+        "wire",
+        "module",
+        "begin",
+        "end",
+        "case",
+        "function",
+        "localparam",
+        "input",
+        "output",
+        "posedge",
+    ];
+    let verilog = |lit: &str| {
+        lit.contains("<=")
+            || lit
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|w| WORDS.contains(&w))
+    };
+    let b = src.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < b.len() {
+        let word_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if b[i..].starts_with(b"//") {
+            i = src[i..].find('\n').map_or(b.len(), |k| i + k);
+        } else if b[i] == b'\'' && i + 2 < b.len() && (b[i + 2] == b'\'' || b[i + 1] == b'\\') {
+            i = src[i + 2..].find('\'').map_or(b.len(), |k| i + 2 + k + 1);
+        } else if b[i] == b'"'
+            || (b[i] == b'r' && !word_before && matches!(b.get(i + 1), Some(b'"' | b'#')))
+        {
+            let (start, end) = if b[i] == b'r' {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let open = i + 1 + hashes + 1;
+                (
+                    i,
+                    src[open..]
+                        .find(&close)
+                        .map_or(b.len(), |k| open + k + close.len()),
+                )
+            } else {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                (i, j + 1)
+            };
+            let lit = &src[start..end.min(b.len())];
+            let lines = lit.matches('\n').count();
+            n += if lines > 0 {
+                lines + 1
+            } else {
+                usize::from(verilog(lit))
+            };
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    n
+}
+
+/// Hardware is described once, in rust-hdl: the Verilog written as text in hdl/src stays
+/// small (leaves rust-hdl cannot express: format-width arithmetic, memory primitives, vendor
+/// cells, the Verilator harness), and only few files return `Verilog::Custom`.
+#[test]
+fn little_verilog_is_written_by_hand() {
+    let mut files = vec![];
+    rust_files(&common::root().join("hdl/src"), &mut files);
+    let (mut text, mut custom) = (0, vec![]);
+    for (p, _) in &files {
+        let src = std::fs::read_to_string(p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy();
+        if !(name == "tests.rs" || name.ends_with("_tests.rs")) {
+            text += verilog_text_lines(&src);
+        }
+        if src.contains("Verilog::Custom") {
+            custom.push(p.display().to_string());
+        }
+    }
+    assert!(
+        verilog_text_lines("let v = \"assign x = y;\";\nlet m = \"\nmodule a;\nendmodule\n\";")
+            == 5,
+        "the counter itself"
+    );
+    eprintln!(
+        "Verilog text in hdl/src: {text} lines; Verilog::Custom in {} files",
+        custom.len()
+    );
+    assert!(
+        text <= 800,
+        "{text} lines of Verilog text in hdl/src (at most 800)"
+    );
+    assert!(
+        custom.len() <= 10,
+        "Verilog::Custom in {} files: {custom:?}",
+        custom.len()
+    );
+}
