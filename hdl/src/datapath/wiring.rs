@@ -144,6 +144,20 @@ pub trait Wires<B> {
             || format!("{} + 16'd{k}", self.text(a)),
         )
     }
+    /// `a + b`, 16 bits wide.
+    fn add16(&self, a: &Self::V, b: &Self::V) -> Self::V {
+        self.make(
+            || self.num(a).wrapping_add(self.num(b)) & 0xffff,
+            || format!("{} + {}", self.text(a), self.text(b)),
+        )
+    }
+    /// `a - 16'dk`, 16 bits wide.
+    fn minus16(&self, a: &Self::V, k: usize) -> Self::V {
+        self.make(
+            || self.num(a).wrapping_sub(k as u64) & 0xffff,
+            || format!("{} - 16'd{k}", self.text(a)),
+        )
+    }
     /// `(a * 16'dm + 16'dk)`, 16 bits wide.
     fn times_plus16(&self, a: &Self::V, m: usize, k: usize) -> Self::V {
         self.make(
