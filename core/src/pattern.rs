@@ -206,6 +206,7 @@ mod tests {
                     seed: 0,
                     registered_reads: false,
                     deep_pipeline: false,
+                    dsp_multipliers: None,
                 }
             })
     }
@@ -296,6 +297,7 @@ mod tests {
             seed: 0,
             registered_reads: false,
             deep_pipeline: false,
+            dsp_multipliers: None,
         }
     }
 }

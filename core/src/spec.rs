@@ -102,6 +102,11 @@ pub struct Spec {
     /// lookup. Two more clocks per block cycle, the same bits. Board files can ask for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deep_pipeline: bool,
+    /// At most this many multipliers in the part's DSP cells, the rest built from logic
+    /// (absent: as many as the part has). The same bits either way; a choice for parts whose
+    /// router cannot reach every DSP of a full design (`edgeflow fit` weighs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsp_multipliers: Option<usize>,
 }
 
 /// One broken rule: the field, what the rule is, and what to do.

@@ -104,13 +104,26 @@ pub fn synthesize(
     verilog: &str,
     netlist: bool,
 ) -> Result<SynthResult> {
+    synthesize_within(target, target.dsps as usize, dir, verilog, netlist)
+}
+
+/// [`synthesize`] with at most `dsps` multipliers in DSP cells (a spec's `dsp_multipliers`),
+/// the rest built from LUTs as when the part has too few.
+pub fn synthesize_within(
+    target: &Target,
+    dsps: usize,
+    dir: &Path,
+    verilog: &str,
+    netlist: bool,
+) -> Result<SynthResult> {
     let start = std::time::Instant::now();
+    let dsps = dsps.min(target.dsps as usize);
     let muls = if target.dsps > 0 {
         list_multipliers(dir, verilog)?
     } else {
         vec![]
     };
-    let in_luts = lut_multipliers(&muls, target.dsps as usize);
+    let in_luts = lut_multipliers(&muls, dsps);
     let mut script = format!("read_verilog -sv {verilog}\n");
     if !in_luts.is_empty() {
         // the design as the multiplier listing left it: parsing and flattening a large

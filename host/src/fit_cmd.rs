@@ -21,6 +21,8 @@ pub struct FitArgs {
     pub freq: Option<f64>,
     pub top: usize,
     pub seed: u32,
+    /// Overrides the spec's `dsp_multipliers` for every design searched.
+    pub dsp_multipliers: Option<usize>,
     pub json: bool,
 }
 
@@ -31,6 +33,9 @@ struct Fitted {
     board: String,
     part: String,
     clock_mhz: f64,
+    /// At most this many multipliers in DSP cells in every design (absent: as many as the
+    /// part has).
+    dsp_multipliers: Option<usize>,
     /// The spec's own choices on the board, and their rank when they fit and are not beaten.
     input: Candidate,
     input_rank: Option<usize>,
@@ -84,6 +89,9 @@ impl fmt::Display for Fitted {
             "{} on {} ({}) at {:.2} MHz: the fastest designs the cost model fits",
             self.spec, self.board, self.part, self.clock_mhz
         )?;
+        if let Some(n) = self.dsp_multipliers {
+            writeln!(w, "at most {n} multipliers in DSP cells, the rest in logic")?;
+        }
         writeln!(
             w,
             "{:>4}  {:<12} {:<8} {:>7} {:>11} {:>13} {:>13} {:>14}  verdict",
@@ -209,7 +217,11 @@ impl fmt::Display for Fitted {
 pub fn fit_cmd(a: FitArgs) -> Result<()> {
     let b = edgeflow_hdl::boards::board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
     let board = Board::resolve(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
-    let spec = Spec::load(&a.spec)?;
+    let from = Spec::load(&a.spec)?;
+    let mut spec = from.clone();
+    if let Some(n) = a.dsp_multipliers {
+        spec.dsp_multipliers = Some(n);
+    }
     let text = std::fs::read_to_string(&a.spec)
         .with_context(|| format!("cannot read {}", a.spec.display()))?;
     // the clock the board top makes of the one asked for, as `edgeflow bitstream` builds it
@@ -242,12 +254,15 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
     let mut written = None;
     if let (Some(out), Some(c)) = (&a.out, chosen) {
         let how = format!(
-            "`edgeflow fit --spec {source} --board {}{}{}`",
+            "`edgeflow fit --spec {source} --board {}{}{}{}`",
             b.name,
             a.freq.map(|f| format!(" --freq {f}")).unwrap_or_default(),
+            a.dsp_multipliers
+                .map(|n| format!(" --dsp-multipliers {n}"))
+                .unwrap_or_default(),
             if a.verify { " --verify" } else { "" }
         );
-        let new = edited(&text, &spec, &c.spec, &how, a.verify, b.name)?;
+        let new = edited(&text, &from, &c.spec, &how, a.verify, b.name)?;
         let check = Spec::from_toml_str(&new, &out.display().to_string())?;
         if check != c.spec {
             bail!("the edited spec does not read back as the chosen design; nothing written");
@@ -274,6 +289,7 @@ pub fn fit_cmd(a: FitArgs) -> Result<()> {
         board: b.name.to_string(),
         part: board.part.clone(),
         clock_mhz: mhz,
+        dsp_multipliers: spec.dsp_multipliers,
         input,
         input_rank,
         input_beaten_by,
@@ -347,6 +363,17 @@ fn edited(
         if old != new {
             set(&mut doc, key, toml_edit::Value::from(new), &why);
         }
+    }
+    if let (Some(n), true) = (
+        to.dsp_multipliers,
+        to.dsp_multipliers != from.dsp_multipliers,
+    ) {
+        set(
+            &mut doc,
+            "dsp_multipliers",
+            toml_edit::Value::from(n as i64),
+            &why,
+        );
     }
     let z: Vec<String> = to.z.iter().map(|z| z.to_string()).collect();
     let by = match verified {

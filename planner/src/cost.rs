@@ -94,6 +94,8 @@ pub struct Net {
     /// The spec's own `registered_reads` and `deep_pipeline`.
     pub registered_reads: bool,
     pub deep_pipeline: bool,
+    /// The spec's `dsp_multipliers`: at most this many multipliers in DSP cells.
+    pub dsp_multipliers: Option<u64>,
     /// Junction 1's FF lanes are selects, not multipliers (`Spec::input_selects`).
     pub input_selects: bool,
 }
@@ -111,6 +113,7 @@ impl Net {
         n.overhead = spec.block_cycle_overhead() as u64;
         n.registered_reads = spec.registered_reads;
         n.deep_pipeline = spec.deep_pipeline;
+        n.dsp_multipliers = spec.dsp_multipliers.map(|d| d as u64);
         n.input_selects = spec.input_selects();
         n
     }
@@ -152,6 +155,7 @@ impl Net {
             overhead: BLOCK_CYCLE_OVERHEAD as u64,
             registered_reads: false,
             deep_pipeline: false,
+            dsp_multipliers: None,
             input_selects: false,
         }
     }
@@ -428,7 +432,8 @@ pub struct Usage {
 impl Usage {
     /// `links` is the number of link endpoints on the board (0, 1 or 2).
     pub fn new(net: &Net, board: &Board, need: &Need, links: u64) -> Usage {
-        let dsp = need.multipliers.min(board.dsp);
+        let budget = net.dsp_multipliers.unwrap_or(u64::MAX);
+        let dsp = need.multipliers.min(board.dsp).min(budget);
         let lut_mults = need.multipliers - dsp;
         Usage {
             dsp,
@@ -627,6 +632,28 @@ mod tests {
             frac_bits: 15,
         };
         assert_eq!(single_board_usage(&Net::from_spec(&spec), &b, &z).dsp, 8);
+    }
+
+    /// A DSP budget moves the multipliers over it into logic, at the board's price per
+    /// multiplier in logic; a budget above the part's DSPs changes nothing.
+    #[test]
+    fn a_dsp_budget_builds_the_rest_in_logic() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml"))
+                .unwrap();
+        let mut spec = Spec::from_toml_str(&text, "tiny").unwrap();
+        let b = Board::built_in("ulx3s-85f").unwrap();
+        let z: Vec<u64> = spec.z.iter().map(|&z| z as u64).collect();
+        let all = single_board_usage(&Net::from_spec(&spec), &b, &z);
+        assert!(all.dsp >= 4 && all.lut_multipliers == 0, "{all:?}");
+        spec.dsp_multipliers = Some(3);
+        let some = single_board_usage(&Net::from_spec(&spec), &b, &z);
+        assert_eq!((some.dsp, some.lut_multipliers), (3, all.dsp - 3));
+        let per = lut_multiplier_cost(&b, spec.fixed.width as u64);
+        assert!(per > 0);
+        assert_eq!(some.logic, all.logic + (all.dsp - 3) * per);
+        spec.dsp_multipliers = Some(10_000);
+        assert_eq!(single_board_usage(&Net::from_spec(&spec), &b, &z), all);
     }
 
     /// Boards that both have the link: header, vector and CRC words at the narrower

@@ -144,6 +144,7 @@ pub fn random_spec_of(shape: &Shape, seed: u64) -> Spec {
             seed: r.below(1000) as u64,
             registered_reads: false,
             deep_pipeline: false,
+            dsp_multipliers: None,
             input_bits: random_input_bits(seed),
         };
         if spec.validate("random").is_ok() {

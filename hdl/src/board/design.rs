@@ -22,6 +22,14 @@ pub enum Inner {
 }
 
 impl Inner {
+    /// The most multipliers the design may put in DSP cells (its spec's `dsp_multipliers`).
+    pub fn dsp_multipliers(&self) -> Option<usize> {
+        match self {
+            Inner::Network(s) | Inner::Resident(s) => s.dsp_multipliers,
+            Inner::Echo => None,
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             Inner::Network(s) => s.name.clone(),

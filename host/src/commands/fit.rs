@@ -30,6 +30,11 @@ pub struct Args {
     /// nextpnr placement seed of --verify, 0 to 2147483647.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
     seed: u32,
+    /// At most N multipliers in DSP cells in every design searched, the rest in logic (the
+    /// spec's `dsp_multipliers`; written to --out): for parts whose router cannot reach all
+    /// of a full design's DSPs (docs/ecp5.md).
+    #[arg(long, value_name = "N")]
+    dsp_multipliers: Option<usize>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -51,6 +56,7 @@ impl Args {
             freq: self.freq,
             top: self.top as usize,
             seed: self.seed,
+            dsp_multipliers: self.dsp_multipliers,
             json: self.json,
         })
     }

@@ -231,7 +231,8 @@ pub(super) fn place_route(
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;
     std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
     let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
-    let s = yosys::synthesize(t, dir.path(), "top.v", true);
+    let dsps = inner.dsp_multipliers().unwrap_or(t.dsps as usize);
+    let s = yosys::synthesize_within(t, dsps, dir.path(), "top.v", true);
     pb.finish_and_clear();
     let s = match s {
         Ok(s) => s,

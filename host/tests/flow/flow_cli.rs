@@ -197,3 +197,57 @@ fn network_verilog_is_lint_clean_within_waivers() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["lint"]["unwaived"].as_array().unwrap().len(), 0, "{out}");
 }
+
+/// A spec's `dsp_multipliers` keeps the multipliers over it out of the DSP cells, in yosys as
+/// in the cost model, and `edgeflow fit --dsp-multipliers` searches under it and writes it.
+#[test]
+fn a_dsp_budget_builds_the_other_multipliers_from_logic() {
+    if !have("yosys", "yosys") {
+        return;
+    }
+    let d = scratch("dsp-budget");
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml"))
+        .unwrap();
+    let spec = d.join("tiny3.toml");
+    std::fs::write(&spec, format!("dsp_multipliers = 3\n{tiny}")).unwrap();
+    let (ok, out, err) = edgeflow(&[
+        "synth",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--target",
+        "ecp5-25k",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mults = v["multipliers"].as_u64().unwrap();
+    // FF, BP and UP lanes of both junctions: far more than the budget
+    assert!(mults >= 10, "{v}");
+    assert_eq!(v["multipliers_in_luts"].as_u64(), Some(mults - 3), "{v}");
+    assert_eq!(v["table"]["cells"]["MULT18X18D"].as_u64(), Some(3), "{v}");
+
+    let out_spec = d.join("fitted.toml");
+    let (ok, out, err) = edgeflow(&[
+        "fit",
+        "--spec",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml"),
+        "--board",
+        "ulx3s-85f",
+        "--dsp-multipliers",
+        "2",
+        "-o",
+        out_spec.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["dsp_multipliers"].as_u64(), Some(2), "{v}");
+    for c in v["candidates"].as_array().unwrap() {
+        assert!(c["usage"]["dsp"].as_u64().unwrap() <= 2, "{c}");
+    }
+    let written = std::fs::read_to_string(&out_spec).unwrap();
+    assert!(
+        written.contains("dsp_multipliers = 2") && written.contains("--dsp-multipliers 2"),
+        "{written}"
+    );
+}
