@@ -30,7 +30,7 @@ pub use datapath::{
 };
 pub use host_link::{
     host_stream, input_lanes, resident_protocol, uart_frames, uart_link, uart_rx, uart_sim_port,
-    uart_tx,
+    uart_tx, word_stream,
 };
 pub use memory::{banked_ram, copy_memory, data_memory, delta_memory};
 pub use resident::record_walker;

@@ -214,12 +214,12 @@ macro_rules! board_top {
                 }
                 self.link.rx.next = self.uart_rx.val() | !self.live.q.val();
                 self.uart_tx.next = self.link.tx.val() | !self.live.q.val();
-                self.net.in_data.next = self.link.in_data.val();
-                self.net.in_valid.next = self.link.in_valid.val() & self.live.q.val();
-                self.link.in_ready.next = self.net.in_ready.val() & self.live.q.val();
-                self.link.out_data.next = self.net.out_data.val();
-                self.link.out_valid.next = self.net.out_valid.val() & self.live.q.val();
-                self.net.out_ready.next = self.link.out_ready.val() & self.live.q.val();
+                self.net.in_data.next = self.link.host_in.data.val();
+                self.net.in_valid.next = self.link.host_in.valid.val() & self.live.q.val();
+                self.link.host_in.ready.next = self.net.in_ready.val() & self.live.q.val();
+                self.link.host_out.data.next = self.net.out_data.val();
+                self.link.host_out.valid.next = self.net.out_valid.val() & self.live.q.val();
+                self.net.out_ready.next = self.link.host_out.ready.val() & self.live.q.val();
                 self.led_error.next = self.link.overflow.val() ^ self.led_low.val();
             }
         }

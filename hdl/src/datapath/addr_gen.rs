@@ -354,13 +354,15 @@ impl AddrGen {
             at!(w, sweep[0].next_ok),
         );
         let wrap = (p.rows_per_bank * p.z) & 0xffff;
+        let width = crate::mask_for(p.left - 1);
         let zero = w.lit(0, "16'd0");
         for l in 0..p.z {
             w.set(to!(addr[l].clock), clock.clone());
             let sum = w.add16(&at!(w, table[0].base[l]), &rz);
             let wraps = w.not(&w.gt(&at!(w, table[0].wrap_at[l]), &r));
             let next = w.paren(&w.mux(&wraps, &w.minus16(&sum, wrap), &sum));
-            let next = w.paren(&w.mux(&ok, &next, &zero));
+            // an address is below the left layer's size: the register's bits above are 0
+            let next = w.paren(&w.mux(&ok, &w.mask16(&next, width), &zero));
             let taken = w.paren(&w.mux(&adv, &next, &at!(w, addr[l].q)));
             let first = p.left_of(0, l, 0);
             let d = w.mux(

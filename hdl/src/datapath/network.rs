@@ -110,12 +110,12 @@ impl Network {
     /// `in_lanes` extra input lanes): the simulation, `connect()` and the Verilog.
     fn wire<W: Wires<Self>>(lefts: &[usize], in_lanes: usize, w: &mut W) {
         w.set(to!(link.clock), at!(w, clock));
-        w.set(to!(link.in_data), at!(w, in_data));
-        w.set(to!(link.in_valid), at!(w, in_valid));
-        w.set(to!(link.out_ready), at!(w, out_ready));
-        w.set(to!(in_ready), at!(w, link.in_ready));
-        w.set(to!(out_data), at!(w, link.out_data));
-        w.set(to!(out_valid), at!(w, link.out_valid));
+        w.set(to!(link.host_in.data), at!(w, in_data));
+        w.set(to!(link.host_in.valid), at!(w, in_valid));
+        w.set(to!(link.host_out.ready), at!(w, out_ready));
+        w.set(to!(in_ready), at!(w, link.host_in.ready));
+        w.set(to!(out_data), at!(w, link.host_out.data));
+        w.set(to!(out_valid), at!(w, link.host_out.valid));
         w.set(to!(ctrl.clock), at!(w, clock));
         w.set(to!(ctrl.go), at!(w, link.go));
         w.set(to!(ctrl.go_train), at!(w, link.go_train));

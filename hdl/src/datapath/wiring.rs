@@ -151,6 +151,13 @@ pub trait Wires<B> {
             || format!("{} + {}", self.text(a), self.text(b)),
         )
     }
+    /// `(a & 16'dm)`: the bits of a value below an exact width.
+    fn mask16(&self, a: &Self::V, m: u64) -> Self::V {
+        self.make(
+            || self.num(a) & m,
+            || format!("({} & 16'd{m})", self.text(a)),
+        )
+    }
     /// `a - 16'dk`, 16 bits wide.
     fn minus16(&self, a: &Self::V, k: usize) -> Self::V {
         self.make(

@@ -8,6 +8,7 @@
 //! registers (`lead`, `more`, `at_label`, `last_beat`), so no counter comparison sits in
 //! front of a take.
 
+use super::word_stream::{WordSink, WordSource};
 use super::{ACK_INFER, ACK_LOAD, ACK_READ, ACK_TRAIN, ERROR_WORD};
 use super::{OP_INFER, OP_LOAD, OP_READ, OP_TRAIN};
 use rust_hdl::core::prelude::*;
@@ -29,12 +30,10 @@ pub enum Mode {
 #[derive(LogicBlock)]
 pub struct LinkCore {
     pub clock: Signal<In, Clock>,
-    pub in_data: Signal<In, Bits<16>>,
-    pub in_valid: Signal<In, Bit>,
-    pub in_ready: Signal<Out, Bit>,
-    pub out_data: Signal<Out, Bits<16>>,
-    pub out_valid: Signal<Out, Bit>,
-    pub out_ready: Signal<In, Bit>,
+    /// The host's words.
+    pub host_in: WordSink,
+    /// The answers.
+    pub host_out: WordSource,
     pub go: Signal<Out, Bit>,
     pub go_train: Signal<Out, Bit>,
     pub sample_ready: Signal<Out, Bit>,
@@ -174,12 +173,8 @@ impl LinkCore {
         );
         LinkCore {
             clock: Default::default(),
-            in_data: Default::default(),
-            in_valid: Default::default(),
-            in_ready: Default::default(),
-            out_data: Default::default(),
-            out_valid: Default::default(),
-            out_ready: Default::default(),
+            host_in: Default::default(),
+            host_out: Default::default(),
             go: Default::default(),
             go_train: Default::default(),
             sample_ready: Default::default(),
@@ -328,7 +323,7 @@ impl Logic for LinkCore {
                 self.ready.next = false;
             }
         }
-        self.take.next = self.ready.val() & self.in_valid.val();
+        self.take.next = self.ready.val() & self.host_in.valid.val();
         self.bank_end.next = self.bank_end_x.q.val() ^ self.start_bank_end.val();
         self.row_end.next = self.row_end_x.q.val() ^ self.start_row_end.val();
         self.junction_end.next = self.junction_end_x.q.val() ^ self.start_junction_end.val();
@@ -359,17 +354,17 @@ impl Logic for LinkCore {
         self.wrap.next = (self.mode.q.val() == Mode::Stream)
             & self.take.val()
             & (self.at_label.q.val() | (!self.train.q.val() & self.last_beat.val()));
-        self.in_ready.next = self.ready.val();
-        self.out_valid.next = self.pending.val();
+        self.host_in.ready.next = self.ready.val();
+        self.host_out.valid.next = self.pending.val();
         self.out_busy.next = self.pending.val();
-        self.out_data.next = 0.into();
+        self.host_out.data.next = 0.into();
         if self.pending.val() {
-            self.out_data.next = self.msg2.q.val();
+            self.host_out.data.next = self.msg2.q.val();
             if self.sent.q.val() == 0 {
-                self.out_data.next = self.msg0.q.val();
+                self.host_out.data.next = self.msg0.q.val();
             }
             if self.sent.q.val() == 1 {
-                self.out_data.next = self.msg1.q.val();
+                self.host_out.data.next = self.msg1.q.val();
             }
         }
         self.go.next = (self.mode.q.val() == Mode::Count) & self.take.val();
@@ -385,13 +380,13 @@ impl Logic for LinkCore {
         self.row.next = self.row_r.q.val();
         self.bank.next = self.bank_r.q.val();
         self.walking.next = self.walking_r.q.val();
-        self.h_we.next = (self.mode.q.val() == Mode::Load) & self.in_valid.val();
+        self.h_we.next = (self.mode.q.val() == Mode::Load) & self.host_in.valid.val();
         self.next_junction.next = self.next_junction_now.val();
         self.next_bias.next = self.next_bias_now.val();
         // the stream's readiness, the controller's `starting` choosing last
         if (self.mode.q.val() == Mode::Count) & self.take.val() {
             self.lead_x.d.next = 0.into();
-            self.more.d.next = self.in_data.val() != 0;
+            self.more.d.next = self.host_in.data.val() != 0;
         } else {
             if self.starting.val() & !self.wrap.val() {
                 self.lead_x.d.next =
@@ -404,13 +399,13 @@ impl Logic for LinkCore {
                 self.more.d.next = self.left.q.val() != 1;
             }
         }
-        if self.pending.val() & self.out_ready.val() {
+        if self.pending.val() & self.host_out.ready.val() {
             self.sent.d.next = self.sent.q.val() + 1;
         }
         self.cycles.d.next = self.cycles_next.val();
         self.command.next = false;
-        self.known.next =
-            (self.in_data.val() >= self.op_load.val()) & (self.in_data.val() <= self.op_read.val());
+        self.known.next = (self.host_in.data.val() >= self.op_load.val())
+            & (self.host_in.data.val() <= self.op_read.val());
         self.step_walk.next = false;
         match self.mode.q.val() {
             Mode::Idle => {
@@ -433,7 +428,7 @@ impl Logic for LinkCore {
             }
             Mode::Count => {
                 if self.take.val() {
-                    self.left.d.next = self.in_data.val();
+                    self.left.d.next = self.host_in.data.val();
                     self.word_r.d.next = 0.into();
                     self.in_copy_r.d.next = 0.into();
                     self.at_label.d.next = false;
@@ -523,16 +518,16 @@ impl Logic for LinkCore {
             self.bank_end_x.d.next = false;
             self.row_end_x.d.next = false;
             self.junction_end_x.d.next = false;
-            self.train.d.next = self.in_data.val() == self.op_train.val();
+            self.train.d.next = self.host_in.data.val() == self.op_train.val();
             if self.known.val() {
-                self.walking_r.d.next = (self.in_data.val() == self.op_load.val())
-                    | (self.in_data.val() == self.op_read.val());
+                self.walking_r.d.next = (self.host_in.data.val() == self.op_load.val())
+                    | (self.host_in.data.val() == self.op_read.val());
                 self.mode.d.next = Mode::Read;
-                if self.in_data.val() == self.op_load.val() {
+                if self.host_in.data.val() == self.op_load.val() {
                     self.mode.d.next = Mode::Load;
                 }
-                if (self.in_data.val() == self.op_train.val())
-                    | (self.in_data.val() == self.op_infer.val())
+                if (self.host_in.data.val() == self.op_train.val())
+                    | (self.host_in.data.val() == self.op_infer.val())
                 {
                     self.mode.d.next = Mode::Count;
                 }

@@ -14,12 +14,14 @@ pub mod uart_link;
 pub mod uart_rx;
 pub mod uart_sim_port;
 pub mod uart_tx;
+pub mod word_stream;
 
 use crate::controller::CtrlParams;
 use crate::wiring::{Connect, Sim, Text, Wires};
 use crate::{at, to};
 use link_core::{CoreSizes, LinkCore};
 use rust_hdl::core::prelude::*;
+use word_stream::{WordSink, WordSource};
 
 pub const OP_LOAD: u16 = 0x0001;
 pub const OP_TRAIN: u16 = 0x0002;
@@ -34,12 +36,10 @@ pub const ERROR_WORD: u16 = 0xEEEE;
 #[derive(LogicBlock)]
 pub struct HostLink {
     pub clock: Signal<In, Clock>,
-    pub in_data: Signal<In, Bits<16>>,
-    pub in_valid: Signal<In, Bit>,
-    pub in_ready: Signal<Out, Bit>,
-    pub out_data: Signal<Out, Bits<16>>,
-    pub out_valid: Signal<Out, Bit>,
-    pub out_ready: Signal<In, Bit>,
+    /// The host's words: commands, weights, samples.
+    pub host_in: WordSink,
+    /// The answers: acknowledgements, predictions, clock counts, read-back values.
+    pub host_out: WordSource,
     // to the controller
     /// A TRAIN/INFER stream starts (its sample count was just taken).
     pub go: Signal<Out, Bit>,
@@ -102,12 +102,8 @@ impl HostLink {
         };
         HostLink {
             clock: Default::default(),
-            in_data: Default::default(),
-            in_valid: Default::default(),
-            in_ready: Default::default(),
-            out_data: Default::default(),
-            out_valid: Default::default(),
-            out_ready: Default::default(),
+            host_in: Default::default(),
+            host_out: Default::default(),
             go: Default::default(),
             go_train: Default::default(),
             go_samples: Default::default(),
@@ -138,20 +134,16 @@ impl HostLink {
 
     fn wire<W: Wires<Self>>(p: &CtrlParams, lanes: usize, w: &mut W) {
         w.set(to!(core.clock), at!(w, clock));
-        w.set(to!(core.in_data), at!(w, in_data));
-        w.set(to!(core.in_valid), at!(w, in_valid));
-        w.set(to!(core.out_ready), at!(w, out_ready));
+        crate::wire_words!(w, [host_in], [core.host_in]);
+        crate::wire_words!(w, [core.host_out], [host_out]);
         w.set(to!(core.starting), at!(w, starting));
         w.set(to!(core.done), at!(w, done));
         w.set(to!(core.pred_valid), at!(w, pred_valid));
         w.set(to!(core.pred), at!(w, pred));
-        w.set(to!(in_ready), at!(w, core.in_ready));
-        w.set(to!(out_data), at!(w, core.out_data));
-        w.set(to!(out_valid), at!(w, core.out_valid));
         w.set(to!(out_busy), at!(w, core.out_busy));
         w.set(to!(go), at!(w, core.go));
         w.set(to!(go_train), at!(w, core.go_train));
-        w.set(to!(go_samples), at!(w, in_data));
+        w.set(to!(go_samples), at!(w, host_in.data));
         w.set(to!(sample_ready), at!(w, core.sample_ready));
         w.set(to!(lab_we), at!(w, core.lab_we));
         w.set(to!(lab_copy), at!(w, core.in_copy));
@@ -159,7 +151,7 @@ impl HostLink {
         w.set(to!(h_we), at!(w, core.h_we));
         w.set(to!(h_addr), at!(w, core.row));
         w.set(to!(h_bank), at!(w, core.bank));
-        w.set(to!(h_wdata), at!(w, in_data));
+        w.set(to!(h_wdata), at!(w, host_in.data));
         w.set(to!(in_we), at!(w, core.in_we));
         w.set(to!(in_copy), at!(w, core.in_copy));
         w.set(to!(in_addr), at!(w, core.word));
@@ -238,13 +230,13 @@ mod tests {
         clocks: usize,
     ) -> (Vec<u16>, Vec<(usize, bool, usize, usize, u16)>) {
         let (mut out, mut writes, mut i) = (vec![], vec![], 0);
-        h.out_ready.next = true;
+        h.host_out.ready.next = true;
         for _ in 0..clocks {
-            h.in_valid.next = i < words.len();
-            h.in_data.next = Bits::<16>::from(*words.get(i).unwrap_or(&0) as u64);
+            h.host_in.valid.next = i < words.len();
+            h.host_in.data.next = Bits::<16>::from(*words.get(i).unwrap_or(&0) as u64);
             settle(h);
-            if h.out_valid.val() {
-                out.push(h.out_data.val().to_u16());
+            if h.host_out.valid.val() {
+                out.push(h.host_out.data.val().to_u16());
             }
             if h.h_we.val() {
                 let j = h.h_sel.iter().position(|s| s.val()).unwrap();
@@ -256,7 +248,7 @@ mod tests {
                     h.h_wdata.val().to_u16(),
                 ));
             }
-            if h.in_valid.val() && h.in_ready.val() {
+            if h.host_in.valid.val() && h.host_in.ready.val() {
                 i += 1;
             }
             tick(h, |h| &mut h.clock);
@@ -305,7 +297,7 @@ mod tests {
         // tiny: 8 inputs; beats at inputs 0, 3, 6 (the last one short), then the label
         let mut h = HostLink::with_lanes(params(), 3);
         h.connect_all();
-        h.out_ready.next = true;
+        h.host_out.ready.next = true;
         let beats: [[u16; 3]; 6] = [
             [OP_TRAIN, 0, 0],
             [1, 0, 0],
@@ -316,10 +308,10 @@ mod tests {
         ];
         let mut seen = vec![];
         for b in beats {
-            h.in_valid.next = true;
-            h.in_data.next = Bits::<16>::from(b[0] as u64);
+            h.host_in.valid.next = true;
+            h.host_in.data.next = Bits::<16>::from(b[0] as u64);
             settle(&mut h);
-            assert!(h.in_ready.val());
+            assert!(h.host_in.ready.val());
             let we: Vec<bool> = std::iter::once(h.in_we.val())
                 .chain(h.in_lanes_we.iter().map(|x| x.val()))
                 .collect();

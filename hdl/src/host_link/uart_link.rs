@@ -6,12 +6,13 @@
 //! acknowledged once it has all been taken, a bad one is dropped before any of it reaches
 //! the network. Each word from the network leaves in a frame of its own (`1, w, w+1, w+2`),
 //! so the transmit side needs no buffer and no sum registers: the network waits on
-//! `out_ready` while a frame is on the line. The word offered to the network is the buffer's
+//! `host_out.ready` while a frame is on the line. The word offered to the network is the buffer's
 //! registered read, so the network's input handshake starts at registers.
 
 use crate::uart_frames::{FRAME_BAD, FRAME_OK, FRAME_WORDS};
 use crate::uart_rx::UartRx;
 use crate::uart_tx::UartTx;
+use crate::word_stream::{WordSink, WordSource};
 use rust_hdl::prelude::*;
 
 /// Bit times of idle line after which a frame still incomplete is dropped (and answered
@@ -38,13 +39,10 @@ pub struct UartLink {
     pub rx: Signal<In, Bit>,
     pub tx: Signal<Out, Bit>,
     /// Words towards the network (`host_in` of PROTOCOL.md).
-    pub in_data: Signal<Out, Bits<16>>,
-    pub in_valid: Signal<Out, Bit>,
-    pub in_ready: Signal<In, Bit>,
-    /// Words from the network (`host_out`).
-    pub out_data: Signal<In, Bits<16>>,
-    pub out_valid: Signal<In, Bit>,
-    pub out_ready: Signal<Out, Bit>,
+    /// The host's words, decoded from the UART, to the host link.
+    pub host_in: WordSource,
+    /// The host link's answers, to the UART.
+    pub host_out: WordSink,
     /// Sticky: a byte arrived without its stop bit, a frame was bad, or a word came while a
     /// frame was still being passed on.
     pub overflow: Signal<Out, Bit>,
@@ -94,12 +92,8 @@ impl UartLink {
             clock: Default::default(),
             rx: Default::default(),
             tx: Default::default(),
-            in_data: Default::default(),
-            in_valid: Default::default(),
-            in_ready: Default::default(),
-            out_data: Default::default(),
-            out_valid: Default::default(),
-            out_ready: Default::default(),
+            host_in: Default::default(),
+            host_out: Default::default(),
             overflow: Default::default(),
             urx: UartRx::new(clocks_per_bit),
             utx: UartTx::new(clocks_per_bit),
@@ -257,9 +251,9 @@ impl Logic for UartLink {
             }
         }
         self.overflow.next = self.sticky.q.val();
-        self.in_data.next = self.frame_buf.read_data.val();
-        self.in_valid.next = self.held_valid.q.val();
-        if self.held_valid.q.val() & self.in_ready.val() {
+        self.host_in.data.next = self.frame_buf.read_data.val();
+        self.host_in.valid.next = self.held_valid.q.val();
+        if self.held_valid.q.val() & self.host_in.ready.val() {
             self.held_valid.d.next = false;
             self.idx.d.next = self.idx.q.val() + 1;
             self.reading.d.next = true;
@@ -278,7 +272,8 @@ impl Logic for UartLink {
                 self.utx.data.next = 1.into();
             }
         }
-        self.out_ready.next = !self.tbusy.q.val() & !self.ack_due.q.val() & !self.nak_due.q.val();
+        self.host_out.ready.next =
+            !self.tbusy.q.val() & !self.ack_due.q.val() & !self.nak_due.q.val();
         if !self.tbusy.q.val() {
             if self.nak_due.q.val() {
                 self.nak_due.d.next = false;
@@ -290,8 +285,8 @@ impl Logic for UartLink {
                 self.word.d.next = self.ok_word.val();
                 self.tbyte.d.next = 6.into();
                 self.tbusy.d.next = true;
-            } else if self.out_valid.val() {
-                self.word.d.next = self.out_data.val();
+            } else if self.host_out.valid.val() {
+                self.word.d.next = self.host_out.data.val();
                 self.tbyte.d.next = 0.into();
                 self.tbusy.d.next = true;
             }
@@ -354,13 +349,13 @@ mod tests {
         for (clk, level) in line.into_iter().enumerate() {
             uut.rx.next = level;
             // The network takes a word only every third clock: stalls must not lose words.
-            uut.in_ready.next = clk % 3 == 0;
-            uut.out_valid.next = clk > 20 && to_send.peek().is_some();
-            uut.out_data.next = (*to_send.peek().unwrap_or(&0) as u64).into();
+            uut.host_in.ready.next = clk % 3 == 0;
+            uut.host_out.valid.next = clk > 20 && to_send.peek().is_some();
+            uut.host_out.data.next = (*to_send.peek().unwrap_or(&0) as u64).into();
             assert!(simulate(&mut uut, 1000));
-            let took = uut.in_valid.val() && uut.in_ready.val();
-            let word = uut.in_data.val().index() as u16;
-            let sent_out = uut.out_valid.val() && uut.out_ready.val();
+            let took = uut.host_in.valid.val() && uut.host_in.ready.val();
+            let word = uut.host_in.data.val().index() as u16;
+            let sent_out = uut.host_out.valid.val() && uut.host_out.ready.val();
             tick(&mut uut, |u| &mut u.clock);
             if took {
                 got.push(word);

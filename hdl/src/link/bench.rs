@@ -172,10 +172,10 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkBench<W, N, NP1> {
             match self.peek() {
                 Edge::TxRise => {
                     let next = self.seen.sent;
-                    self.tx.valid.next = next < words.len();
-                    self.tx.data.next = (*words.get(next).unwrap_or(&0) as u64).into();
+                    self.tx.words.valid.next = next < words.len();
+                    self.tx.words.data.next = (*words.get(next).unwrap_or(&0) as u64).into();
                     settle(&mut self.tx);
-                    let took = self.tx.valid.val() && self.tx.ready.val();
+                    let took = self.tx.words.valid.val() && self.tx.words.ready.val();
                     self.fire();
                     self.seen.sent += took as usize;
                     if self.on_wire.is_some() {
@@ -184,11 +184,13 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkBench<W, N, NP1> {
                     }
                 }
                 Edge::RxRise => {
-                    self.rx.ready.next = ready(self.rx_clocks);
+                    self.rx.words.ready.next = ready(self.rx_clocks);
                     self.rx.awaiting.next = awaiting;
                     settle(&mut self.rx);
-                    if self.rx.valid.val() && self.rx.ready.val() {
-                        self.seen.words.push(self.rx.data.val().index() as u16);
+                    if self.rx.words.valid.val() && self.rx.words.ready.val() {
+                        self.seen
+                            .words
+                            .push(self.rx.words.data.val().index() as u16);
                     }
                     self.seen.good += self.rx.good.val() as usize;
                     self.seen.error = self.rx.error.val().index() as u64;

@@ -7,6 +7,7 @@ use super::cdc::CdcFifo;
 use super::{
     Crc16Step, CRC_INIT, ERR_CHECKSUM, ERR_FRAMING, ERR_OVERRUN, ERR_SEQUENCE, ERR_TIMEOUT,
 };
+use crate::word_stream::WordSource;
 use rust_hdl::prelude::*;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -30,9 +31,7 @@ pub struct LinkRx<const W: usize, const N: usize, const NP1: usize> {
     pub link_credit: Signal<Out, Bit>,
     /// The vector's words in order, taken on a clock where `valid` and `ready` are high.
     /// They are provisional until `good`.
-    pub data: Signal<Out, Bits<16>>,
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
+    pub words: WordSource,
     /// High for one clock after the last word of a transfer whose CRC matched.
     pub good: Signal<Out, Bit>,
     /// High while the consumer waits for a transfer: the timeout then runs between
@@ -98,9 +97,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
             link_valid: Default::default(),
             link_start: Default::default(),
             link_credit: Default::default(),
-            data: Default::default(),
-            valid: Default::default(),
-            ready: Default::default(),
+            words: Default::default(),
             good: Default::default(),
             awaiting: Default::default(),
             error: Default::default(),
@@ -223,8 +220,8 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         self.crc_step.crc.next = self.crc.q.val();
         self.crc_step.word.next = self.word.val();
         self.fifo.read.next = false;
-        self.valid.next = false;
-        self.data.next = self.word.val();
+        self.words.valid.next = false;
+        self.words.data.next = self.word.val();
         self.good_q.d.next = false;
         self.fault.next = 0.into();
         if self.cut_sync2.q.val() {
@@ -265,8 +262,8 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
                     if self.is_start.val() {
                         self.fault.next = self.err_framing.val();
                     } else {
-                        self.valid.next = true;
-                        if self.ready.val() {
+                        self.words.valid.next = true;
+                        if self.words.ready.val() {
                             self.fifo.read.next = true;
                             self.crc.d.next = self.crc_step.out.val();
                             self.count.d.next = self.count.q.val() + 1;

@@ -117,7 +117,7 @@ fn a_stalled_reader_fills_the_fifo_exactly_and_never_overruns() {
         (1 + 32) * 4,
         "beats on the wire while the reader stalls"
     );
-    assert!(!b.tx.ready.val(), "sender out of credits");
+    assert!(!b.tx.words.ready.val(), "sender out of credits");
     let s = b.stream(&vs, |_| true, false, 100_000);
     assert_eq!((s.error, s.good), (0, 3));
     assert_eq!(s.words, vs.concat());

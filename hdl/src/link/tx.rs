@@ -2,6 +2,7 @@
 //! (header, words, CRC), cuts each word into `16 / W` beats and spends one credit per word.
 
 use super::{Crc16Step, CRC_INIT};
+use crate::word_stream::WordSink;
 use rust_hdl::prelude::*;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -17,9 +18,7 @@ pub struct LinkTx<const W: usize> {
     pub clock: Signal<In, Clock>,
     /// The boundary vector, `len` words per transfer; a word is taken on a clock where
     /// `valid` and `ready` are both high. The header leaves once the first word is offered.
-    pub data: Signal<In, Bits<16>>,
-    pub valid: Signal<In, Bit>,
-    pub ready: Signal<Out, Bit>,
+    pub words: WordSink,
     /// Transfers begun so far (the next header's sequence number while idle).
     pub sent: Signal<Out, Bits<16>>,
     pub link_clock: Signal<Out, Clock>,
@@ -60,9 +59,7 @@ impl<const W: usize> LinkTx<W> {
         assert!(len >= 1 && credits >= 1);
         Self {
             clock: Default::default(),
-            data: Default::default(),
-            valid: Default::default(),
-            ready: Default::default(),
+            words: Default::default(),
             sent: Default::default(),
             link_clock: Default::default(),
             link_data: Default::default(),
@@ -129,11 +126,11 @@ impl<const W: usize> Logic for LinkTx<W> {
         self.credit_in.next = self.credit_sync2.q.val() ^ self.credit_prev.q.val();
         // The next word: header, vector word, or CRC.
         self.word.next = self.seq.q.val();
-        self.offered.next = self.valid.val();
+        self.offered.next = self.words.valid.val();
         match self.phase.q.val() {
             TxPhase::Header => {}
             TxPhase::Payload => {
-                self.word.next = self.data.val();
+                self.word.next = self.words.data.val();
             }
             TxPhase::Check => {
                 self.word.next = self.crc.q.val();
@@ -144,7 +141,7 @@ impl<const W: usize> Logic for LinkTx<W> {
         // A word starts in the clock its predecessor's last beat is out, with a credit.
         self.free.next = (self.beats_left.q.val() == 0) & (self.credits.q.val() != 0);
         self.start_word.next = self.free.val() & self.offered.val();
-        self.ready.next = self.free.val() & (self.phase.q.val() == TxPhase::Payload);
+        self.words.ready.next = self.free.val() & (self.phase.q.val() == TxPhase::Payload);
         self.crc_step.crc.next = self.crc.q.val();
         self.crc_step.word.next = self.word.val();
         if self.beats_left.q.val() != 0 {

@@ -33,9 +33,9 @@ impl Logic for LinkPair {
     fn update(&mut self) {
         self.tx.clock.next = self.tx_clock.val();
         self.rx.clock.next = self.rx_clock.val();
-        self.tx.data.next = self.in_data.val();
-        self.tx.valid.next = self.in_valid.val();
-        self.in_ready.next = self.tx.ready.val();
+        self.tx.words.data.next = self.in_data.val();
+        self.tx.words.valid.next = self.in_valid.val();
+        self.in_ready.next = self.tx.words.ready.val();
         self.rx.link_clock.next = self.tx.link_clock.val();
         self.rx.link_data.next = self.tx.link_data.val();
         if self.flip.val() {
@@ -44,9 +44,9 @@ impl Logic for LinkPair {
         self.rx.link_valid.next = self.tx.link_valid.val();
         self.rx.link_start.next = self.tx.link_start.val();
         self.tx.link_credit.next = self.rx.link_credit.val();
-        self.out_data.next = self.rx.data.val();
-        self.out_valid.next = self.rx.valid.val();
-        self.rx.ready.next = self.out_ready.val();
+        self.out_data.next = self.rx.words.data.val();
+        self.out_valid.next = self.rx.words.valid.val();
+        self.rx.words.ready.next = self.out_ready.val();
         self.rx.awaiting.next = false;
         self.good.next = self.rx.good.val();
         self.error.next = self.rx.error.val();
