@@ -40,6 +40,16 @@ s=$(variant 32 16)
 #    names (`tail -f` it).
 "$ef" bitstream --spec specs/dey-mnist-ulx3s.toml --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-ulx3s-85f.json" || true
 
+#    A DSP budget (the spec's dsp_multipliers): z = (32, 8), the choice of `edgeflow fit
+#    --dsp-multipliers 64`, with 64 MULT18X18D and with none.
+for n in 64 0; do
+  f="$out/specs/dey-mnist-z32-8-dsp$n.toml"
+  { echo "dsp_multipliers = $n"
+    sed -e "s/^z = \[128, 32\]/z = [32, 8]/" -e "s/^name = \"dey-mnist\"/name = \"dey-mnist-z32-8-dsp$n\"/" specs/dey-mnist.toml
+  } > "$f"
+  "$ef" bitstream --spec "$f" --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-z32-8-dsp$n-ulx3s-85f.json" || true
+done
+
 #    The same z = (32, 16) board top with every multiplier in logic (synth_ecp5 -nodsp), by
 #    hand with the flow's own nextpnr arguments: it routes where the MULT18X18D build does not.
 nodsp="$out/dey-mnist-z32-16-nodsp"
