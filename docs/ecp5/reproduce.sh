@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the ECP5 measurements of docs/ecp5.md: yosys synth_ecp5 of the published design
 # (specs/dey-mnist.toml) and of lower-z variants on the LFE5U-85F, then place and route of a
-# variant and of specs/dey-mnist-ulx3s.toml on the ULX3S 85F. Hours of CPU on a small
+# variant and of specs/dey-mnist-ulx3s.toml (routed) on the ULX3S 85F. Hours of CPU on a small
 # machine; not part of CI.
 #
 #   docs/ecp5/reproduce.sh [OUT_DIR]     (default: out/ecp5)
@@ -35,9 +35,9 @@ done
 #    clock still writes the report (and names a clock that would be met).
 s=$(variant 32 16)
 "$ef" bitstream --spec "$s" --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-z32-16-ulx3s-85f.json" || true
-#    The choice of `edgeflow fit` for the published design (z = (64, 16)): hours of
-#    nextpnr-ecp5 as WebAssembly. Its log grows in the work directory that the progress line
-#    names (`tail -f` it).
+#    specs/dey-mnist-ulx3s.toml, `edgeflow fit --dsp-multipliers 0`'s choice (z = (32, 8), the
+#    multiplies in logic): about 75 minutes of nextpnr-ecp5 as WebAssembly; it routes. Its
+#    log grows in the work directory that the progress line names (`tail -f` it).
 "$ef" bitstream --spec specs/dey-mnist-ulx3s.toml --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-ulx3s-85f.json" || true
 
 #    A DSP budget (the spec's dsp_multipliers): z = (32, 8), the choice of `edgeflow fit
