@@ -104,20 +104,21 @@ pub fn synthesize(
     verilog: &str,
     netlist: bool,
 ) -> Result<SynthResult> {
-    synthesize_within(target, target.dsps as usize, dir, verilog, netlist)
+    synthesize_within(target, None, dir, verilog, netlist)
 }
 
-/// [`synthesize`] with at most `dsps` multipliers in DSP cells (a spec's `dsp_multipliers`),
-/// the rest built from LUTs as when the part has too few.
+/// [`synthesize`] with at most `budget` multipliers in DSP cells (a spec's
+/// `dsp_multipliers`; `None`: the part's), the rest built from LUTs as when the part has too
+/// few.
 pub fn synthesize_within(
     target: &Target,
-    dsps: usize,
+    budget: Option<usize>,
     dir: &Path,
     verilog: &str,
     netlist: bool,
 ) -> Result<SynthResult> {
     let start = std::time::Instant::now();
-    let dsps = dsps.min(target.dsps as usize);
+    let dsps = budget.map_or(target.dsps as usize, |b| b.min(target.dsps as usize));
     let muls = if target.dsps > 0 {
         list_multipliers(dir, verilog)?
     } else {

@@ -231,8 +231,7 @@ pub(super) fn place_route(
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;
     std::fs::write(dir.path().join(format!("top.{cons_ext}")), cons)?;
     let pb = spinner(&format!("yosys {} ({})", t.synth, inner.name()));
-    let dsps = inner.dsp_multipliers().unwrap_or(t.dsps as usize);
-    let s = yosys::synthesize_within(t, dsps, dir.path(), "top.v", true);
+    let s = yosys::synthesize_within(t, inner.dsp_multipliers(), dir.path(), "top.v", true);
     pb.finish_and_clear();
     let s = match s {
         Ok(s) => s,

@@ -160,8 +160,13 @@ pub(super) fn synthesize_inner(
     std::fs::write(dir.path().join("top.v"), &v)?;
     let pb = spinner(&format!("yosys {} on {}", t.synth, inner.name()));
     let pack = edgeflow_flow::targets::ice40_pack(t);
-    let dsps = inner.dsp_multipliers().unwrap_or(t.dsps as usize);
-    let r = yosys::synthesize_within(t, dsps, dir.path(), "top.v", pack.is_some());
+    let r = yosys::synthesize_within(
+        t,
+        inner.dsp_multipliers(),
+        dir.path(),
+        "top.v",
+        pack.is_some(),
+    );
     pb.finish_and_clear();
     let mut r = match r {
         Ok(r) => r,
