@@ -108,26 +108,28 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
         }
         None => None,
     };
+    if let (Some(v), Some(p)) = (&report, synth) {
+        if report_rows(v).is_none() {
+            bail!(
+                "{}: no resource table (neither `table.rows` nor `resources.rows`); write it \
+                 with `edgeflow synth --json` or `edgeflow bitstream --json`",
+                p.display()
+            );
+        }
+    }
     let used = |name: &str| -> Result<Option<f64>> {
-        let Some(v) = &report else { return Ok(None) };
-        let rows = v["table"]["rows"].as_array().ok_or_else(|| {
-            anyhow!("synthesis report has no table.rows; write it with `edgeflow synth --json`")
-        })?;
+        let Some(rows) = report.as_ref().and_then(report_rows) else {
+            return Ok(None);
+        };
         match rows.iter().find(|r| r["resource"] == name) {
             Some(r) => Ok(r["used"].as_f64()),
-            None => bail!("synthesis report has no {name} row in table.rows"),
+            None => bail!("the synthesis report's resource table has no {name} row"),
         }
     };
     // what the part's logic is counted in: packed logic cells where the report has them
     // (iCE40), else LUT4 or LUT
     let logic = match &report {
-        Some(v)
-            if v["table"]["rows"]
-                .as_array()
-                .is_some_and(|r| r.iter().any(|r| r["resource"] == "LC")) =>
-        {
-            "LC"
-        }
+        Some(v) if report_rows(v).is_some_and(|r| r.iter().any(|r| r["resource"] == "LC")) => "LC",
         _ => "LUT",
     };
     // a board top (`edgeflow synth --board`) holds the UART bridge; the network alone does not
@@ -157,9 +159,12 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
                 "allowed": o.allowed, "percent": o.percent()})
             })
             .collect(),
-        target: report
-            .as_ref()
-            .and_then(|v| v["table"]["target"].as_str().map(String::from)),
+        target: report.as_ref().and_then(|v| {
+            v["table"]["target"]
+                .as_str()
+                .or(v["resources"]["part"].as_str())
+                .map(String::from)
+        }),
         usage: u,
         flip_flops: ffs,
         rows,
@@ -169,6 +174,14 @@ pub fn cost_cmd(spec_path: &Path, board: &str, synth: Option<&Path>, json: bool)
     };
     emit(&r, Format::json(json));
     Ok(())
+}
+
+/// The used/available rows of a report: `table.rows` of `edgeflow synth --json`, or
+/// `resources.rows` of `edgeflow bitstream --json` (after placement and routing).
+fn report_rows(v: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
+    v["table"]["rows"]
+        .as_array()
+        .or_else(|| v["resources"]["rows"].as_array())
 }
 
 /// A resource the model puts over the board: what the part has, and what the model allows

@@ -114,6 +114,28 @@ fn tiny_bitstream_on_the_ulx3s_85f_reports_honest_fmax_and_ecp5_resources() {
         row("MULT18X18D")["used"]
     );
 
+    // the cost model against the routed design: `cost --synth-report` reads the bitstream
+    // report's resource table, each routed count next to the model's prediction
+    let report = d.join("report.json");
+    std::fs::write(&report, &out.stdout).unwrap();
+    let cost = crate::common::ok_json(&[
+        "cost",
+        "--spec",
+        "specs/tiny.toml",
+        "--board",
+        "ulx3s-85f",
+        "--synth-report",
+        report.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(cost["target"], "LFE5U-85F", "{cost}");
+    let costed = cost["rows"].as_array().unwrap();
+    for (resource, kind) in [("LUT", "LUT4"), ("DSP", "MULT18X18D"), ("BRAM", "DP16KD")] {
+        let c = costed.iter().find(|r| r["resource"] == resource).unwrap();
+        assert_eq!(c["synthesized"], row(kind)["used"], "{resource}: {cost}");
+        assert!(c["predicted"].as_f64().unwrap() > 0.0, "{c}");
+    }
+
     // deploy through openFPGALoader's ULX3S profile, as a dry run
     let out = edgeflow(&[
         "deploy",
