@@ -117,9 +117,9 @@ impl Logic for CopyMemory {
         let aw = addr_bits(n);
         let idx = |c: String, a: String| {
             if nw == 1 {
-                format!("{c} * {nb} + {a}")
+                format!("{} + {a}", times(&c, nb))
             } else {
-                format!("{c} * {nb} + {}", narrow(&a, aw, "/", nw))
+                format!("{} + {}", times(&c, nb), narrow(&a, aw, "/", nw))
             }
         };
         if let Some((z, banks)) = &self._read_banks {
@@ -207,6 +207,26 @@ fn narrow(a: &str, aw: usize, op: &str, d: usize) -> String {
     format!("{{{a}[{}:0] {op} {aw}'d{d}}}", aw - 1)
 }
 
+/// `a · k` for a constant `k` as a sum of shifts: synthesis maps a `*` into a DSP multiplier
+/// (yosys' `synth_ecp5` does, even by a constant), and a copy's offset is no reason to spend
+/// one.
+fn times(a: &str, k: usize) -> String {
+    if k == 0 {
+        return "0".into();
+    }
+    let terms: Vec<String> = (0..usize::BITS)
+        .filter(|b| k >> b & 1 == 1)
+        .map(|b| {
+            if b == 0 {
+                a.to_string()
+            } else {
+                format!("({a} << {b})")
+            }
+        })
+        .collect();
+    format!("({})", terms.join(" + "))
+}
+
 impl CopyMemory {
     /// The Verilog with replica `r` holding only the banks read port `r` reads, split by the
     /// write port that writes them (bank `b` by port `b mod W`, `W` dividing `z`): memory
@@ -238,8 +258,9 @@ impl CopyMemory {
                         pos = format!("({} == {b}) ? {i} : ({pos})", narrow(&a, aw, "%", z));
                     }
                     format!(
-                        "{c} * {} + ({pos}) * {rows} + {}",
-                        m * rows,
+                        "{} + {} + {}",
+                        times(&c, m * rows),
+                        times(&format!("({pos})"), rows),
                         narrow(&a, aw, "/", z)
                     )
                 };
@@ -294,6 +315,7 @@ impl CopyMemory {
 mod tests {
     use super::*;
     use crate::testing::{settle, tick, yosys_check};
+    use rust_hdl::core::prelude::generate_verilog_unchecked;
 
     #[test]
     fn copies_are_independent_and_ports_name_them() {
@@ -343,5 +365,52 @@ mod tests {
             &CopyMemory::new(3, 8, 2, 2).with_read_banks(4, vec![vec![1], vec![2, 1]]),
             "copy_memory_banks_two_writers",
         );
+    }
+
+    /// A copy's offset `copy × rows`, with rows not a power of two (80; 7 banks of 7 rows in
+    /// a replica), is shifts and adds: `synth_ecp5` maps even a `*` by a constant into a
+    /// MULT18X18D, which the network's products need.
+    #[test]
+    fn copy_offsets_take_no_multiplier() {
+        if std::process::Command::new("yosys")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "yosys is required"
+            );
+            return;
+        }
+        let plain = CopyMemory::new(3, 80, 2, 1);
+        let banks =
+            CopyMemory::new(3, 56, 2, 1).with_read_banks(8, vec![(0..7).collect(), vec![1]]);
+        for (v, name) in [
+            (generate_verilog_unchecked(&plain), "plain"),
+            (generate_verilog_unchecked(&banks), "banks"),
+        ] {
+            let dir = std::env::temp_dir().join(format!(
+                "edgeflow-copy-offsets-{}-{name}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("top.v"), &v).unwrap();
+            let out = std::process::Command::new("yosys")
+                .current_dir(&dir)
+                .args(["-p", "read_verilog top.v; synth_ecp5 -top top; stat"])
+                .output()
+                .unwrap();
+            let log = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{name}: {log}");
+            let stat = log.rsplit("Printing statistics").next().unwrap();
+            assert!(!stat.contains("MULT18X18D"), "{name}: {stat}");
+            assert!(
+                stat.contains("DP16KD") || stat.contains("TRELLIS_DPR16X4"),
+                "{stat}"
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }
