@@ -26,7 +26,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # spec file | z (comma-separated, empty: the spec's own) | yosys target, or `top` for the
-# board's board top | board of the model
+# board's board top | board of the model [| DSP budget: the spec's dsp_multipliers, the
+# rest of the multipliers built from logic]
 cases=(
   "specs/tiny.toml||ice40-up5k|icebreaker"
   "specs/tiny.toml|1,1|ice40-up5k|icebreaker"
@@ -42,6 +43,9 @@ cases=(
   "docs/calibration/specs/small-c.toml||ecp5-85k|ulx3s-85f"
   "docs/calibration/specs/small-d.toml||ecp5-85k|ulx3s-85f"
   "specs/dey-mnist.toml|32,16|ecp5-85k|ulx3s-85f"
+  "specs/tiny.toml||ecp5-85k|ulx3s-85f|0"
+  "docs/calibration/specs/small-a.toml||ecp5-85k|ulx3s-85f|0"
+  "docs/calibration/specs/small-d.toml||ecp5-85k|ulx3s-85f|0"
   "specs/tiny.toml||xc7a100t|nexys4-ddr"
   "docs/calibration/specs/small-a.toml||xc7a100t|nexys4-ddr"
   "docs/calibration/specs/small-b.toml||xc7a100t|nexys4-ddr"
@@ -85,15 +89,17 @@ one_case() {
 # JOBS cases at a time (default 1)
 jobs_max="${JOBS:-1}"
 for c in "${cases[@]}"; do
-  IFS='|' read -r spec z target board <<<"$c"
+  IFS='|' read -r spec z target board dsp <<<"$c"
   name="$(basename "$spec" .toml)"
-  if [ -n "$z" ]; then
-    tag="$name@z${z//,/-}"
-    # the same spec with its z line replaced
-    sed "s/^z = \[[^]]*\]/z = [$z]/" "$spec" >"$work/$tag.toml"
+  tag="$name"
+  if [ -n "$z" ]; then tag="$tag@z${z//,/-}"; fi
+  if [ -n "$dsp" ]; then tag="$tag@dsp$dsp"; fi
+  if [ "$tag" != "$name" ]; then
+    # the same spec with its z line replaced and the DSP budget after its name
+    cp "$spec" "$work/$tag.toml"
+    if [ -n "$z" ]; then sed -i "s/^z = \[[^]]*\]/z = [$z]/" "$work/$tag.toml"; fi
+    if [ -n "$dsp" ]; then sed -i "/^name = /a dsp_multipliers = $dsp" "$work/$tag.toml"; fi
     spec="$work/$tag.toml"
-  else
-    tag="$name"
   fi
   id="$tag:$target"
   if [ "$target" = top ]; then

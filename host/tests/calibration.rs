@@ -26,8 +26,9 @@ struct Run {
     synth: Value,
 }
 
-/// `NAME[@zA-B]-TARGET` in runs/ or `NAME[@zA-B]-BOARD` in boards/: the spec from specs/ or
-/// docs/calibration/specs/ with that z, and the board from the run's cost report.
+/// `NAME[@zA-B][@dspN]-TARGET` in runs/ or `NAME[@zA-B]-BOARD` in boards/: the spec from
+/// specs/ or docs/calibration/specs/ with that z and DSP budget, and the board from the run's
+/// cost report.
 fn runs(dir: &str) -> Vec<Run> {
     let d = root().join("docs/calibration").join(dir);
     let mut out = vec![];
@@ -53,14 +54,14 @@ fn runs(dir: &str) -> Vec<Run> {
             .find(|f| f.exists())
             .unwrap_or_else(|| panic!("{name}: no spec file for {spec_name}"));
         let mut spec = Spec::load(&file).unwrap();
-        if let Some(z) = name.split('@').nth(1) {
-            let z = z.trim_start_matches('z');
-            let digits: Vec<usize> = z
-                .split('-')
-                .map_while(|t| t.parse().ok())
-                .take(spec.z.len())
-                .collect();
-            spec.z = digits;
+        for tag in name.split('@').skip(1) {
+            let numbers =
+                |t: &str| -> Vec<usize> { t.split('-').map_while(|t| t.parse().ok()).collect() };
+            if let Some(z) = tag.strip_prefix('z') {
+                spec.z = numbers(z).into_iter().take(spec.z.len()).collect();
+            } else if let Some(dsp) = tag.strip_prefix("dsp") {
+                spec.dsp_multipliers = numbers(dsp).first().copied();
+            }
         }
         assert_eq!(
             cost["z"],
@@ -274,4 +275,42 @@ fn yosys_gives_today_what_a_recorded_run_says() {
         assert_eq!(got["verilog_key"], want["verilog_key"], "{target}");
         assert_eq!(got["table"]["rows"], want["table"]["rows"], "{target}");
     }
+}
+
+/// On the ECP5 the model counts a block RAM per lane's bank (`ram_bank_min_rows`): within two
+/// blocks or a tenth of what synthesis maps on every ULX3S board-top run (tiny and digits),
+/// and of the DP16KD that the routed dey-mnist on the ULX3S 85F uses (docs/ecp5).
+#[test]
+fn ecp5_block_rams_are_counted_per_bank() {
+    let mut cases: Vec<(String, f64, u64)> = runs("boards")
+        .iter()
+        .filter(|r| r.board.starts_with("ulx3s"))
+        .map(|r| {
+            (
+                r.name.clone(),
+                r.used("BRAM").unwrap().0,
+                r.model().ram_blocks,
+            )
+        })
+        .collect();
+    let routed = read_json(&root().join("docs/ecp5/dey-mnist-ulx3s-85f.json"));
+    let used = routed["resources"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "BRAM")
+        .unwrap()["used"]
+        .as_f64()
+        .unwrap();
+    let spec = Spec::load(&root().join("specs/dey-mnist-ulx3s.toml")).unwrap();
+    let board = Board::resolve(root().join("boards/ulx3s-85f.toml").to_str().unwrap()).unwrap();
+    let z: Vec<u64> = spec.z.iter().map(|&z| z as u64).collect();
+    let model = single_board_usage(&Net::from_spec(&spec), &board, &z).ram_blocks;
+    cases.push(("dey-mnist-ulx3s routed".into(), used, model));
+    assert!(cases.len() >= 7, "{cases:?}");
+    let off: Vec<_> = cases
+        .iter()
+        .filter(|(_, real, model)| (*model as f64 - real).abs() > (0.1 * real).max(2.0))
+        .collect();
+    assert!(off.is_empty(), "(case, DP16KD, model): {off:?}");
 }

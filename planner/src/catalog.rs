@@ -30,6 +30,11 @@ pub struct Board {
     pub ram_blocks: u64,
     /// Widest data port of one block RAM, bits.
     pub ram_block_width: u64,
+    /// Synthesis gives every lane's memory bank of at least this many rows a block RAM of its
+    /// own and keeps smaller ones in LUT RAM (yosys `synth_ecp5`); without it the cost model
+    /// counts one wide weight memory per junction (`cost::junction_need`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_bank_min_rows: Option<u64>,
     /// Bandwidth of the board's link to its neighbour in the chain, Mbit/s; derived from
     /// `[link]` when the board file has one.
     #[serde(default)]

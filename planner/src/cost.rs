@@ -28,12 +28,12 @@
 //!   hidden, double-buffered at accumulator width `2·N_{i-1}·(w + ⌈log2 fo⌉ + 1)`; the sigmoid
 //!   table `2^min(w,10) · 2w` when the right layer is sigmoid; the connection pattern's row
 //!   table `|W|·⌈log2 N_{i-1}⌉` for type 1 patterns (types 2 and 3 hold only start vectors).
-//! * **Memory blocks** (independently addressed RAMs): weights `⌈z·w / block width⌉` (all lanes
-//!   read one address, so the weight memory is one wide memory), biases, right deltas and the
-//!   table one each. The `z` banks of activations, σ′ and partial sums are small (`N/z` rows
-//!   per copy) and sit in distributed RAM: their addressing is in the per-lane logic, their
-//!   bits still count against `ram_bits` (conservative). A board needs bits ≤ `ram_bits` and
-//!   blocks ≤ `ram_blocks`.
+//! * **Memory blocks** (independently addressed RAMs): on a board with `ram_bank_min_rows`
+//!   (the ECP5's, from its routed designs) every lane's bank of that many rows or more is a
+//!   block of its own ([`bank_blocks`]). Elsewhere: weights `⌈z·w / block width⌉` (one wide
+//!   memory), biases, right deltas and the table one each; the `z` banks of activations, σ′
+//!   and partial sums are counted as distributed RAM, their bits still against `ram_bits`.
+//!   A board needs bits ≤ `ram_bits` and blocks ≤ `ram_blocks`.
 //! * **Staleness** on a chain: `s_i = 2(L - i) + 1 + 2·D_i` with `D_i` the sum of the link
 //!   delays after junction `i` (sim::Schedule::with_links).
 //! * **Link** between junction `i` and `i+1` on boards `a → b`: per sample the `N_i`
@@ -246,13 +246,53 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
 pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need {
     let w = net.width;
     let (fixed, per_s) = junction_bits(net, j);
-    let blocks = z.saturating_mul(w).div_ceil(board.ram_block_width) + 3;
+    let blocks = match board.ram_bank_min_rows {
+        Some(min_rows) => bank_blocks(net, board, j, z, s, min_rows),
+        None => z.saturating_mul(w).div_ceil(board.ram_block_width) + 3,
+    };
     Need {
         multipliers: z * (mult_factor(j) - (j == 0 && net.input_selects) as u64),
         logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
         ram_bits: fixed + s * per_s,
         ram_blocks: blocks,
     }
+}
+
+/// Block RAMs of junction `j` on a board whose synthesis gives every lane's bank of at least
+/// `min_rows` rows a block RAM of its own (`Board::ram_bank_min_rows`) and keeps smaller
+/// banks in LUT RAM: per lane its weights (`C_j` rows), per bank of the left layer its
+/// activations (`s + 2` copies, one more for the input layer) twice (FF and UP read them in
+/// the same clock), and where the left layer is hidden its σ′ (`s + 3` copies) and the two
+/// buffers of delta sums (at accumulator width, half the depth). More lanes make smaller
+/// banks, which can drop into LUT RAM, so the count is the most any `z' ≤ z` of the
+/// junction's options gives: resources grow with `z`, as the planner needs.
+fn bank_blocks(net: &Net, board: &Board, j: usize, z: u64, s: u64, min_rows: u64) -> u64 {
+    let depth = (board.ram_bits / board.ram_blocks.max(1) / board.ram_block_width.max(1)).max(1);
+    let (left, edges) = (net.layers[j], net.edges(j));
+    let banks = |rows: u64, depth: u64| {
+        if rows >= min_rows {
+            rows.div_ceil(depth)
+        } else {
+            0
+        }
+    };
+    let at = |z: u64| {
+        let per_copy = left / z;
+        let mut b = z * banks(edges / z, depth)
+            + 2 * z * banks((s + 2 + (j == 0) as u64) * per_copy, depth);
+        if j > 0 {
+            b += z * banks((s + 3) * per_copy, depth) + 2 * z * banks(per_copy, depth / 2);
+        }
+        b
+    };
+    net.z_options[j]
+        .iter()
+        .copied()
+        .filter(|&o| o <= z)
+        .chain(std::iter::once(z))
+        .map(at)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The usage of one board holding the whole network with lanes `z` (no links): what
