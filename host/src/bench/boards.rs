@@ -31,7 +31,9 @@ pub struct Projection {
 pub struct BoardClocks {
     pub name: String,
     pub part: String,
-    pub clocks: Vec<(f64, String)>,
+    /// Clocks (MHz) with where each comes from and, for the Fmax of a routed design, that
+    /// design's own clocks per sample (`edgeflow bitstream --json`'s `clocks_per_sample`).
+    pub clocks: Vec<(f64, String, Option<f64>)>,
     /// Why there is no place-and-route Fmax for this board, and how to get one.
     pub fmax_note: Option<String>,
 }
@@ -98,12 +100,12 @@ pub fn board_clocks(name: &str) -> Result<BoardClocks> {
         .get("clock_mhz")
         .and_then(|c| c.as_float().or_else(|| c.as_integer().map(|i| i as f64)))
     {
-        Some(c) if c > 0.0 => clocks.push((c, source)),
+        Some(c) if c > 0.0 => clocks.push((c, source, None)),
         _ => bail!("{source}: clock_mhz must be a positive number (MHz)"),
     }
     for &(b, mhz, what) in PUBLISHED {
         if b == name {
-            clocks.push((mhz, what.into()));
+            clocks.push((mhz, what.into(), None));
         }
     }
     Ok(BoardClocks {
@@ -157,6 +159,13 @@ pub fn fmax_from_report(path: &Path) -> Result<(f64, Option<String>)> {
 pub(super) fn report_part(path: &Path) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
     v.pointer("/table/part")?.as_str().map(String::from)
+}
+
+/// The clocks per sample of the design a report routed (`edgeflow bitstream --json`), if it
+/// says: its Fmax is that design's, whatever the benched spec's lanes.
+pub(super) fn report_clocks_per_sample(path: &Path) -> Option<f64> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    v.get("clocks_per_sample")?.as_f64().filter(|c| *c > 0.0)
 }
 
 /// What a report's Fmax is (`fmax_kind`, e.g. `edgeflow synth`'s pre-route estimate), if it says.
@@ -232,8 +241,20 @@ pub(super) fn projections(
         } else {
             cps.clone()
         };
-        for (mhz, src) in &b.clocks {
-            for (c, csrc) in &board_cps {
+        for (mhz, src, routed) in &b.clocks {
+            // a routed design's Fmax holds for that design: at its own clocks per sample,
+            // where they are not this spec's (another z, another pipeline)
+            let own = match routed {
+                Some(r) if !board_cps.iter().any(|(c, _)| (c - r).abs() < 0.5) => vec![(
+                    *r,
+                    format!(
+                        "the routed design's own (this spec as the board builds it: {} clocks)",
+                        board_cps[0].0
+                    ),
+                )],
+                _ => board_cps.clone(),
+            };
+            for (c, csrc) in &own {
                 let rate = mhz * 1e6 / c;
                 out.push(Projection {
                     board: b.name.clone(),
@@ -297,7 +318,7 @@ pub(super) fn resident_projections(
             continue;
         };
         let built = crate::fit_search::as_built(spec, info);
-        for (mhz, src) in &b.clocks {
+        for (mhz, src, _) in &b.clocks {
             let baud = default_baud(*mhz);
             let Ok(cpb) = edgeflow_hdl::board_top::clocks_per_bit(*mhz, baud) else {
                 continue;
@@ -333,7 +354,7 @@ pub(super) fn boards_json(boards: &[BoardClocks]) -> serde_json::Value {
         .map(|b| json!({
             "board": b.name,
             "part": b.part,
-            "clocks_mhz": b.clocks.iter().map(|c| json!({"mhz": c.0, "source": c.1})).collect::<Vec<_>>(),
+            "clocks_mhz": b.clocks.iter().map(|c| json!({"mhz": c.0, "source": c.1, "clocks_per_sample": c.2})).collect::<Vec<_>>(),
             "fmax_note": b.fmax_note,
         }))
         .collect::<Vec<_>>())

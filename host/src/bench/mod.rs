@@ -180,14 +180,18 @@ fn board_list(a: &BenchArgs, spec: &Spec) -> Result<Vec<BoardClocks>> {
     for n in names {
         let mut b = board_clocks(&n)?;
         for &f in &a.freq {
-            b.clocks.push((f, "--freq".into()));
+            b.clocks.push((f, "--freq".into(), None));
         }
         let mut placed = !a.freq.is_empty();
         for (f, rb, p) in &reports {
             let same_part = || report_part(p).is_none_or(|rp| rp.eq_ignore_ascii_case(&b.part));
             if rb.as_deref().map_or_else(same_part, |rb| rb == n) {
                 let kind = report_fmax_kind(p).unwrap_or_else(|| "place-and-route Fmax".into());
-                b.clocks.push((*f, format!("{kind}, {}", p.display())));
+                b.clocks.push((
+                    *f,
+                    format!("{kind}, {}", p.display()),
+                    boards::report_clocks_per_sample(p),
+                ));
                 placed = true;
             }
         }

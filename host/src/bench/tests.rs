@@ -76,7 +76,7 @@ fn nexys4_projection_includes_the_published_clock() {
     assert!(b
         .clocks
         .iter()
-        .any(|(mhz, src)| *mhz == 15.0 && src.contains("published")));
+        .any(|(mhz, src, _)| *mhz == 15.0 && src.contains("published")));
     let s = spec("dey-mnist");
     let p = projections(&s, &[b], &[]);
     let published = p.iter().find(|p| p.clock_mhz == 15.0).unwrap();
@@ -206,4 +206,27 @@ fn resident_rows_are_bounded_by_the_line_and_the_datapath() {
     let u = &rows[0];
     assert!(u.record_feed_clocks > 1024 && u.block_cycle_clocks < 1024);
     assert!(u.clocks.train_clocks >= 500 * 1024);
+}
+
+/// A routed design's Fmax is projected at that design's own clocks per sample: the ULX3S
+/// report of dey-mnist at z = [32, 8] (133 clocks) does not make the published z = [128, 32]
+/// (37 clocks as the board builds it) run at its 42.40 MHz.
+#[test]
+fn a_routed_fmax_is_projected_at_its_own_design_clocks() {
+    let mut b = board_clocks("ulx3s-85f").unwrap();
+    b.clocks.push((42.4, "report".into(), Some(133.0)));
+    let s = spec("dey-mnist");
+    let p = projections(&s, &[b], &[]);
+    let at = |mhz: f64| -> Vec<f64> {
+        p.iter()
+            .filter(|p| p.clock_mhz == mhz)
+            .map(|p| p.clocks_per_sample)
+            .collect()
+    };
+    assert_eq!(at(42.4), vec![133.0]);
+    // the board file's clock keeps the spec's own block cycle, with the board's pipeline
+    assert_eq!(at(28.125), vec![37.0]);
+    let routed = p.iter().find(|p| p.clock_mhz == 42.4).unwrap();
+    assert!((routed.samples_per_second - 42.4e6 / 133.0).abs() < 1e-6);
+    assert!(routed.clocks_source.contains("routed design"), "{routed:?}");
 }
