@@ -206,6 +206,13 @@ impl Board {
                 bad.push(format!("{field}: must be positive"));
             }
         }
+        if self.ram_bank_min_rows == Some(0) {
+            bad.push(
+                "ram_bank_min_rows: must be positive (the fewest rows a lane's bank has when \
+                 synthesis gives it a block RAM of its own)"
+                    .into(),
+            );
+        }
         if bad.is_empty() {
             Ok(())
         } else {
@@ -358,6 +365,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("y.toml") && e.contains("missing field"), "{e}");
+        let t = include_str!("../../boards/ulx3s-85f.toml")
+            .replace("ram_bank_min_rows = 48", "ram_bank_min_rows = 0");
+        let e = Board::from_toml_str(&t, "z.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("z.toml") && e.contains("ram_bank_min_rows"),
+            "{e}"
+        );
     }
 
     /// Clocks and link figures so small or large that times in picoseconds would overflow
