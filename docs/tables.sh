@@ -128,7 +128,7 @@ table() {
       def says: if . == true then "fits" elif . == false then "does not fit" else "near the limit" end;
       "| spec | z | target | logic pred / synth | FF pred / synth | DSP pred / synth | BRAM pred / synth |",
       "|---|---|---|---|---|---|---|",
-      (.[] | select(.top | not) | "| \(.spec) | \(.z | map(tostring) | join(",")) | \(.target) (\(.rows[0].resource)) | " +
+      (.[] | select(.top | not) | "| \(.spec) | \(.z | map(tostring) | join(","))\(if (.lut_multipliers // 0) > 0 then " (\(.lut_multipliers) multipliers in logic)" else "" end) | \(.target) (\(.rows[0].resource)) | " +
         ([.rows[] | cell] | join(" | ")) + " |"),
       "",
       "| spec | z | board top | logic pred / synth | the model says | synthesis says |",

@@ -121,7 +121,7 @@ for f in "$boards"/*.cost.json; do
   jq -s '.[0] + {top: true, real_fits: ([.[1].table.rows[] | .used <= .available] | all)}' \
     "$f" "${f%.cost.json}.synth.json"
 done | jq -s '[.[] | {spec, z, board, target, top, rows, fits, real_fits}]' >"$work/boards.json"
-jq -s '[.[] | {spec, z, board, target, rows}]' "$runs"/*.cost.json |
+jq -s '[.[] | {spec, z, lut_multipliers: .usage.lut_multipliers, board, target, rows}]' "$runs"/*.cost.json |
   jq -s '.[0] + .[1]' - "$work/boards.json" >"$here/calibration.json"
 docs/tables.sh calibration "$here/calibration.json" >"$here/calibration.md"
 cat "$here/calibration.md"
