@@ -36,7 +36,7 @@ done
 s=$(variant 32 16)
 "$ef" bitstream --spec "$s" --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-z32-16-ulx3s-85f.json" || true
 #    specs/dey-mnist-ulx3s.toml, `edgeflow fit --dsp-multipliers 0`'s choice (z = (32, 8), the
-#    multiplies in logic): about 75 minutes of nextpnr-ecp5 as WebAssembly; it routes. Its
+#    multiplies in logic): 12 to 70 minutes of nextpnr-ecp5 as WebAssembly; it routes. Its
 #    log grows in the work directory that the progress line names (`tail -f` it).
 "$ef" bitstream --spec specs/dey-mnist-ulx3s.toml --board ulx3s-85f --seed 1 -o "$out" --json > "$out/dey-mnist-ulx3s-85f.json" || true
 
