@@ -132,6 +132,36 @@ pub fn yosys_lint(verilog: &str, name: &str) -> Result<Option<()>, LintError> {
     }
 }
 
+/// Test helper: the last `stat` of yosys running `script` (after `read_verilog top.v`) on a
+/// block's Verilog; `None` without yosys (a failure under `CI=true`).
+pub fn yosys_stat<B: Block>(b: &B, name: &str, script: &str) -> Option<String> {
+    if Command::new("yosys").arg("-V").output().is_err() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "yosys is required"
+        );
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("edgeflow-yosys-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("top.v"), generate_verilog_unchecked(b)).unwrap();
+    let out = Command::new("yosys")
+        .current_dir(&dir)
+        .args(["-p", &format!("read_verilog top.v; {script}; stat")])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{name}: {log}");
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(
+        log.rsplit("Printing statistics")
+            .next()
+            .unwrap()
+            .to_string(),
+    )
+}
+
 /// Test helper: lint a block's Verilog; skip (or fail under `CI=true`) without yosys.
 pub fn yosys_check<B: Block>(b: &B, name: &str) {
     let v = generate_verilog_unchecked(b);

@@ -314,8 +314,7 @@ impl CopyMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{settle, tick, yosys_check};
-    use rust_hdl::core::prelude::generate_verilog_unchecked;
+    use crate::testing::{settle, tick, yosys_check, yosys_stat};
 
     #[test]
     fn copies_are_independent_and_ports_name_them() {
@@ -372,45 +371,25 @@ mod tests {
     /// MULT18X18D, which the network's products need.
     #[test]
     fn copy_offsets_take_no_multiplier() {
-        if std::process::Command::new("yosys")
-            .arg("-V")
-            .output()
-            .is_err()
-        {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "yosys is required"
-            );
-            return;
-        }
         let plain = CopyMemory::new(3, 80, 2, 1);
         let banks =
             CopyMemory::new(3, 56, 2, 1).with_read_banks(8, vec![(0..7).collect(), vec![1]]);
-        for (v, name) in [
-            (generate_verilog_unchecked(&plain), "plain"),
-            (generate_verilog_unchecked(&banks), "banks"),
+        for (stat, name) in [
+            (
+                yosys_stat(&plain, "copy_offsets_plain", "synth_ecp5 -top top"),
+                "plain",
+            ),
+            (
+                yosys_stat(&banks, "copy_offsets_banks", "synth_ecp5 -top top"),
+                "banks",
+            ),
         ] {
-            let dir = std::env::temp_dir().join(format!(
-                "edgeflow-copy-offsets-{}-{name}",
-                std::process::id()
-            ));
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("top.v"), &v).unwrap();
-            let out = std::process::Command::new("yosys")
-                .current_dir(&dir)
-                .args(["-p", "read_verilog top.v; synth_ecp5 -top top; stat"])
-                .output()
-                .unwrap();
-            let log = String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "{name}: {log}");
-            let stat = log.rsplit("Printing statistics").next().unwrap();
+            let Some(stat) = stat else { return };
             assert!(!stat.contains("MULT18X18D"), "{name}: {stat}");
             assert!(
                 stat.contains("DP16KD") || stat.contains("TRELLIS_DPR16X4"),
                 "{stat}"
             );
-            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }
