@@ -22,7 +22,9 @@
 //! matched ([`rx::LinkRx::good`]); after any error it delivers nothing more.
 
 pub mod bench;
+pub mod boundary;
 pub mod cdc;
+pub mod linked_stage;
 pub mod rx;
 pub mod tx;
 

@@ -53,6 +53,14 @@ pub enum SimError {
     VerilogStopped { words: usize },
     #[error("the Verilog answered an undefined word ({word}) after {words} words")]
     VerilogUndefined { word: String, words: usize },
+    #[error("board {board} stopped on a link error (from the previous board: {prev_error:#x}, from the next: {next_error:#x}; bits as in hdl/src/link/mod.rs)")]
+    LinkFailed {
+        board: usize,
+        prev_error: u64,
+        next_error: u64,
+    },
+    #[error("the linked boards did not finish within {clocks} clocks of the first (done per board: {done:?})")]
+    LinkedStopped { clocks: u64, done: Vec<bool> },
     #[error("{what} of sample {sample} missing in block cycle {t}")]
     LinkMissing {
         what: String,

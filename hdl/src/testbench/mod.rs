@@ -3,5 +3,6 @@
 //! (edgeflow-reference).
 
 pub mod error;
+pub mod linked_chain;
 pub mod rtl;
 pub mod rtl_stage;

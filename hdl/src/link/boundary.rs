@@ -1,0 +1,481 @@
+//! What a linked stage does between its block cycles: the hardware form of the chain runtime
+//! (testbench/rtl_stage/chain.rs), one board's share of it. Before block cycle `t`, in order,
+//! each step only when the schedule has a sample for it:
+//!
+//! 1. send the delta sums its first junction's BP accumulated in `t - 1` back (left link);
+//! 2. take the delta sums its last junction's BP needs in `t` (right link, backward);
+//! 3. take the input sample `t` from the feed (first stage), or the activations its first
+//!    junction's FF needs in `t + 1` (left link, forward);
+//! 4. take the label of the sample its last junction's FF runs in `t` (last stage);
+//! 5. when its last junction's FF writes the right boundary in `t`, wait until the previous
+//!    vector has left for the link (the drain FIFOs are empty);
+//!
+//! then run block cycle `t`. After the stream's last block cycle, step 1 runs once more. A received vector is used only after the link marked it good,
+//! so a corrupt or lost transfer stops the stage before any block cycle uses it: the weights
+//! stay those after the last block cycle run. The link's own order and the schedule's sample
+//! numbers make the hand-over exact whatever the boards' clocks: every step waits for its
+//! data, none guesses a time.
+//!
+//! The right boundary's activations leave during the block cycle that writes them: the
+//! drain takes them from one FIFO per group in neuron order (group `q` holds neurons
+//! `≡ q (mod g)`), word by word into the forward link.
+
+use rust_hdl::prelude::*;
+
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum Phase {
+    Idle,
+    /// Decide the first step of block cycle `t` (or the end of the stream).
+    Next,
+    SendLeft,
+    RecvRight,
+    /// The backward vector's words are in; wait for the link to mark it good.
+    GoodRight,
+    Input,
+    RecvLeft,
+    GoodLeft,
+    Label,
+    Drain,
+    Run,
+    /// A link reported an error: nothing more runs until the next `go`.
+    Failed,
+}
+
+/// The schedule facts one stage needs (0-based junctions, block cycles of sample 0).
+#[derive(Clone, Debug)]
+pub struct BoundaryParams {
+    /// Block cycle of FF and BP/UP of sample 0 at the stage's first and last junctions.
+    pub ff_first: usize,
+    pub ff_last: usize,
+    pub bp_first: usize,
+    pub bp_last: usize,
+    /// Inputs of the network (first stage), neurons of the left and right boundary layers.
+    pub inputs: usize,
+    pub left: usize,
+    pub right: usize,
+    /// Groups on the left and right boundary ports.
+    pub left_groups: usize,
+    pub right_groups: usize,
+    /// Rotating copies of the input samples and the labels.
+    pub in_copies: usize,
+    pub lab_copies: usize,
+    pub has_left: bool,
+    pub has_right: bool,
+}
+
+#[derive(LogicBlock)]
+pub struct BoundarySequencer {
+    pub clock: Signal<In, Clock>,
+    pub go: Signal<In, Bit>,
+    pub go_train: Signal<In, Bit>,
+    pub go_samples: Signal<In, Bits<16>>,
+    /// The stage's block cycle ends at this clock edge.
+    pub block_end: Signal<In, Bit>,
+    /// Block cycles the stage may start (the stage's `allow`).
+    pub allow: Signal<Out, Bits<32>>,
+    pub done: Signal<Out, Bit>,
+    pub failed: Signal<Out, Bit>,
+    /// A link's sticky error bits (either direction), any of which fails the stream.
+    pub link_error: Signal<In, Bit>,
+    /// An inference block cycle of the last junction ends now: the stage's `pred` is its
+    /// sample's prediction.
+    pub pred_valid: Signal<Out, Bit>,
+    // the host feed: input samples (first stage), labels (last stage)
+    pub feed_data: Signal<In, Bits<16>>,
+    pub feed_valid: Signal<In, Bit>,
+    pub feed_ready: Signal<Out, Bit>,
+    pub in_we: Signal<Out, Bit>,
+    pub in_copy: Signal<Out, Bits<16>>,
+    pub in_addr: Signal<Out, Bits<16>>,
+    pub lab_we: Signal<Out, Bit>,
+    pub lab_copy: Signal<Out, Bits<16>>,
+    // left link, forward in: the first junction's left layer, neuron `lw_addr` on group `lw_q`
+    pub fin_data: Signal<In, Bits<16>>,
+    pub fin_valid: Signal<In, Bit>,
+    pub fin_ready: Signal<Out, Bit>,
+    pub fin_good: Signal<In, Bit>,
+    pub fin_awaiting: Signal<Out, Bit>,
+    pub lw_en: Signal<Out, Bit>,
+    pub lw_addr: Signal<Out, Bits<16>>,
+    pub lw_q: Signal<Out, Bits<16>>,
+    // left link, backward out: delta sum `lq_addr` of group `lq_q`, cleared as it is taken
+    pub lq_addr: Signal<Out, Bits<16>>,
+    pub lq_q: Signal<Out, Bits<16>>,
+    pub lq_clear: Signal<Out, Bit>,
+    pub bout_valid: Signal<Out, Bit>,
+    pub bout_ready: Signal<In, Bit>,
+    // right link, backward in: the delta sums of the last junction's next BP
+    pub bin_valid: Signal<In, Bit>,
+    pub bin_ready: Signal<Out, Bit>,
+    pub bin_good: Signal<In, Bit>,
+    pub bin_awaiting: Signal<Out, Bit>,
+    pub d_we: Signal<Out, Bit>,
+    pub d_addr: Signal<Out, Bits<16>>,
+    // right link, forward out: the drain FIFOs, read in neuron order
+    pub drained: Signal<In, Bit>,
+    pub rd_q: Signal<Out, Bits<16>>,
+    pub rd_empty: Signal<In, Bit>,
+    pub fout_valid: Signal<Out, Bit>,
+    pub fout_ready: Signal<In, Bit>,
+    pub rd_take: Signal<Out, Bit>,
+    pub phase: DFF<Phase>,
+    /// The block cycle the stage runs next.
+    pub t: DFF<Bits<32>>,
+    samples: DFF<Bits<32>>,
+    train: DFF<Bit>,
+    /// Word of the vector in the current step, and its group.
+    count: DFF<Bits<16>>,
+    group: DFF<Bits<16>>,
+    in_copy_q: DFF<Bits<16>>,
+    lab_copy_q: DFF<Bits<16>>,
+    drain_q: DFF<Bits<16>>,
+    ff_first: Constant<Bits<32>>,
+    ff_last: Constant<Bits<32>>,
+    bp_first: Constant<Bits<32>>,
+    bp_last: Constant<Bits<32>>,
+    inputs_last: Constant<Bits<16>>,
+    left_last: Constant<Bits<16>>,
+    right_last: Constant<Bits<16>>,
+    left_group_last: Constant<Bits<16>>,
+    right_group_last: Constant<Bits<16>>,
+    in_copy_last: Constant<Bits<16>>,
+    lab_copy_last: Constant<Bits<16>>,
+    has_left: Constant<Bit>,
+    has_right: Constant<Bit>,
+    total: Signal<Local, Bits<32>>,
+    t_prev: Signal<Local, Bits<32>>,
+    t_next: Signal<Local, Bits<32>>,
+    need_send_left: Signal<Local, Bit>,
+    need_recv_right: Signal<Local, Bit>,
+    need_input: Signal<Local, Bit>,
+    need_recv_left: Signal<Local, Bit>,
+    need_label: Signal<Local, Bit>,
+    writes_right: Signal<Local, Bit>,
+    last_word: Signal<Local, Bit>,
+    took: Signal<Local, Bit>,
+    after_send_left: Signal<Local, Phase>,
+    after_recv_right: Signal<Local, Phase>,
+    after_feed: Signal<Local, Phase>,
+    after_label: Signal<Local, Phase>,
+    after_drain: Signal<Local, Phase>,
+}
+
+fn c32(v: usize) -> Constant<Bits<32>> {
+    Constant::new((v as u64).into())
+}
+
+fn c16(v: usize) -> Constant<Bits<16>> {
+    assert!(v < 1 << 16);
+    Constant::new((v as u64).into())
+}
+
+impl BoundarySequencer {
+    pub fn new(p: &BoundaryParams) -> Self {
+        assert!(p.left_groups >= 1 && p.right_groups >= 1);
+        assert!(p.in_copies >= 1 && p.lab_copies >= 1);
+        Self {
+            clock: Default::default(),
+            go: Default::default(),
+            go_train: Default::default(),
+            go_samples: Default::default(),
+            block_end: Default::default(),
+            allow: Default::default(),
+            done: Default::default(),
+            failed: Default::default(),
+            link_error: Default::default(),
+            pred_valid: Default::default(),
+            feed_data: Default::default(),
+            feed_valid: Default::default(),
+            feed_ready: Default::default(),
+            in_we: Default::default(),
+            in_copy: Default::default(),
+            in_addr: Default::default(),
+            lab_we: Default::default(),
+            lab_copy: Default::default(),
+            fin_data: Default::default(),
+            fin_valid: Default::default(),
+            fin_ready: Default::default(),
+            fin_good: Default::default(),
+            fin_awaiting: Default::default(),
+            lw_en: Default::default(),
+            lw_addr: Default::default(),
+            lw_q: Default::default(),
+            lq_addr: Default::default(),
+            lq_q: Default::default(),
+            lq_clear: Default::default(),
+            bout_valid: Default::default(),
+            bout_ready: Default::default(),
+            bin_valid: Default::default(),
+            bin_ready: Default::default(),
+            bin_good: Default::default(),
+            bin_awaiting: Default::default(),
+            d_we: Default::default(),
+            d_addr: Default::default(),
+            drained: Default::default(),
+            rd_q: Default::default(),
+            rd_empty: Default::default(),
+            fout_valid: Default::default(),
+            fout_ready: Default::default(),
+            rd_take: Default::default(),
+            phase: Default::default(),
+            t: Default::default(),
+            samples: Default::default(),
+            train: Default::default(),
+            count: Default::default(),
+            group: Default::default(),
+            in_copy_q: Default::default(),
+            lab_copy_q: Default::default(),
+            drain_q: Default::default(),
+            ff_first: c32(p.ff_first),
+            ff_last: c32(p.ff_last),
+            bp_first: c32(p.bp_first),
+            bp_last: c32(p.bp_last),
+            inputs_last: c16(p.inputs.max(1) - 1),
+            left_last: c16(p.left.max(1) - 1),
+            right_last: c16(p.right.max(1) - 1),
+            left_group_last: c16(p.left_groups - 1),
+            right_group_last: c16(p.right_groups - 1),
+            in_copy_last: c16(p.in_copies - 1),
+            lab_copy_last: c16(p.lab_copies - 1),
+            has_left: Constant::new(p.has_left),
+            has_right: Constant::new(p.has_right),
+            total: Default::default(),
+            t_prev: Default::default(),
+            t_next: Default::default(),
+            need_send_left: Default::default(),
+            need_recv_right: Default::default(),
+            need_input: Default::default(),
+            need_recv_left: Default::default(),
+            need_label: Default::default(),
+            writes_right: Default::default(),
+            last_word: Default::default(),
+            took: Default::default(),
+            after_send_left: Default::default(),
+            after_recv_right: Default::default(),
+            after_feed: Default::default(),
+            after_label: Default::default(),
+            after_drain: Default::default(),
+        }
+    }
+}
+
+impl Logic for BoundarySequencer {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, phase, t, samples, train, count, group, in_copy_q, lab_copy_q, drain_q
+        );
+        self.total.next = self.samples.q.val() + self.ff_last.val();
+        if self.train.q.val() {
+            self.total.next = self.samples.q.val() + self.bp_first.val();
+        }
+        self.t_prev.next = self.t.q.val() - 1;
+        self.t_next.next = self.t.q.val() + 1;
+        // Which steps block cycle t has (the chain runtime's *_sample tests).
+        self.need_send_left.next = self.has_left.val()
+            & self.train.q.val()
+            & (self.t.q.val() > self.bp_first.val())
+            & ((self.t_prev.val() - self.bp_first.val()) < self.samples.q.val());
+        self.need_recv_right.next = self.has_right.val()
+            & self.train.q.val()
+            & (self.t.q.val() >= self.bp_last.val())
+            & ((self.t.q.val() - self.bp_last.val()) < self.samples.q.val());
+        self.need_input.next = !self.has_left.val() & (self.t.q.val() < self.samples.q.val());
+        self.need_recv_left.next = self.has_left.val()
+            & (self.t_next.val() >= self.ff_first.val())
+            & ((self.t_next.val() - self.ff_first.val()) < self.samples.q.val());
+        self.writes_right.next = (self.t.q.val() >= self.ff_last.val())
+            & ((self.t.q.val() - self.ff_last.val()) < self.samples.q.val());
+        self.need_label.next = !self.has_right.val() & self.writes_right.val();
+        // The step after each, skipping those block cycle t does not have.
+        self.after_drain.next = Phase::Run;
+        self.after_label.next = Phase::Run;
+        if self.has_right.val() & self.writes_right.val() {
+            self.after_label.next = Phase::Drain;
+        }
+        self.after_feed.next = self.after_label.val();
+        if self.need_label.val() {
+            self.after_feed.next = Phase::Label;
+        }
+        self.after_recv_right.next = self.after_feed.val();
+        if self.need_input.val() {
+            self.after_recv_right.next = Phase::Input;
+        }
+        if self.need_recv_left.val() {
+            self.after_recv_right.next = Phase::RecvLeft;
+        }
+        self.after_send_left.next = self.after_recv_right.val();
+        if self.need_recv_right.val() {
+            self.after_send_left.next = Phase::RecvRight;
+        }
+
+        self.allow.next = self.t.q.val();
+        self.done.next = false;
+        self.failed.next = false;
+        self.pred_valid.next = false;
+        self.feed_ready.next = false;
+        self.in_we.next = false;
+        self.in_copy.next = self.in_copy_q.q.val();
+        self.in_addr.next = self.count.q.val();
+        self.lab_we.next = false;
+        self.lab_copy.next = self.lab_copy_q.q.val();
+        self.fin_ready.next = false;
+        self.fin_awaiting.next = false;
+        self.lw_en.next = false;
+        self.lw_addr.next = self.count.q.val();
+        self.lw_q.next = self.group.q.val();
+        self.lq_addr.next = self.count.q.val();
+        self.lq_q.next = self.group.q.val();
+        self.lq_clear.next = false;
+        self.bout_valid.next = false;
+        self.bin_ready.next = false;
+        self.bin_awaiting.next = false;
+        self.d_we.next = false;
+        self.d_addr.next = self.count.q.val();
+        self.took.next = false;
+        self.last_word.next = false;
+
+        // The drain runs in every phase: a word leaves whenever its group's FIFO has it.
+        self.rd_q.next = self.drain_q.q.val();
+        self.fout_valid.next = !self.rd_empty.val();
+        self.rd_take.next = !self.rd_empty.val() & self.fout_ready.val();
+        if self.rd_take.val() {
+            self.drain_q.d.next = self.drain_q.q.val() + 1;
+            if self.drain_q.q.val() == self.right_group_last.val() {
+                self.drain_q.d.next = 0.into();
+            }
+        }
+
+        match self.phase.q.val() {
+            Phase::Idle => {
+                self.done.next = true;
+            }
+            Phase::Next => {
+                self.count.d.next = 0.into();
+                self.group.d.next = 0.into();
+                // the last readout follows the stream's last block cycle
+                if self.need_send_left.val() {
+                    self.phase.d.next = Phase::SendLeft;
+                } else if self.t.q.val() == self.total.val() {
+                    self.phase.d.next = Phase::Idle;
+                } else {
+                    self.phase.d.next = self.after_send_left.val();
+                }
+            }
+            Phase::SendLeft => {
+                self.bout_valid.next = true;
+                self.took.next = self.bout_ready.val();
+                self.lq_clear.next = self.took.val();
+                self.last_word.next = self.count.q.val() == self.left_last.val();
+                if self.took.val() & self.last_word.val() {
+                    self.phase.d.next = self.after_send_left.val();
+                    if self.t.q.val() == self.total.val() {
+                        self.phase.d.next = Phase::Idle;
+                    }
+                }
+            }
+            Phase::RecvRight => {
+                self.bin_ready.next = true;
+                self.bin_awaiting.next = true;
+                self.took.next = self.bin_valid.val();
+                self.d_we.next = self.took.val();
+                self.last_word.next = self.count.q.val() == self.right_last.val();
+                if self.took.val() & self.last_word.val() {
+                    self.phase.d.next = Phase::GoodRight;
+                }
+            }
+            Phase::GoodRight => {
+                self.bin_awaiting.next = true;
+                if self.bin_good.val() {
+                    self.phase.d.next = self.after_recv_right.val();
+                    self.count.d.next = 0.into();
+                    self.group.d.next = 0.into();
+                }
+            }
+            Phase::Input => {
+                self.feed_ready.next = true;
+                self.took.next = self.feed_valid.val();
+                self.in_we.next = self.took.val();
+                self.last_word.next = self.count.q.val() == self.inputs_last.val();
+                if self.took.val() & self.last_word.val() {
+                    self.phase.d.next = self.after_feed.val();
+                    self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
+                    if self.in_copy_q.q.val() == self.in_copy_last.val() {
+                        self.in_copy_q.d.next = 0.into();
+                    }
+                }
+            }
+            Phase::RecvLeft => {
+                self.fin_ready.next = true;
+                self.fin_awaiting.next = true;
+                self.took.next = self.fin_valid.val();
+                self.lw_en.next = self.took.val();
+                self.last_word.next = self.count.q.val() == self.left_last.val();
+                if self.took.val() & self.last_word.val() {
+                    self.phase.d.next = Phase::GoodLeft;
+                }
+            }
+            Phase::GoodLeft => {
+                self.fin_awaiting.next = true;
+                if self.fin_good.val() {
+                    self.phase.d.next = self.after_feed.val();
+                }
+            }
+            Phase::Label => {
+                self.feed_ready.next = true;
+                if self.feed_valid.val() {
+                    self.lab_we.next = true;
+                    self.phase.d.next = self.after_label.val();
+                    self.lab_copy_q.d.next = self.lab_copy_q.q.val() + 1;
+                    if self.lab_copy_q.q.val() == self.lab_copy_last.val() {
+                        self.lab_copy_q.d.next = 0.into();
+                    }
+                }
+            }
+            Phase::Drain => {
+                if self.drained.val() {
+                    self.phase.d.next = self.after_drain.val();
+                }
+            }
+            Phase::Run => {
+                self.allow.next = self.t_next.val();
+                if self.block_end.val() {
+                    self.t.d.next = self.t_next.val();
+                    self.phase.d.next = Phase::Next;
+                    self.pred_valid.next =
+                        !self.has_right.val() & !self.train.q.val() & self.writes_right.val();
+                }
+            }
+            Phase::Failed => {
+                self.failed.next = true;
+            }
+            _ => {
+                self.phase.d.next = Phase::Idle;
+            }
+        }
+        // A word of a vector taken: the next word, and its group (word mod groups).
+        if self.took.val() {
+            self.count.d.next = self.count.q.val() + 1;
+            self.group.d.next = self.group.q.val() + 1;
+            if self.group.q.val() == self.left_group_last.val() {
+                self.group.d.next = 0.into();
+            }
+            if self.last_word.val() {
+                self.count.d.next = 0.into();
+                self.group.d.next = 0.into();
+            }
+        }
+        if self.link_error.val() & (self.phase.q.val() != Phase::Idle) {
+            self.phase.d.next = Phase::Failed;
+        }
+        if self.go.val() {
+            self.phase.d.next = Phase::Next;
+            self.t.d.next = 0.into();
+            self.samples.d.next = bit_cast::<32, 16>(self.go_samples.val());
+            self.train.d.next = self.go_train.val();
+            self.in_copy_q.d.next = 0.into();
+            self.lab_copy_q.d.next = 0.into();
+            self.drain_q.d.next = 0.into();
+        }
+    }
+}

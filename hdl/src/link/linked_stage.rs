@@ -1,0 +1,374 @@
+//! A stage with its board-to-board links: the datapath of one board of a chain (stage.rs),
+//! the links to its neighbours (tx.rs, rx.rs) and the sequencer that joins them between
+//! block cycles (boundary.rs). Nothing of the host is in the loop: the first board takes
+//! input samples from its feed, the last takes labels from its feed and reports
+//! predictions, and every boundary vector crosses on the link's pins.
+//!
+//! Pins per neighbour: to the previous board, its activations come in (`from_prev`) and the
+//! left layer's delta sums go back (`to_prev`); to the next board, the right layer's
+//! activations go out (`to_next`) and its delta sums come in (`from_next`). A board at an
+//! end of the chain has none on that side.
+
+use super::boundary::{BoundaryParams, BoundarySequencer};
+use super::rx::LinkRx;
+use super::tx::LinkTx;
+use crate::params::JunctionParams;
+use crate::stage::Stage;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::word_stream::WordSink;
+use crate::{at, to};
+use edgeflow_core::Spec;
+use rust_hdl::prelude::*;
+use std::ops::RangeInclusive;
+
+/// `log2` of the link FIFO's words (the credits a sender starts with) and of a drain FIFO's.
+pub const LINK_FIFO_BITS: usize = 7;
+/// Receiver clocks without a word, while a transfer is due, before a link reports a timeout.
+pub const LINK_TIMEOUT_CLOCKS: u32 = 1 << 23;
+
+/// A link's sending pins.
+#[derive(LogicInterface, Default)]
+pub struct LinkOut<const W: usize> {
+    pub clock: Signal<Out, Clock>,
+    pub data: Signal<Out, Bits<W>>,
+    pub valid: Signal<Out, Bit>,
+    pub start: Signal<Out, Bit>,
+    pub credit: Signal<In, Bit>,
+}
+
+/// A link's receiving pins.
+#[derive(LogicInterface, Default)]
+pub struct LinkIn<const W: usize> {
+    pub clock: Signal<In, Clock>,
+    pub data: Signal<In, Bits<W>>,
+    pub valid: Signal<In, Bit>,
+    pub start: Signal<In, Bit>,
+    pub credit: Signal<Out, Bit>,
+}
+
+type Rx<const W: usize> = LinkRx<W, LINK_FIFO_BITS, { LINK_FIFO_BITS + 1 }>;
+type Drain = SynchronousFIFO<Bits<16>, LINK_FIFO_BITS, { LINK_FIFO_BITS + 1 }, 1>;
+
+/// `W` data pins per link direction.
+#[derive(LogicBlock)]
+pub struct LinkedStage<const W: usize> {
+    pub clock: Signal<In, Clock>,
+    pub go: Signal<In, Bit>,
+    pub go_train: Signal<In, Bit>,
+    pub go_samples: Signal<In, Bits<16>>,
+    /// Input samples (first board), labels (last board), in the order the sequencer takes
+    /// them: per block cycle the sample's inputs, then the label.
+    pub feed: WordSink,
+    pub done: Signal<Out, Bit>,
+    pub failed: Signal<Out, Bit>,
+    /// The output layer's first largest activation (last board), valid with `pred_valid`.
+    pub pred: Signal<Out, Bits<16>>,
+    pub pred_valid: Signal<Out, Bit>,
+    /// The receivers' sticky error bits (link/mod.rs `ERR_*`): from the previous board and
+    /// from the next.
+    pub prev_error: Signal<Out, Bits<5>>,
+    pub next_error: Signal<Out, Bits<5>>,
+    // weights and biases, as the stage's
+    pub h_sel: Vec<Signal<In, Bit>>,
+    pub h_bias: Signal<In, Bit>,
+    pub h_we: Signal<In, Bit>,
+    pub h_addr: Signal<In, Bits<16>>,
+    pub h_bank: Signal<In, Bits<16>>,
+    pub h_wdata: Signal<In, Bits<16>>,
+    pub h_rdata: Vec<Signal<Out, Bits<16>>>,
+    pub from_prev: Vec<LinkIn<W>>,
+    pub to_prev: Vec<LinkOut<W>>,
+    pub to_next: Vec<LinkOut<W>>,
+    pub from_next: Vec<LinkIn<W>>,
+    pub stage: Stage,
+    pub seq: BoundarySequencer,
+    drain: Vec<Drain>,
+    fwd_rx: Vec<Rx<W>>,
+    bwd_tx: Vec<LinkTx<W>>,
+    fwd_tx: Vec<LinkTx<W>>,
+    bwd_rx: Vec<Rx<W>>,
+    _left_groups: usize,
+    _right_groups: usize,
+    _junctions: usize,
+}
+
+/// The sequencer's view of a stage of `spec` on the schedule `ff`, `bp`.
+pub fn boundary_params(
+    spec: &Spec,
+    range: &RangeInclusive<usize>,
+    ff: &[usize],
+    bp: &[usize],
+) -> BoundaryParams {
+    let l = spec.junctions();
+    let (first, last) = (*range.start(), *range.end());
+    let ps: Vec<JunctionParams> = (0..l)
+        .map(|j| JunctionParams::with_schedule(spec, j, ff, bp))
+        .collect();
+    BoundaryParams {
+        ff_first: ff[first],
+        ff_last: ff[last],
+        bp_first: bp[first],
+        bp_last: bp[last],
+        inputs: spec.layers[0],
+        left: spec.layers[first],
+        right: spec.layers[last + 1],
+        left_groups: if first > 0 { ps[first - 1].groups } else { 1 },
+        right_groups: ps[last].groups,
+        in_copies: ps[first].act_copies,
+        lab_copies: bp[0] - ff[0] + 3,
+        has_left: first > 0,
+        has_right: last + 1 < l,
+    }
+}
+
+impl<const W: usize> LinkedStage<W> {
+    pub fn new(spec: &Spec, range: RangeInclusive<usize>, ff: &[usize], bp: &[usize]) -> Self {
+        let p = boundary_params(spec, &range, ff, bp);
+        let stage = Stage::new(spec, range.clone(), ff, bp);
+        let depth = 1usize << LINK_FIFO_BITS;
+        let per_group = p.right.div_ceil(p.right_groups);
+        assert!(
+            !p.has_right || per_group <= depth,
+            "a drain FIFO holds {depth} words; the right boundary needs {per_group} per group"
+        );
+        let n = stage.junctions.len();
+        let credits = Rx::<W>::depth();
+        let side = |on: bool| usize::from(on);
+        LinkedStage {
+            clock: Default::default(),
+            go: Default::default(),
+            go_train: Default::default(),
+            go_samples: Default::default(),
+            feed: Default::default(),
+            done: Default::default(),
+            failed: Default::default(),
+            pred: Default::default(),
+            pred_valid: Default::default(),
+            prev_error: Default::default(),
+            next_error: Default::default(),
+            h_sel: crate::sigs(n),
+            h_bias: Default::default(),
+            h_we: Default::default(),
+            h_addr: Default::default(),
+            h_bank: Default::default(),
+            h_wdata: Default::default(),
+            h_rdata: crate::sigs(n),
+            from_prev: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            to_prev: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            to_next: (0..side(p.has_right)).map(|_| Default::default()).collect(),
+            from_next: (0..side(p.has_right)).map(|_| Default::default()).collect(),
+            stage,
+            seq: BoundarySequencer::new(&p),
+            drain: if p.has_right {
+                (0..p.right_groups).map(|_| Default::default()).collect()
+            } else {
+                vec![]
+            },
+            fwd_rx: (0..side(p.has_left))
+                .map(|_| Rx::new(p.left as u16, LINK_TIMEOUT_CLOCKS))
+                .collect(),
+            bwd_tx: (0..side(p.has_left))
+                .map(|_| LinkTx::new(p.left as u16, credits))
+                .collect(),
+            fwd_tx: (0..side(p.has_right))
+                .map(|_| LinkTx::new(p.right as u16, credits))
+                .collect(),
+            bwd_rx: (0..side(p.has_right))
+                .map(|_| Rx::new(p.right as u16, LINK_TIMEOUT_CLOCKS))
+                .collect(),
+            _left_groups: if p.has_left { p.left_groups } else { 0 },
+            _right_groups: if p.has_right { p.right_groups } else { 0 },
+            _junctions: n,
+        }
+    }
+
+    /// Clocks of one block cycle of the stage.
+    pub fn block_cycle_clocks(&self) -> usize {
+        self.stage.block_cycle_clocks()
+    }
+
+    fn wire<X: Wires<Self>>(w: &mut X, lefts: usize, rights: usize, junctions: usize) {
+        let bit0 = w.lit(0, "1'b0");
+        let bit1 = w.lit(1, "1'b1");
+        let word0 = w.lit(0, "16'd0");
+        // the stage and its sequencer
+        w.set(to!(stage.clock), at!(w, clock));
+        w.set(to!(stage.go), at!(w, go));
+        w.set(to!(stage.go_train), at!(w, go_train));
+        w.set(to!(stage.go_samples), at!(w, go_samples));
+        w.set(to!(seq.clock), at!(w, clock));
+        w.set(to!(seq.go), at!(w, go));
+        w.set(to!(seq.go_train), at!(w, go_train));
+        w.set(to!(seq.go_samples), at!(w, go_samples));
+        w.set(to!(stage.allow), at!(w, seq.allow));
+        let end = w.and(&at!(w, stage.adv), &at!(w, stage.last));
+        w.set(to!(seq.block_end), end);
+        w.set(to!(done), at!(w, seq.done));
+        w.set(to!(failed), at!(w, seq.failed));
+        w.set(to!(pred), at!(w, stage.pred));
+        w.set(to!(pred_valid), at!(w, seq.pred_valid));
+        // the feed
+        w.set(to!(seq.feed_data), at!(w, feed.data));
+        w.set(to!(seq.feed_valid), at!(w, feed.valid));
+        w.set(to!(feed.ready), at!(w, seq.feed_ready));
+        w.set(to!(stage.in_we), at!(w, seq.in_we));
+        w.set(to!(stage.in_copy), at!(w, seq.in_copy));
+        w.set(to!(stage.in_addr), at!(w, seq.in_addr));
+        w.set(to!(stage.in_data), at!(w, feed.data));
+        w.set(to!(stage.lab_we), at!(w, seq.lab_we));
+        w.set(to!(stage.lab_copy), at!(w, seq.lab_copy));
+        w.set(to!(stage.lab_data), at!(w, feed.data));
+        // weights
+        w.set(to!(stage.h_bias), at!(w, h_bias));
+        w.set(to!(stage.h_we), at!(w, h_we));
+        w.set(to!(stage.h_addr), at!(w, h_addr));
+        w.set(to!(stage.h_bank), at!(w, h_bank));
+        w.set(to!(stage.h_wdata), at!(w, h_wdata));
+        for j in 0..junctions {
+            w.set(to!(stage.h_sel[j]), at!(w, h_sel[j]));
+            w.set(to!(h_rdata[j]), at!(w, stage.h_rdata[j]));
+        }
+        // the previous board: activations in, delta sums out
+        let mut errors = w.lit(0, "1'b0");
+        if lefts > 0 {
+            w.set(to!(fwd_rx[0].clock), at!(w, clock));
+            w.set(to!(fwd_rx[0].link_clock), at!(w, from_prev[0].clock));
+            w.set(to!(fwd_rx[0].link_data), at!(w, from_prev[0].data));
+            w.set(to!(fwd_rx[0].link_valid), at!(w, from_prev[0].valid));
+            w.set(to!(fwd_rx[0].link_start), at!(w, from_prev[0].start));
+            w.set(to!(from_prev[0].credit), at!(w, fwd_rx[0].link_credit));
+            w.set(to!(fwd_rx[0].words.ready), at!(w, seq.fin_ready));
+            w.set(to!(fwd_rx[0].awaiting), at!(w, seq.fin_awaiting));
+            w.set(to!(seq.fin_valid), at!(w, fwd_rx[0].words.valid));
+            w.set(to!(seq.fin_data), at!(w, fwd_rx[0].words.data));
+            w.set(to!(seq.fin_good), at!(w, fwd_rx[0].good));
+            w.set(to!(prev_error), at!(w, fwd_rx[0].error));
+            errors = w.not(&w.eq16(&at!(w, fwd_rx[0].error), 0));
+            w.set(to!(bwd_tx[0].clock), at!(w, clock));
+            w.set(to!(to_prev[0].clock), at!(w, bwd_tx[0].link_clock));
+            w.set(to!(to_prev[0].data), at!(w, bwd_tx[0].link_data));
+            w.set(to!(to_prev[0].valid), at!(w, bwd_tx[0].link_valid));
+            w.set(to!(to_prev[0].start), at!(w, bwd_tx[0].link_start));
+            w.set(to!(bwd_tx[0].link_credit), at!(w, to_prev[0].credit));
+            w.set(to!(bwd_tx[0].words.valid), at!(w, seq.bout_valid));
+            w.set(to!(seq.bout_ready), at!(w, bwd_tx[0].words.ready));
+            let sums = (0..lefts).map(|q| at!(w, stage.left[q].q_sum)).collect();
+            w.case(
+                to!(bwd_tx[0].words.data),
+                at!(w, seq.lq_q),
+                sums,
+                word0.clone(),
+            );
+            for q in 0..lefts {
+                let mine = w.eq16(&at!(w, seq.lq_q), q);
+                let mine_w = w.eq16(&at!(w, seq.lw_q), q);
+                w.set(to!(stage.left[q].w_en), w.and(&at!(w, seq.lw_en), &mine_w));
+                w.set(to!(stage.left[q].w_addr), at!(w, seq.lw_addr));
+                w.set(to!(stage.left[q].w_a), at!(w, fwd_rx[0].words.data));
+                w.set(to!(stage.left[q].q_addr), at!(w, seq.lq_addr));
+                w.set(
+                    to!(stage.left[q].q_clear),
+                    w.and(&at!(w, seq.lq_clear), &mine),
+                );
+            }
+        } else {
+            w.set(to!(seq.fin_valid), bit0.clone());
+            w.set(to!(seq.fin_data), word0.clone());
+            w.set(to!(seq.fin_good), bit0.clone());
+            w.set(to!(seq.bout_ready), bit0.clone());
+            w.set(to!(prev_error), w.lit(0, "5'd0"));
+        }
+        // the next board: activations out through the drain FIFOs, delta sums in
+        if rights > 0 {
+            let mut drained = bit1.clone();
+            for q in 0..rights {
+                w.set(to!(drain[q].clock), at!(w, clock));
+                w.set(to!(drain[q].write), at!(w, stage.right[q].w_en));
+                w.set(to!(drain[q].data_in), at!(w, stage.right[q].w_a));
+                let mine = w.eq16(&at!(w, seq.rd_q), q);
+                w.set(to!(drain[q].read), w.and(&at!(w, seq.rd_take), &mine));
+                drained = w.and(&drained, &at!(w, drain[q].empty));
+            }
+            w.set(to!(seq.drained), drained);
+            let empties = (0..rights).map(|q| at!(w, drain[q].empty)).collect();
+            w.case(to!(seq.rd_empty), at!(w, seq.rd_q), empties, bit1.clone());
+            let heads = (0..rights).map(|q| at!(w, drain[q].data_out)).collect();
+            w.case(
+                to!(fwd_tx[0].words.data),
+                at!(w, seq.rd_q),
+                heads,
+                word0.clone(),
+            );
+            w.set(to!(fwd_tx[0].clock), at!(w, clock));
+            w.set(to!(fwd_tx[0].words.valid), at!(w, seq.fout_valid));
+            w.set(to!(seq.fout_ready), at!(w, fwd_tx[0].words.ready));
+            w.set(to!(to_next[0].clock), at!(w, fwd_tx[0].link_clock));
+            w.set(to!(to_next[0].data), at!(w, fwd_tx[0].link_data));
+            w.set(to!(to_next[0].valid), at!(w, fwd_tx[0].link_valid));
+            w.set(to!(to_next[0].start), at!(w, fwd_tx[0].link_start));
+            w.set(to!(fwd_tx[0].link_credit), at!(w, to_next[0].credit));
+            w.set(to!(bwd_rx[0].clock), at!(w, clock));
+            w.set(to!(bwd_rx[0].link_clock), at!(w, from_next[0].clock));
+            w.set(to!(bwd_rx[0].link_data), at!(w, from_next[0].data));
+            w.set(to!(bwd_rx[0].link_valid), at!(w, from_next[0].valid));
+            w.set(to!(bwd_rx[0].link_start), at!(w, from_next[0].start));
+            w.set(to!(from_next[0].credit), at!(w, bwd_rx[0].link_credit));
+            w.set(to!(bwd_rx[0].words.ready), at!(w, seq.bin_ready));
+            w.set(to!(bwd_rx[0].awaiting), at!(w, seq.bin_awaiting));
+            w.set(to!(seq.bin_valid), at!(w, bwd_rx[0].words.valid));
+            w.set(to!(seq.bin_good), at!(w, bwd_rx[0].good));
+            w.set(to!(stage.d_we), at!(w, seq.d_we));
+            w.set(to!(stage.d_addr), at!(w, seq.d_addr));
+            w.set(to!(stage.d_data), at!(w, bwd_rx[0].words.data));
+            w.set(to!(next_error), at!(w, bwd_rx[0].error));
+            let next = w.not(&w.eq16(&at!(w, bwd_rx[0].error), 0));
+            errors = w.or(&errors, &next);
+        } else {
+            w.set(to!(seq.drained), bit1.clone());
+            w.set(to!(seq.rd_empty), bit1.clone());
+            w.set(to!(seq.fout_ready), bit0.clone());
+            w.set(to!(seq.bin_valid), bit0.clone());
+            w.set(to!(seq.bin_good), bit0.clone());
+            w.set(to!(stage.d_we), bit0.clone());
+            w.set(to!(stage.d_addr), word0.clone());
+            w.set(to!(stage.d_data), word0.clone());
+            w.set(to!(next_error), w.lit(0, "5'd0"));
+        }
+        w.set(to!(seq.link_error), errors);
+    }
+}
+
+impl<const W: usize> Logic for LinkedStage<W> {
+    fn update(&mut self) {
+        let (l, r, j) = (self._left_groups, self._right_groups, self._junctions);
+        Self::wire(&mut Sim(self), l, r, j);
+    }
+
+    fn connect(&mut self) {
+        let (l, r, j) = (self._left_groups, self._right_groups, self._junctions);
+        Self::wire(&mut Connect(self), l, r, j);
+    }
+
+    fn hdl(&self) -> Verilog {
+        let mut t = Text::default();
+        Self::wire(
+            &mut t,
+            self._left_groups,
+            self._right_groups,
+            self._junctions,
+        );
+        t.verilog("")
+    }
+}
+
+/// The Verilog of a linked stage (top module `top`).
+pub fn verilog<const W: usize>(
+    spec: &Spec,
+    range: RangeInclusive<usize>,
+    ff: &[usize],
+    bp: &[usize],
+) -> String {
+    let mut s = LinkedStage::<W>::new(spec, range, ff, bp);
+    s.connect_all();
+    generate_verilog_unchecked(&s)
+}
