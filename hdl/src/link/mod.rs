@@ -24,6 +24,7 @@
 pub mod bench;
 pub mod boundary;
 pub mod cdc;
+pub mod chain_verilog;
 pub mod linked_stage;
 pub mod rx;
 pub mod tx;

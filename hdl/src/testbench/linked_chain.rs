@@ -201,23 +201,6 @@ impl<const W: usize> LinkedChain<W> {
         JunctionParams::with_schedule(&self.spec, j, &self.schedule.ff, &self.schedule.bp)
     }
 
-    /// The words board `i` takes from its feed over a stream, in its sequencer's order.
-    fn feed(&self, i: usize, data: &Encoded, train: bool) -> Vec<u16> {
-        let p = &self.params[i];
-        let s = data.len();
-        let total = s + if train { p.bp_first } else { p.ff_last };
-        let mut out = Vec::new();
-        for t in 0..total {
-            if !p.has_left && t < s {
-                out.extend(data.input(t).iter().map(|&v| v as u16));
-            }
-            if !p.has_right && t >= p.ff_last && t - p.ff_last < s {
-                out.push(data.labels[t - p.ff_last] as u16);
-            }
-        }
-        out
-    }
-
     /// Carry the wires between board `i` and its neighbours after `i` changed.
     fn carry(&mut self, i: usize) {
         let k = self.boards.len();
@@ -283,7 +266,7 @@ impl<const W: usize> LinkedChain<W> {
         if samples == 0 || samples > 65535 {
             return Err(SimError::StreamSamples { samples });
         }
-        let feeds: Vec<Vec<u16>> = (0..k).map(|i| self.feed(i, data, train)).collect();
+        let feeds: Vec<Vec<u16>> = (0..k).map(|i| feed(&self.params[i], data, train)).collect();
         let mut fed = vec![0usize; k];
         let mut pending_go = vec![true; k];
         let mut started = vec![false; k];
@@ -379,6 +362,23 @@ impl<const W: usize> LinkedChain<W> {
         }
         Ok(pred)
     }
+}
+
+/// The words board `p` takes from its feed over a stream, in its sequencer's order: per
+/// block cycle the input sample (first board), then the label (last board).
+pub fn feed(p: &BoundaryParams, data: &Encoded, train: bool) -> Vec<u16> {
+    let s = data.len();
+    let total = s + if train { p.bp_first } else { p.ff_last };
+    let mut out = Vec::new();
+    for t in 0..total {
+        if !p.has_left && t < s {
+            out.extend(data.input(t).iter().map(|&v| v as u16));
+        }
+        if !p.has_right && t >= p.ff_last && t - p.ff_last < s {
+            out.push(data.labels[t - p.ff_last] as u16);
+        }
+    }
+    out
 }
 
 /// Result of [`check_linked_chain`].

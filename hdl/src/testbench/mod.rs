@@ -4,5 +4,6 @@
 
 pub mod error;
 pub mod linked_chain;
+pub mod linked_verilator;
 pub mod rtl;
 pub mod rtl_stage;

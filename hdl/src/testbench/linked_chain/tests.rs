@@ -39,3 +39,36 @@ fn tiny_on_two_linked_boards_is_bit_exact() {
         assert_exact(&r, &format!("tiny, 2 linked boards, link {delay}"));
     }
 }
+
+/// The same under Verilator: the chain's Verilog, one model, every board on its own clock.
+#[test]
+fn tiny_on_two_linked_boards_in_verilator_is_bit_exact() {
+    use crate::testbench::linked_verilator::LinkedVerilator;
+    let sp = tiny();
+    let d = random_data(&sp, 24, 5);
+    let dir = std::env::temp_dir().join(format!("edgeflow-linked-tiny-{}", std::process::id()));
+    let v = LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4).unwrap();
+    let r = v
+        .check(&State::initial(&sp), &d, &[BASE_PS, FAST_PS])
+        .unwrap();
+    assert_exact(&r, "tiny, 2 linked boards in Verilator, link 1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// digits over two boards (junction 1 and junction 2), 200 training samples, clocks 300 ppm
+/// apart, under Verilator.
+#[test]
+fn digits_on_two_linked_boards_in_verilator_is_bit_exact() {
+    use crate::testbench::linked_verilator::LinkedVerilator;
+    let sp =
+        Spec::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"))
+            .unwrap();
+    let d = random_data(&sp, 200, 9);
+    let dir = std::env::temp_dir().join(format!("edgeflow-linked-digits-{}", std::process::id()));
+    let v = LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4).unwrap();
+    let r = v
+        .check(&State::initial(&sp), &d, &[BASE_PS, SLOW_PS])
+        .unwrap();
+    assert_exact(&r, "digits, 2 linked boards in Verilator, link 1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
