@@ -31,11 +31,13 @@ fn rename(v: &str, i: usize) -> String {
     out
 }
 
-/// The chain's Verilog (top module `top`) for `W` data pins per link direction.
+/// The chain's Verilog (top module `top`) for `W` data pins per link direction; `timeout` as
+/// [`LinkedStage::new`](super::linked_stage::LinkedStage::new)'s.
 pub fn chain_verilog<const W: usize>(
     spec: &Spec,
     stages: &[(usize, usize)],
     link_delay: &[usize],
+    timeout: u32,
 ) -> String {
     let sched = Schedule::with_links(link_delay);
     let k = stages.len();
@@ -43,7 +45,10 @@ pub fn chain_verilog<const W: usize>(
     let mut ports = vec![];
     let mut body = String::new();
     for (i, &(a, b)) in stages.iter().enumerate() {
-        v.push_str(&rename(&verilog::<W>(spec, a..=b, &sched.ff, &sched.bp), i));
+        v.push_str(&rename(
+            &verilog::<W>(spec, a..=b, &sched.ff, &sched.bp, timeout),
+            i,
+        ));
         let p = boundary_params(spec, &(a..=b), &sched.ff, &sched.bp);
         let n = b - a + 1;
         let pre = format!("b{i}_");
@@ -57,6 +62,7 @@ pub fn chain_verilog<const W: usize>(
             ("output", 1, "feed_ready"),
             ("output", 1, "done"),
             ("output", 1, "failed"),
+            ("output", 32, "started"),
             ("output", 16, "pred"),
             ("output", 1, "pred_valid"),
             ("output", 5, "prev_error"),
@@ -77,6 +83,7 @@ pub fn chain_verilog<const W: usize>(
             "go_samples",
             "done",
             "failed",
+            "started",
             "pred",
             "pred_valid",
             "prev_error",

@@ -23,7 +23,8 @@ use std::ops::RangeInclusive;
 
 /// `log2` of the link FIFO's words (the credits a sender starts with) and of a drain FIFO's.
 pub const LINK_FIFO_BITS: usize = 7;
-/// Receiver clocks without a word, while a transfer is due, before a link reports a timeout.
+/// Receiver clocks without a word, while a transfer is due, before a link reports a timeout:
+/// a board's default (boards are started one after another by the host, so it is long).
 pub const LINK_TIMEOUT_CLOCKS: u32 = 1 << 23;
 
 /// A link's sending pins.
@@ -61,6 +62,8 @@ pub struct LinkedStage<const W: usize> {
     pub feed: WordSink,
     pub done: Signal<Out, Bit>,
     pub failed: Signal<Out, Bit>,
+    /// Block cycles the stage has started in this stream.
+    pub started: Signal<Out, Bits<32>>,
     /// The output layer's first largest activation (last board), valid with `pred_valid`.
     pub pred: Signal<Out, Bits<16>>,
     pub pred_valid: Signal<Out, Bit>,
@@ -122,7 +125,15 @@ pub fn boundary_params(
 }
 
 impl<const W: usize> LinkedStage<W> {
-    pub fn new(spec: &Spec, range: RangeInclusive<usize>, ff: &[usize], bp: &[usize]) -> Self {
+    /// `timeout`: receiver clocks without a word, while a vector is due, before a link
+    /// reports `ERR_TIMEOUT` (a transfer lost when nothing follows it).
+    pub fn new(
+        spec: &Spec,
+        range: RangeInclusive<usize>,
+        ff: &[usize],
+        bp: &[usize],
+        timeout: u32,
+    ) -> Self {
         let p = boundary_params(spec, &range, ff, bp);
         let stage = Stage::new(spec, range.clone(), ff, bp);
         let depth = 1usize << LINK_FIFO_BITS;
@@ -142,6 +153,7 @@ impl<const W: usize> LinkedStage<W> {
             feed: Default::default(),
             done: Default::default(),
             failed: Default::default(),
+            started: Default::default(),
             pred: Default::default(),
             pred_valid: Default::default(),
             prev_error: Default::default(),
@@ -165,7 +177,7 @@ impl<const W: usize> LinkedStage<W> {
                 vec![]
             },
             fwd_rx: (0..side(p.has_left))
-                .map(|_| Rx::new(p.left as u16, LINK_TIMEOUT_CLOCKS))
+                .map(|_| Rx::new(p.left as u16, timeout))
                 .collect(),
             bwd_tx: (0..side(p.has_left))
                 .map(|_| LinkTx::new(p.left as u16, credits))
@@ -174,7 +186,7 @@ impl<const W: usize> LinkedStage<W> {
                 .map(|_| LinkTx::new(p.right as u16, credits))
                 .collect(),
             bwd_rx: (0..side(p.has_right))
-                .map(|_| Rx::new(p.right as u16, LINK_TIMEOUT_CLOCKS))
+                .map(|_| Rx::new(p.right as u16, timeout))
                 .collect(),
             _left_groups: if p.has_left { p.left_groups } else { 0 },
             _right_groups: if p.has_right { p.right_groups } else { 0 },
@@ -205,6 +217,7 @@ impl<const W: usize> LinkedStage<W> {
         w.set(to!(seq.block_end), end);
         w.set(to!(done), at!(w, seq.done));
         w.set(to!(failed), at!(w, seq.failed));
+        w.set(to!(started), at!(w, stage.started));
         w.set(to!(pred), at!(w, stage.pred));
         w.set(to!(pred_valid), at!(w, seq.pred_valid));
         // the feed
@@ -367,8 +380,9 @@ pub fn verilog<const W: usize>(
     range: RangeInclusive<usize>,
     ff: &[usize],
     bp: &[usize],
+    timeout: u32,
 ) -> String {
-    let mut s = LinkedStage::<W>::new(spec, range, ff, bp);
+    let mut s = LinkedStage::<W>::new(spec, range, ff, bp, timeout);
     s.connect_all();
     generate_verilog_unchecked(&s)
 }

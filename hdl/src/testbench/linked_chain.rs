@@ -8,7 +8,7 @@ use super::error::SimError;
 use crate::fixed::{b16, s16};
 use crate::link::bench::Beat;
 use crate::link::boundary::BoundaryParams;
-use crate::link::linked_stage::{boundary_params, LinkedStage};
+use crate::link::linked_stage::{boundary_params, LinkedStage, LINK_TIMEOUT_CLOCKS};
 use crate::params::JunctionParams;
 use crate::testing::settle;
 use edgeflow_core::{Encoded, Spec, State};
@@ -76,6 +76,7 @@ impl<const W: usize> LinkedChain<W> {
                 a..=b,
                 &schedule.ff,
                 &schedule.bp,
+                LINK_TIMEOUT_CLOCKS,
             ));
             s.connect_all();
             settle(s.as_mut());

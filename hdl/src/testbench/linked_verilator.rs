@@ -7,7 +7,7 @@
 //! periods, samples, a fault, a clock budget, per board its weight writes, weight reads and
 //! the two feeds) and prints `key values…` lines: `train_ps`, `clocks`, `block_clocks`,
 //! `block_cycles`, `state` (the reads, per board), `pred`; on a link error `failed BOARD
-//! PREV NEXT` (and the state as it stands), exit 4; when the budget runs out `stopped`,
+//! PREV NEXT` (and the state once every board waits), exit 4; when the budget runs out `stopped`,
 //! exit 5.
 
 use super::error::SimError;
@@ -41,6 +41,8 @@ pub struct LinkedRun {
     pub pred: Vec<usize>,
     /// `(board, prev_error, next_error)` when a board stopped on a link error.
     pub failed: Option<(usize, u64, u64)>,
+    /// Block cycles each board had started when the run stopped on a link error.
+    pub started: Vec<u64>,
 }
 
 pub struct LinkedVerilator {
@@ -78,6 +80,7 @@ fn harness_cpp(ranges: &[(usize, usize)]) -> String {
         ] {
             let _ = writeln!(setup, "    B[{i}].{f} = &top->b{i}_{f};");
         }
+        let _ = writeln!(setup, "    B[{i}].started = &top->b{i}_started;");
         for j in 0..=(b - a) {
             let _ = writeln!(setup, "    B[{i}].h_sel.push_back(&top->b{i}_h_sel_{j});");
             let _ = writeln!(
@@ -113,6 +116,7 @@ struct Board {
     CData *clock, *go, *go_train, *feed_valid, *feed_ready, *done, *failed, *pred_valid;
     CData *prev_error, *next_error, *h_bias, *h_we;
     SData *go_samples, *feed_data, *pred, *h_addr, *h_bank, *h_wdata;
+    IData* started;
     std::vector<CData*> h_sel;
     std::vector<SData*> h_rdata;
 };
@@ -176,7 +180,8 @@ SETUP
         }
     }
     int failed = -1;
-    unsigned long long beats = 0, now = 0;
+    unsigned long long beats = 0, now = 0, settle_until = 0;
+    const unsigned long long SETTLE = 1 << 16;
     auto print_state = [&]() {
         printf("state");
         for (int i = 0; i < K; i++) {
@@ -215,7 +220,10 @@ SETUP
                 if (*b.feed_valid && *b.feed_ready) fed[i]++;
                 if (*b.pred_valid) pred.push_back(*b.pred);
                 clocks[i]++;
-                if (*b.failed) { failed = i; break; }
+                // after a link error the other boards run on until they wait (a block
+                // cycle under way finishes), as boards on their own oscillators do
+                if (*b.failed && failed < 0) { failed = i; settle_until = clocks[0] + SETTLE; }
+                if (failed >= 0 && clocks[0] >= settle_until) break;
                 started[i] = started[i] || pending[i];
                 bool finished = started[i] && !pending[i] && *b.done;
                 pending[i] = false;
@@ -230,7 +238,7 @@ SETUP
                     top->eval();
                     if (on) beats++;
                 }
-                if (finished) {
+                if (finished && failed < 0) {
                     bool all = true;
                     for (int j = 0; j < K; j++) all = all && started[j] && *B[j].done;
                     if (all) break;
@@ -257,7 +265,9 @@ SETUP
         }
     }
     if (failed >= 0) {
-        printf("failed %d %d %d\n", failed, (int)*B[failed].prev_error, (int)*B[failed].next_error);
+        printf("failed %d %d %d\nstarted", failed, (int)*B[failed].prev_error, (int)*B[failed].next_error);
+        for (int i = 0; i < K; i++) printf(" %u", (unsigned)*B[i].started);
+        printf("\n");
         print_state();
     }
     fflush(stdout);
@@ -269,20 +279,22 @@ SETUP
 "#;
 
 impl LinkedVerilator {
-    /// Build the chain's Verilog and harness in `dir` (`width` data pins per link direction).
+    /// Build the chain's Verilog and harness in `dir` (`width` data pins per link direction,
+    /// `timeout` receiver clocks before a link that stopped delivering reports it).
     pub fn build(
         dir: &Path,
         spec: &Spec,
         stages: &[(usize, usize)],
         link_delay: &[usize],
         width: usize,
+        timeout: u32,
     ) -> anyhow::Result<Self> {
         let v = match width {
-            1 => chain_verilog::<1>(spec, stages, link_delay),
-            2 => chain_verilog::<2>(spec, stages, link_delay),
-            4 => chain_verilog::<4>(spec, stages, link_delay),
-            8 => chain_verilog::<8>(spec, stages, link_delay),
-            16 => chain_verilog::<16>(spec, stages, link_delay),
+            1 => chain_verilog::<1>(spec, stages, link_delay, timeout),
+            2 => chain_verilog::<2>(spec, stages, link_delay, timeout),
+            4 => chain_verilog::<4>(spec, stages, link_delay, timeout),
+            8 => chain_verilog::<8>(spec, stages, link_delay, timeout),
+            16 => chain_verilog::<16>(spec, stages, link_delay, timeout),
             _ => anyhow::bail!("a link is 1, 2, 4, 8 or 16 data pins wide, not {width}"),
         };
         let harness = build_with(
@@ -453,6 +465,11 @@ impl LinkedVerilator {
                 .map(|p| p as usize)
                 .collect(),
             failed,
+            started: line("started")
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| v as u64)
+                .collect(),
         })
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::link::linked_stage::LINK_TIMEOUT_CLOCKS;
 use crate::testbench::rtl::random_data;
 
 /// 30 MHz, and 300 ppm slower and faster (even picoseconds).
@@ -47,7 +48,8 @@ fn tiny_on_two_linked_boards_in_verilator_is_bit_exact() {
     let sp = tiny();
     let d = random_data(&sp, 24, 5);
     let dir = std::env::temp_dir().join(format!("edgeflow-linked-tiny-{}", std::process::id()));
-    let v = LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4).unwrap();
+    let v =
+        LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4, LINK_TIMEOUT_CLOCKS).unwrap();
     let r = v
         .check(&State::initial(&sp), &d, &[BASE_PS, FAST_PS])
         .unwrap();
@@ -65,10 +67,99 @@ fn digits_on_two_linked_boards_in_verilator_is_bit_exact() {
             .unwrap();
     let d = random_data(&sp, 200, 9);
     let dir = std::env::temp_dir().join(format!("edgeflow-linked-digits-{}", std::process::id()));
-    let v = LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4).unwrap();
+    let v =
+        LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4, LINK_TIMEOUT_CLOCKS).unwrap();
     let r = v
         .check(&State::initial(&sp), &d, &[BASE_PS, SLOW_PS])
         .unwrap();
     assert_exact(&r, "digits, 2 linked boards in Verilator, link 1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Samples `m` such that junction `j` of `got` is exactly the reference model's after
+/// training on the first `m` samples (each junction's weights change only by its own UP, in
+/// sample order, so a board stopped between block cycles holds such a prefix).
+fn prefix_of(sp: &Spec, staleness: &[usize], d: &Encoded, got: &State, j: usize) -> Vec<usize> {
+    (0..=d.len())
+        .filter(|&m| {
+            let mut r = edgeflow_reference::Reference::with_state(
+                sp,
+                State::initial(sp),
+                staleness.to_vec(),
+            )
+            .unwrap();
+            r.train(&d.take(m));
+            r.state.weights[j] == got.weights[j] && r.state.biases[j] == got.biases[j]
+        })
+        .collect()
+}
+
+/// A bit flipped on a link's wires, or a whole transfer lost: the receiving board stops with
+/// the error named, before any block cycle uses the vector, and the weights read back are
+/// consistent: every junction holds the reference model's weights after a whole number of
+/// samples, the receiving board's fewer than the sample whose vector was hit.
+#[test]
+fn link_faults_stop_the_chain_with_consistent_weights() {
+    use crate::link::{ERR_CHECKSUM, ERR_TIMEOUT};
+    use crate::testbench::linked_verilator::{LinkedVerilator, WireFault};
+    let sp = tiny();
+    let d = random_data(&sp, 24, 5);
+    let dir = std::env::temp_dir().join(format!("edgeflow-linked-fault-{}", std::process::id()));
+    // a link of 0 block cycles: each vector arrives just as its receiver waits for it, so a
+    // receiver that used words before the link marked them good would be caught
+    let v = LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[0], 4, 1 << 12).unwrap();
+    let staleness = v.schedule.staleness();
+    // a transfer of tiny's 8 boundary neurons: header, 8 words, CRC; 4 beats a word
+    let beats = (8 + 2) * 4;
+    let init = State::initial(&sp);
+    for (forward, drop, err) in [
+        (true, false, ERR_CHECKSUM),
+        (false, false, ERR_CHECKSUM),
+        // the lost transfer's receiver waits for it; the sender waits for the receiver's
+        // delta sums, so nothing follows: the link times out
+        (true, true, ERR_TIMEOUT),
+    ] {
+        let hit = 6u64;
+        let fault = WireFault {
+            site: FaultSite { link: 0, forward },
+            // a payload beat of transfer `hit`, or all of that transfer
+            first: hit * beats + if drop { 0 } else { 9 },
+            count: if drop { beats } else { 1 },
+            drop,
+        };
+        let what = format!("forward {forward}, drop {drop}");
+        let run = v
+            .run(&init, &d, &[BASE_PS, SLOW_PS], Some(fault), 1 << 20)
+            .unwrap();
+        let (board, prev, next) = run.failed.unwrap_or_else(|| panic!("{what}: not detected"));
+        // the receiver: board 2 for activations, board 1 for delta sums
+        assert_eq!(board, if forward { 2 } else { 1 }, "{what}");
+        let bits = if forward { prev } else { next };
+        assert_eq!(bits & err, err, "{what}: error bits {bits:#x}");
+        for j in 0..2 {
+            let m = prefix_of(&sp, &staleness, &d, &run.state, j);
+            assert!(!m.is_empty(), "{what}: junction {} inconsistent", j + 1);
+            eprintln!(
+                "{what}: board {board} stopped, junction {} after {m:?} samples, started {:?}",
+                j + 1,
+                run.started
+            );
+        }
+        // the vector hit belongs to sample `hit`: the block cycle that needs it never
+        // started (activations: FF of junction 2 in ff[1] + hit, loaded before block
+        // cycle ff[1] + hit - 1; delta sums: BP of junction 1 in bp[0] + hit)
+        let (ff, bp) = (&v.schedule.ff, &v.schedule.bp);
+        let (receiver, needs) = if forward {
+            (1, ff[1] + hit as usize - 1)
+        } else {
+            (0, bp[0] + hit as usize)
+        };
+        assert!(
+            (run.started[receiver] as usize) <= needs,
+            "{what}: board {} started {} block cycles, the one needing the vector is {needs}",
+            receiver + 1,
+            run.started[receiver]
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
