@@ -33,6 +33,7 @@ pub mod report;
 pub mod report_cache;
 pub mod resident_cmd;
 pub mod sim_cmd;
+pub mod sim_linked;
 pub mod sim_verilator;
 pub mod spec_cmd;
 pub mod stage_cmd;

@@ -135,12 +135,24 @@ pub fn sim_cmd(
     }
     let spec = Spec::load(spec)?;
     let lanes = edgeflow_hdl::input_lanes::parse_lanes(&spec, input_lanes)?;
+    let data = sim_data(&spec, samples, data, scale)?;
+    sim_verilator(&spec, &data, lanes, json_out)
+}
+
+/// The samples `edgeflow sim` trains on: `--data` (digits by default when the spec takes 64
+/// inputs, random samples otherwise), the first `samples` of them.
+pub fn sim_data(
+    spec: &Spec,
+    samples: usize,
+    data: Option<&str>,
+    scale: edgeflow_core::ScaleKind,
+) -> Result<Encoded> {
     if samples == 0 || samples > 65535 {
         bail!("--samples = {samples}: must be between 1 and 65535 (one TRAIN command of the host link)");
     }
-    let data = match data {
+    Ok(match data {
         Some("random") | None if data.is_some() || spec.layers[0] != 64 => {
-            edgeflow_hdl::testbench::rtl::random_data(&spec, samples, 1)
+            edgeflow_hdl::testbench::rtl::random_data(spec, samples, 1)
         }
         Some(d) => {
             let (ds, ..) = crate::train::load_scaled(d, None, crate::train::Scale::Fit(scale))?;
@@ -150,12 +162,11 @@ pub fn sim_cmd(
                     ds.len()
                 );
             }
-            ds.encode(&spec, &(0..samples).collect::<Vec<_>>())?
+            ds.encode(spec, &(0..samples).collect::<Vec<_>>())?
         }
         None => {
             let ds = edgeflow_core::Dataset::digits()?;
-            ds.encode(&spec, &(0..samples.min(ds.len())).collect::<Vec<_>>())?
+            ds.encode(spec, &(0..samples.min(ds.len())).collect::<Vec<_>>())?
         }
-    };
-    sim_verilator(&spec, &data, lanes, json_out)
+    })
 }

@@ -11,7 +11,7 @@
 
 use rust_hdl::prelude::*;
 
-/// `N` address bits (`2^N` entries, at most 128), `NP1 = N + 1` pointer bits.
+/// `N` address bits (`2^N` entries, at most 4096), `NP1 = N + 1` pointer bits.
 #[derive(LogicBlock)]
 pub struct CdcFifo<D: Synth, const N: usize, const NP1: usize> {
     pub write_clock: Signal<In, Clock>,
@@ -51,8 +51,8 @@ pub struct CdcFifo<D: Synth, const N: usize, const NP1: usize> {
 impl<D: Synth, const N: usize, const NP1: usize> Default for CdcFifo<D, N, NP1> {
     fn default() -> Self {
         assert!(
-            N + 1 == NP1 && (1..=7).contains(&N),
-            "CdcFifo: N in 1..=7, NP1 = N + 1"
+            N + 1 == NP1 && (1..=12).contains(&N),
+            "CdcFifo: N in 1..=12, NP1 = N + 1"
         );
         Self {
             write_clock: Default::default(),

@@ -31,10 +31,11 @@ fn rename(v: &str, i: usize) -> String {
     out
 }
 
-/// The chain's Verilog (top module `top`) for `W` data pins per link direction; `timeout` as
+/// The chain's Verilog (top module `top`) for `W` data pins per link direction; `built[i]` is
+/// the spec as board `i` builds it (its pipeline options; the same network), `timeout` as
 /// [`LinkedStage::new`](super::linked_stage::LinkedStage::new)'s.
 pub fn chain_verilog<const W: usize>(
-    spec: &Spec,
+    built: &[Spec],
     stages: &[(usize, usize)],
     link_delay: &[usize],
     timeout: u32,
@@ -44,7 +45,9 @@ pub fn chain_verilog<const W: usize>(
     let mut v = String::new();
     let mut ports = vec![];
     let mut body = String::new();
+    assert_eq!(built.len(), k, "one built spec per stage");
     for (i, &(a, b)) in stages.iter().enumerate() {
+        let spec = &built[i];
         v.push_str(&rename(
             &verilog::<W>(spec, a..=b, &sched.ff, &sched.bp, timeout),
             i,
@@ -75,7 +78,7 @@ pub fn chain_verilog<const W: usize>(
         ] {
             ports.push(port(dir, width, &format!("{pre}{name}")));
         }
-        let _ = write!(body, "  board{i} u{i} (\n");
+        let _ = writeln!(body, "  board{i} u{i} (");
         let mut conns: Vec<String> = [
             "clock",
             "go",

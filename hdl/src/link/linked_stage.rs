@@ -21,8 +21,12 @@ use edgeflow_core::Spec;
 use rust_hdl::prelude::*;
 use std::ops::RangeInclusive;
 
-/// `log2` of the link FIFO's words (the credits a sender starts with) and of a drain FIFO's.
-pub const LINK_FIFO_BITS: usize = 7;
+/// `log2` of the link FIFO's words (the credits a sender starts with). A link of `d` block
+/// cycles has up to `d + 2` vectors in flight between the boards' sequencers; the FIFO holds
+/// them, or the boards would wait on each other for good.
+pub const LINK_FIFO_BITS: usize = 9;
+/// `log2` of a drain FIFO's words: one group's share of the right boundary.
+pub const DRAIN_FIFO_BITS: usize = 7;
 /// Receiver clocks without a word, while a transfer is due, before a link reports a timeout:
 /// a board's default (boards are started one after another by the host, so it is long).
 pub const LINK_TIMEOUT_CLOCKS: u32 = 1 << 23;
@@ -48,7 +52,7 @@ pub struct LinkIn<const W: usize> {
 }
 
 type Rx<const W: usize> = LinkRx<W, LINK_FIFO_BITS, { LINK_FIFO_BITS + 1 }>;
-type Drain = SynchronousFIFO<Bits<16>, LINK_FIFO_BITS, { LINK_FIFO_BITS + 1 }, 1>;
+type Drain = SynchronousFIFO<Bits<16>, DRAIN_FIFO_BITS, { DRAIN_FIFO_BITS + 1 }, 1>;
 
 /// `W` data pins per link direction.
 #[derive(LogicBlock)]
@@ -136,12 +140,32 @@ impl<const W: usize> LinkedStage<W> {
     ) -> Self {
         let p = boundary_params(spec, &range, ff, bp);
         let stage = Stage::new(spec, range.clone(), ff, bp);
-        let depth = 1usize << LINK_FIFO_BITS;
+        let depth = 1usize << DRAIN_FIFO_BITS;
         let per_group = p.right.div_ceil(p.right_groups);
         assert!(
             !p.has_right || per_group <= depth,
             "a drain FIFO holds {depth} words; the right boundary needs {per_group} per group"
         );
+        let (first, last) = (*range.start(), *range.end());
+        let fifo = 1usize << LINK_FIFO_BITS;
+        for (on, len, d) in [
+            (
+                p.has_left,
+                p.left,
+                ff.get(first)
+                    .zip(first.checked_sub(1).and_then(|j| ff.get(j))),
+            ),
+            (p.has_right, p.right, ff.get(last + 1).zip(ff.get(last))),
+        ] {
+            if let (true, Some((b, a))) = (on, d) {
+                let in_flight = (b - a + 1) * (len + 2);
+                assert!(
+                    in_flight <= fifo,
+                    "a link of {} block cycles carries {in_flight} words in flight; its FIFO holds {fifo}",
+                    b - a - 1
+                );
+            }
+        }
         let n = stage.junctions.len();
         let credits = Rx::<W>::depth();
         let side = |on: bool| usize::from(on);

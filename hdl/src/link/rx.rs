@@ -145,7 +145,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
     }
 
     /// FIFO entries, the credits the sender starts with.
-    pub const fn depth() -> u8 {
+    pub const fn depth() -> u16 {
         1 << N
     }
 }

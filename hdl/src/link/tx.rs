@@ -35,7 +35,7 @@ pub struct LinkTx<const W: usize> {
     count: DFF<Bits<16>>,
     seq: DFF<Bits<16>>,
     crc: DFFWithInit<Bits<16>>,
-    credits: DFFWithInit<Bits<8>>,
+    credits: DFFWithInit<Bits<16>>,
     shift: DFF<Bits<16>>,
     beats_left: DFF<Bits<5>>,
     out_data: DFF<Bits<W>>,
@@ -54,7 +54,7 @@ pub struct LinkTx<const W: usize> {
 
 impl<const W: usize> LinkTx<W> {
     /// `len` words per transfer; `credits`: the receiver's FIFO entries.
-    pub fn new(len: u16, credits: u8) -> Self {
+    pub fn new(len: u16, credits: u16) -> Self {
         super::check_width(W);
         assert!(len >= 1 && credits >= 1);
         Self {

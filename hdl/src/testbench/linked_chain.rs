@@ -335,25 +335,6 @@ impl<const W: usize> LinkedChain<W> {
                 settle(b);
             }
             self.carry(i);
-            if std::env::var_os("EDGEFLOW_TRACE_LINKED").is_some()
-                && rising
-                && i == 0
-                && self.runs[0].clocks % 50 == 0
-            {
-                let st: Vec<String> = self
-                    .boards
-                    .iter()
-                    .map(|b| {
-                        format!(
-                            "{:?} t={} started={} fed?",
-                            b.seq.phase.q.val(),
-                            b.seq.t.q.val().index(),
-                            b.stage.started.val().index()
-                        )
-                    })
-                    .collect();
-                eprintln!("clock {}: {st:?} fed {fed:?}", self.runs[0].clocks);
-            }
             if self.runs[0].clocks - start_clocks[0] > max_clocks {
                 return Err(SimError::LinkedStopped {
                     clocks: max_clocks,
@@ -397,6 +378,9 @@ pub struct LinkedReport {
     /// board's end.
     pub train_seconds: f64,
     pub train_samples_per_second: f64,
+    /// Samples/s in the middle half of the stream, past the pipeline's fill and before its
+    /// drain (the last board's block cycles), where measured.
+    pub steady_samples_per_second: Option<f64>,
     pub boards: Vec<BoardRun>,
 }
 
@@ -445,6 +429,7 @@ pub fn check_linked_chain<const W: usize>(
         reference_sha256: reference.state.sha256(),
         train_seconds,
         train_samples_per_second: data.len() as f64 / train_seconds,
+        steady_samples_per_second: None,
         boards,
     })
 }

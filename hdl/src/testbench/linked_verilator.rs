@@ -6,7 +6,8 @@
 //! The harness reads one job as whitespace-separated integers on stdin (boards, clock
 //! periods, samples, a fault, a clock budget, per board its weight writes, weight reads and
 //! the two feeds) and prints `key values…` lines: `train_ps`, `clocks`, `block_clocks`,
-//! `block_cycles`, `state` (the reads, per board), `pred`; on a link error `failed BOARD
+//! `starts<i>` (when board `i` started each block cycle, ps from the go), `state` (the reads,
+//! per board), `pred`; on a link error `failed BOARD
 //! PREV NEXT` (and the state once every board waits), exit 4; when the budget runs out `stopped`,
 //! exit 5.
 
@@ -43,6 +44,8 @@ pub struct LinkedRun {
     pub failed: Option<(usize, u64, u64)>,
     /// Block cycles each board had started when the run stopped on a link error.
     pub started: Vec<u64>,
+    /// Per board, when it started each block cycle of the training stream (ps from the go).
+    pub block_starts_ps: Vec<Vec<u64>>,
 }
 
 pub struct LinkedVerilator {
@@ -200,6 +203,7 @@ SETUP
         std::vector<size_t> fed(K, 0);
         std::vector<bool> pending(K, true), started(K, false);
         std::vector<unsigned long long> clocks(K, 0);
+        std::vector<std::vector<unsigned long long>> starts(K);
         std::vector<int> pred;
         unsigned long long t0 = now;
         std::vector<uint16_t>* feed = feeds[train ? 0 : 1].data();
@@ -227,8 +231,10 @@ SETUP
                 started[i] = started[i] || pending[i];
                 bool finished = started[i] && !pending[i] && *b.done;
                 pending[i] = false;
+                unsigned before = *b.started;
                 *b.clock = 1;
                 top->eval();
+                if (*b.started != before) starts[i].push_back(now);
                 long long sender = f_fwd ? f_link : f_link + 1;
                 if (f_link >= 0 && i == sender) {
                     bool on = fault_io(f_link, f_fwd, true, 0, 0);
@@ -257,6 +263,11 @@ SETUP
             printf("train_ps %llu\nclocks", now - t0);
             for (int i = 0; i < K; i++) printf(" %llu", clocks[i]);
             printf("\n");
+            for (int i = 0; i < K; i++) {
+                printf("starts%d", i);
+                for (unsigned long long t : starts[i]) printf(" %llu", t - t0);
+                printf("\n");
+            }
             print_state();
         } else {
             printf("pred");
@@ -279,22 +290,35 @@ SETUP
 "#;
 
 impl LinkedVerilator {
-    /// Build the chain's Verilog and harness in `dir` (`width` data pins per link direction,
-    /// `timeout` receiver clocks before a link that stopped delivering reports it).
+    /// Build the chain's Verilog and harness in `dir`: `builds[i]` turns on registered reads
+    /// and the deep pipeline for stage `i` as its board builds it (or-ed with the spec's),
+    /// `width` data pins per link direction, `timeout` receiver clocks before a link that
+    /// stopped delivering reports it.
     pub fn build(
         dir: &Path,
         spec: &Spec,
+        builds: &[(bool, bool)],
         stages: &[(usize, usize)],
         link_delay: &[usize],
         width: usize,
         timeout: u32,
     ) -> anyhow::Result<Self> {
+        anyhow::ensure!(builds.len() == stages.len(), "one build per stage");
+        let built: Vec<Spec> = builds
+            .iter()
+            .map(|&(rr, deep)| {
+                let mut b = spec.clone();
+                b.registered_reads |= rr;
+                b.deep_pipeline |= deep;
+                b
+            })
+            .collect();
         let v = match width {
-            1 => chain_verilog::<1>(spec, stages, link_delay, timeout),
-            2 => chain_verilog::<2>(spec, stages, link_delay, timeout),
-            4 => chain_verilog::<4>(spec, stages, link_delay, timeout),
-            8 => chain_verilog::<8>(spec, stages, link_delay, timeout),
-            16 => chain_verilog::<16>(spec, stages, link_delay, timeout),
+            1 => chain_verilog::<1>(&built, stages, link_delay, timeout),
+            2 => chain_verilog::<2>(&built, stages, link_delay, timeout),
+            4 => chain_verilog::<4>(&built, stages, link_delay, timeout),
+            8 => chain_verilog::<8>(&built, stages, link_delay, timeout),
+            16 => chain_verilog::<16>(&built, stages, link_delay, timeout),
             _ => anyhow::bail!("a link is 1, 2, 4, 8 or 16 data pins wide, not {width}"),
         };
         let harness = build_with(
@@ -306,7 +330,8 @@ impl LinkedVerilator {
         let schedule = Schedule::with_links(link_delay);
         let params = stages
             .iter()
-            .map(|&(a, b)| boundary_params(spec, &(a..=b), &schedule.ff, &schedule.bp))
+            .zip(&built)
+            .map(|(&(a, b), sp)| boundary_params(sp, &(a..=b), &schedule.ff, &schedule.bp))
             .collect();
         Ok(LinkedVerilator {
             spec: spec.clone(),
@@ -465,6 +490,15 @@ impl LinkedVerilator {
                 .map(|p| p as usize)
                 .collect(),
             failed,
+            block_starts_ps: (0..k)
+                .map(|i| {
+                    line(&format!("starts{i}"))
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| v as u64)
+                        .collect()
+                })
+                .collect(),
             started: line("started")
                 .unwrap_or_default()
                 .into_iter()
@@ -513,7 +547,16 @@ impl LinkedVerilator {
             reference_sha256: reference.state.sha256(),
             train_seconds,
             train_samples_per_second: data.len() as f64 / train_seconds,
+            steady_samples_per_second: run.block_starts_ps.last().and_then(|s| steady_rate(s)),
             boards: run.boards,
         })
     }
+}
+
+/// Block cycles per second over the middle half of `starts` (block-cycle start times, ps):
+/// one sample per block cycle once the pipeline is full.
+pub fn steady_rate(starts: &[u64]) -> Option<f64> {
+    let (a, b) = (starts.len() / 4, 3 * starts.len() / 4);
+    (b > a + 1 && starts[b] > starts[a])
+        .then(|| (b - a) as f64 / ((starts[b] - starts[a]) as f64 * 1e-12))
 }

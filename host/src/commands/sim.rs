@@ -1,14 +1,28 @@
-//! `edgeflow sim`: the RTL against the reference model, in rust-hdl or Verilator.
+//! `edgeflow sim`: the RTL against the reference model, in rust-hdl or Verilator; with
+//! `--plan --linked`, a chain of boards joined by their own links.
 
 use crate::paths::Paths;
 use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["spec", "plan"])))]
 pub struct Args {
     /// Spec file (TOML).
     #[arg(long)]
-    spec: PathBuf,
+    spec: Option<PathBuf>,
+    /// A plan (from `edgeflow plan -o`): simulate its boards, each stage with its
+    /// board-to-board links (needs --linked and --engine verilator).
+    #[arg(long, requires = "linked")]
+    plan: Option<PathBuf>,
+    /// With --plan: the boards joined by their own links, each on its own clock, the host
+    /// feeding the first board and reading the last.
+    #[arg(long, requires = "plan")]
+    linked: bool,
+    /// With --linked: each board's clock is the previous one's slowed by this many parts
+    /// per million, as separate oscillators differ.
+    #[arg(long, default_value_t = 300.0, requires = "linked")]
+    ppm: f64,
     /// Training samples (one TRAIN stream), then inferred.
     #[arg(long, default_value_t = 16)]
     samples: usize,
@@ -38,15 +52,35 @@ pub struct Args {
 impl Args {
     pub fn paths(&self) -> Paths {
         Paths::new()
-            .input("--spec", Some(&self.spec))
+            .input("--spec", self.spec.as_deref())
+            .input("--plan", self.plan.as_deref())
             .data("--data", self.data.as_deref())
             .output("--vcd", self.vcd.as_deref())
     }
 
     pub fn exec(self) -> Result<()> {
+        if let Some(plan) = &self.plan {
+            if self.engine != "verilator" {
+                anyhow::bail!("--plan --linked runs under Verilator; add --engine verilator");
+            }
+            if self.vcd.is_some() {
+                anyhow::bail!("--vcd is for the rust-hdl engine; the linked boards do not trace");
+            }
+            let text = std::fs::read_to_string(plan)?;
+            let p =
+                edgeflow_planner::report::PlanFile::from_json(&text, &plan.display().to_string())?;
+            let data = crate::sim_verilator::sim_data(
+                &p.spec,
+                self.samples,
+                self.data.as_deref(),
+                self.scale,
+            )?;
+            return crate::sim_linked::sim_linked(plan, &data, self.ppm, self.json);
+        }
+        let spec = self.spec.as_deref().expect("clap: --spec or --plan");
         match self.engine.as_str() {
             "verilator" => crate::sim_verilator::sim_cmd(
-                &self.spec,
+                spec,
                 self.samples,
                 self.data.as_deref(),
                 self.scale,
@@ -55,7 +89,7 @@ impl Args {
                 self.json,
             ),
             "rust-hdl" => crate::sim_cmd::sim_cmd(
-                &self.spec,
+                spec,
                 self.samples,
                 self.data.as_deref(),
                 self.scale,

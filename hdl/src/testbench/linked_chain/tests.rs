@@ -48,8 +48,16 @@ fn tiny_on_two_linked_boards_in_verilator_is_bit_exact() {
     let sp = tiny();
     let d = random_data(&sp, 24, 5);
     let dir = std::env::temp_dir().join(format!("edgeflow-linked-tiny-{}", std::process::id()));
-    let v =
-        LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4, LINK_TIMEOUT_CLOCKS).unwrap();
+    let v = LinkedVerilator::build(
+        &dir,
+        &sp,
+        &[(false, false); 2],
+        &[(0, 0), (1, 1)],
+        &[1],
+        4,
+        LINK_TIMEOUT_CLOCKS,
+    )
+    .unwrap();
     let r = v
         .check(&State::initial(&sp), &d, &[BASE_PS, FAST_PS])
         .unwrap();
@@ -67,8 +75,16 @@ fn digits_on_two_linked_boards_in_verilator_is_bit_exact() {
             .unwrap();
     let d = random_data(&sp, 200, 9);
     let dir = std::env::temp_dir().join(format!("edgeflow-linked-digits-{}", std::process::id()));
-    let v =
-        LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[1], 4, LINK_TIMEOUT_CLOCKS).unwrap();
+    let v = LinkedVerilator::build(
+        &dir,
+        &sp,
+        &[(false, false); 2],
+        &[(0, 0), (1, 1)],
+        &[1],
+        4,
+        LINK_TIMEOUT_CLOCKS,
+    )
+    .unwrap();
     let r = v
         .check(&State::initial(&sp), &d, &[BASE_PS, SLOW_PS])
         .unwrap();
@@ -107,7 +123,16 @@ fn link_faults_stop_the_chain_with_consistent_weights() {
     let dir = std::env::temp_dir().join(format!("edgeflow-linked-fault-{}", std::process::id()));
     // a link of 0 block cycles: each vector arrives just as its receiver waits for it, so a
     // receiver that used words before the link marked them good would be caught
-    let v = LinkedVerilator::build(&dir, &sp, &[(0, 0), (1, 1)], &[0], 4, 1 << 12).unwrap();
+    let v = LinkedVerilator::build(
+        &dir,
+        &sp,
+        &[(false, false); 2],
+        &[(0, 0), (1, 1)],
+        &[0],
+        4,
+        1 << 12,
+    )
+    .unwrap();
     let staleness = v.schedule.staleness();
     // a transfer of tiny's 8 boundary neurons: header, 8 words, CRC; 4 beats a word
     let beats = (8 + 2) * 4;

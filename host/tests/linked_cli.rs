@@ -1,0 +1,102 @@
+//! `edgeflow sim --plan P --engine verilator --linked`: digits split by the planner over two
+//! iCEBreakers, each board its Verilog with its board-to-board links, clocks 300 ppm apart,
+//! 200 training samples, every bit held against the reference model with the plan's
+//! staleness; and the plans it refuses.
+
+mod common;
+
+#[test]
+fn digits_on_two_linked_icebreakers_is_bit_exact() {
+    if !common::have("verilator", "verilator") {
+        return;
+    }
+    let dir = common::tmpdir("linked-cli");
+    let plan = dir.join("plan.json");
+    let plan = common::path_str(&plan);
+    let digits = common::root().join("specs/digits.toml");
+    common::ok_json(&[
+        "plan",
+        "--spec",
+        common::path_str(&digits),
+        "--boards",
+        "icebreakerx2",
+        "-o",
+        plan,
+        "--json",
+    ]);
+    let v = common::ok_json(&[
+        "sim",
+        "--plan",
+        plan,
+        "--engine",
+        "verilator",
+        "--linked",
+        "--samples",
+        "200",
+        "--json",
+    ]);
+    assert_eq!(v["bit_exact"], true, "{v}");
+    assert_eq!(v["state_sha256"], v["reference_sha256"], "{v}");
+    assert_eq!(v["samples"], 200);
+    let boards = v["boards"].as_array().unwrap();
+    assert_eq!(boards.len(), 2, "{v}");
+    // 30 MHz, and 300 ppm slower
+    let p0 = boards[0]["clock_period_ps"].as_f64().unwrap();
+    let p1 = boards[1]["clock_period_ps"].as_f64().unwrap();
+    assert!(((p1 / p0 - 1.0) * 1e6 - 300.0).abs() < 1.0, "{v}");
+    for b in boards {
+        assert!(b["clocks_per_sample"].as_f64().unwrap() > 0.0, "{v}");
+    }
+    let measured = v["steady_samples_per_second"].as_f64().unwrap();
+    let predicted = v["predicted_samples_per_second"].as_f64().unwrap();
+    assert!(measured > 0.0 && predicted > 0.0, "{v}");
+    eprintln!("digits on two linked iCEBreakers: {measured:.0} samples/s measured, {predicted:.0} predicted");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn linked_needs_a_plan_the_engine_and_boards_with_links() {
+    let dir = common::tmpdir("linked-cli-bad");
+    let plan = dir.join("plan.json");
+    let plan = common::path_str(&plan);
+    let digits = common::root().join("specs/digits.toml");
+    common::fails_with(
+        &["sim", "--plan", plan, "--engine", "verilator"],
+        &["--linked"],
+    );
+    let v = common::ok_json(&[
+        "plan",
+        "--spec",
+        common::path_str(&digits),
+        "--boards",
+        "icebreakerx2",
+        "-o",
+        plan,
+        "--json",
+    ]);
+    assert_eq!(v["stages"].as_array().unwrap().len(), 2, "{v}");
+    // the same plan with the second board's link taken out of its board file
+    let mut p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(plan).unwrap()).unwrap();
+    p["boards"][1]["link"] = serde_json::Value::Null;
+    p["boards"][1]["name"] = "icebreaker-unlinked".into();
+    std::fs::write(plan, serde_json::to_string(&p).unwrap()).unwrap();
+    common::fails_with(
+        &["sim", "--plan", plan, "--linked", "--samples", "8"],
+        &["--engine verilator"],
+    );
+    common::fails_with(
+        &[
+            "sim",
+            "--plan",
+            plan,
+            "--engine",
+            "verilator",
+            "--linked",
+            "--samples",
+            "8",
+        ],
+        &["no [link]", "board 2 (icebreaker-unlinked)"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
