@@ -31,10 +31,11 @@ fn rename(v: &str, i: usize) -> String {
     out
 }
 
-/// The chain's Verilog (top module `top`) for `W` data pins per link direction; `built[i]` is
+/// The chain's Verilog (top module `top`) for `W` data pins per link direction and link
+/// FIFOs of `2^F` words; `built[i]` is
 /// the spec as board `i` builds it (its pipeline options; the same network), `timeout` as
 /// [`LinkedStage::new`](super::linked_stage::LinkedStage::new)'s.
-pub fn chain_verilog<const W: usize>(
+pub fn chain_verilog<const W: usize, const F: usize, const FP1: usize>(
     built: &[Spec],
     stages: &[(usize, usize)],
     link_delay: &[usize],
@@ -49,7 +50,7 @@ pub fn chain_verilog<const W: usize>(
     for (i, &(a, b)) in stages.iter().enumerate() {
         let spec = &built[i];
         v.push_str(&rename(
-            &verilog::<W>(spec, a..=b, &sched.ff, &sched.bp, timeout),
+            &verilog::<W, F, FP1>(spec, a..=b, &sched.ff, &sched.bp, timeout),
             i,
         ));
         let p = boundary_params(spec, &(a..=b), &sched.ff, &sched.bp);

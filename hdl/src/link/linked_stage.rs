@@ -21,12 +21,25 @@ use edgeflow_core::Spec;
 use rust_hdl::prelude::*;
 use std::ops::RangeInclusive;
 
-/// `log2` of the link FIFO's words (the credits a sender starts with). A link of `d` block
+/// `log2` of the smallest link FIFO (the credits a sender starts with). A link of `d` block
 /// cycles has up to `d + 2` vectors in flight between the boards' sequencers; the FIFO holds
-/// them, or the boards would wait on each other for good.
+/// them, or the boards would wait on each other for good ([`link_fifo_bits`]).
 pub const LINK_FIFO_BITS: usize = 9;
-/// `log2` of a drain FIFO's words: one group's share of the right boundary.
-pub const DRAIN_FIFO_BITS: usize = 7;
+
+/// Words in flight on the link after junction `j` (0-based) with a delay of `d` block cycles.
+pub fn words_in_flight(spec: &Spec, j: usize, d: usize) -> usize {
+    (d + 2) * (spec.layers[j + 1] + 2)
+}
+
+/// `log2` of the link FIFO a chain needs: every link's words in flight, at least
+/// [`LINK_FIFO_BITS`]; `None` past 4096 words.
+pub fn link_fifo_bits(spec: &Spec, link_delay: &[usize]) -> Option<usize> {
+    let most = (0..link_delay.len())
+        .map(|j| words_in_flight(spec, j, link_delay[j]))
+        .max()
+        .unwrap_or(0);
+    (LINK_FIFO_BITS..=12).find(|&f| most <= 1 << f)
+}
 /// Receiver clocks without a word, while a transfer is due, before a link reports a timeout:
 /// a board's default (boards are started one after another by the host, so it is long).
 pub const LINK_TIMEOUT_CLOCKS: u32 = 1 << 23;
@@ -51,12 +64,13 @@ pub struct LinkIn<const W: usize> {
     pub credit: Signal<Out, Bit>,
 }
 
-type Rx<const W: usize> = LinkRx<W, LINK_FIFO_BITS, { LINK_FIFO_BITS + 1 }>;
-type Drain = SynchronousFIFO<Bits<16>, DRAIN_FIFO_BITS, { DRAIN_FIFO_BITS + 1 }, 1>;
+type Rx<const W: usize, const F: usize, const FP1: usize> = LinkRx<W, F, FP1>;
+/// A drain FIFO holds one group's share of the right boundary; it is as deep as the link's.
+type Drain<const F: usize, const FP1: usize> = SynchronousFIFO<Bits<16>, F, FP1, 1>;
 
-/// `W` data pins per link direction.
+/// `W` data pins per link direction, link FIFOs of `2^F` words (`FP1 = F + 1`).
 #[derive(LogicBlock)]
-pub struct LinkedStage<const W: usize> {
+pub struct LinkedStage<const W: usize, const F: usize, const FP1: usize> {
     pub clock: Signal<In, Clock>,
     pub go: Signal<In, Bit>,
     pub go_train: Signal<In, Bit>,
@@ -89,11 +103,11 @@ pub struct LinkedStage<const W: usize> {
     pub from_next: Vec<LinkIn<W>>,
     pub stage: Stage,
     pub seq: BoundarySequencer,
-    drain: Vec<Drain>,
-    fwd_rx: Vec<Rx<W>>,
+    drain: Vec<Drain<F, FP1>>,
+    fwd_rx: Vec<Rx<W, F, FP1>>,
     bwd_tx: Vec<LinkTx<W>>,
     fwd_tx: Vec<LinkTx<W>>,
-    bwd_rx: Vec<Rx<W>>,
+    bwd_rx: Vec<Rx<W, F, FP1>>,
     _left_groups: usize,
     _right_groups: usize,
     _junctions: usize,
@@ -128,7 +142,7 @@ pub fn boundary_params(
     }
 }
 
-impl<const W: usize> LinkedStage<W> {
+impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
     /// `timeout`: receiver clocks without a word, while a vector is due, before a link
     /// reports `ERR_TIMEOUT` (a transfer lost when nothing follows it).
     pub fn new(
@@ -140,14 +154,14 @@ impl<const W: usize> LinkedStage<W> {
     ) -> Self {
         let p = boundary_params(spec, &range, ff, bp);
         let stage = Stage::new(spec, range.clone(), ff, bp);
-        let depth = 1usize << DRAIN_FIFO_BITS;
+        let depth = 1usize << F;
         let per_group = p.right.div_ceil(p.right_groups);
         assert!(
             !p.has_right || per_group <= depth,
             "a drain FIFO holds {depth} words; the right boundary needs {per_group} per group"
         );
         let (first, last) = (*range.start(), *range.end());
-        let fifo = 1usize << LINK_FIFO_BITS;
+        let fifo = 1usize << F;
         for (on, len, d) in [
             (
                 p.has_left,
@@ -167,7 +181,7 @@ impl<const W: usize> LinkedStage<W> {
             }
         }
         let n = stage.junctions.len();
-        let credits = Rx::<W>::depth();
+        let credits = Rx::<W, F, FP1>::depth();
         let side = |on: bool| usize::from(on);
         LinkedStage {
             clock: Default::default(),
@@ -375,7 +389,7 @@ impl<const W: usize> LinkedStage<W> {
     }
 }
 
-impl<const W: usize> Logic for LinkedStage<W> {
+impl<const W: usize, const F: usize, const FP1: usize> Logic for LinkedStage<W, F, FP1> {
     fn update(&mut self) {
         let (l, r, j) = (self._left_groups, self._right_groups, self._junctions);
         Self::wire(&mut Sim(self), l, r, j);
@@ -399,14 +413,14 @@ impl<const W: usize> Logic for LinkedStage<W> {
 }
 
 /// The Verilog of a linked stage (top module `top`).
-pub fn verilog<const W: usize>(
+pub fn verilog<const W: usize, const F: usize, const FP1: usize>(
     spec: &Spec,
     range: RangeInclusive<usize>,
     ff: &[usize],
     bp: &[usize],
     timeout: u32,
 ) -> String {
-    let mut s = LinkedStage::<W>::new(spec, range, ff, bp, timeout);
+    let mut s = LinkedStage::<W, F, FP1>::new(spec, range, ff, bp, timeout);
     s.connect_all();
     generate_verilog_unchecked(&s)
 }

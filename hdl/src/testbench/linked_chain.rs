@@ -37,11 +37,14 @@ pub struct BoardRun {
     pub clock_period_ps: u64,
 }
 
+/// The linked stage with the smallest link FIFO (`LINK_FIFO_BITS`).
+pub type Stage9<const W: usize> = LinkedStage<W, 9, 10>;
+
 pub struct LinkedChain<const W: usize> {
     pub spec: Spec,
     pub ranges: Vec<(usize, usize)>,
     pub schedule: Schedule,
-    pub boards: Vec<Box<LinkedStage<W>>>,
+    pub boards: Vec<Box<Stage9<W>>>,
     params: Vec<BoundaryParams>,
     half_ps: Vec<u64>,
     next_ps: Vec<u64>,
@@ -71,7 +74,7 @@ impl<const W: usize> LinkedChain<W> {
         let mut boards = Vec::new();
         let mut params = Vec::new();
         for &(a, b) in stages {
-            let mut s = Box::new(LinkedStage::<W>::new(
+            let mut s = Box::new(Stage9::<W>::new(
                 spec,
                 a..=b,
                 &schedule.ff,

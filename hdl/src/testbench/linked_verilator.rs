@@ -15,7 +15,7 @@ use super::error::SimError;
 use super::linked_chain::{feed, BoardRun, FaultSite, LinkedReport};
 use crate::link::boundary::BoundaryParams;
 use crate::link::chain_verilog::chain_verilog;
-use crate::link::linked_stage::boundary_params;
+use crate::link::linked_stage::{boundary_params, link_fifo_bits};
 use crate::params::JunctionParams;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_flow::verilator::{build_with, Harness};
@@ -313,14 +313,25 @@ impl LinkedVerilator {
                 b
             })
             .collect();
-        let v = match width {
-            1 => chain_verilog::<1>(&built, stages, link_delay, timeout),
-            2 => chain_verilog::<2>(&built, stages, link_delay, timeout),
-            4 => chain_verilog::<4>(&built, stages, link_delay, timeout),
-            8 => chain_verilog::<8>(&built, stages, link_delay, timeout),
-            16 => chain_verilog::<16>(&built, stages, link_delay, timeout),
-            _ => anyhow::bail!("a link is 1, 2, 4, 8 or 16 data pins wide, not {width}"),
-        };
+        let f = link_fifo_bits(spec, link_delay).ok_or_else(|| {
+            anyhow::anyhow!(
+                "a link carries more than 4096 words in flight; the link FIFO holds at most that"
+            )
+        })?;
+        macro_rules! chain {
+            ($($w:literal),*) => {
+                match (width, f) {
+                    $(
+                        ($w, 9) => chain_verilog::<$w, 9, 10>(&built, stages, link_delay, timeout),
+                        ($w, 10) => chain_verilog::<$w, 10, 11>(&built, stages, link_delay, timeout),
+                        ($w, 11) => chain_verilog::<$w, 11, 12>(&built, stages, link_delay, timeout),
+                        ($w, _) => chain_verilog::<$w, 12, 13>(&built, stages, link_delay, timeout),
+                    )*
+                    _ => anyhow::bail!("a link is 1, 2, 4, 8 or 16 data pins wide, not {width}"),
+                }
+            };
+        }
+        let v = chain!(1, 2, 4, 8, 16);
         let harness = build_with(
             dir,
             &v,

@@ -188,3 +188,43 @@ fn link_faults_stop_the_chain_with_consistent_weights() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Random specs of 3 and 4 junctions on three linked boards with mixed link delays, each
+/// board on its own clock: every weight, bias and prediction.
+#[test]
+fn random_specs_on_three_linked_boards_are_bit_exact() {
+    use crate::testbench::rtl::random_spec;
+    let mut done = 0;
+    for seed in 0..200u64 {
+        let sp = random_spec(seed);
+        let l = sp.junctions();
+        if l < 3 {
+            continue;
+        }
+        let (stages, delays) = match (l, seed % 2) {
+            (3, _) => (vec![(0, 0), (1, 1), (2, 2)], vec![seed as usize % 2, 1]),
+            (_, 0) => (vec![(0, 1), (2, 2), (3, 3)], vec![0, 1, seed as usize % 3]),
+            _ => (vec![(0, 0), (1, 2), (3, 3)], vec![1, 0, seed as usize % 2]),
+        };
+        let d = random_data(&sp, 12, seed);
+        let r = check_linked_chain::<2>(
+            &sp,
+            &State::initial(&sp),
+            &stages,
+            &delays,
+            &[BASE_PS, SLOW_PS, FAST_PS],
+            &d,
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", sp.to_toml()));
+        assert_eq!(r.first_difference, None, "seed {seed}\n{}", sp.to_toml());
+        assert_exact(
+            &r,
+            &format!("seed {seed} ({l} junctions, {})", sp.activation.name()),
+        );
+        done += 1;
+        if done == 4 {
+            break;
+        }
+    }
+    assert_eq!(done, 4);
+}
