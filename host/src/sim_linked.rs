@@ -108,44 +108,11 @@ pub fn sim_linked(plan_path: &Path, data: &Encoded, ppm: f64, json: bool) -> Res
         bail!("--ppm {ppm}: give the boards' clock difference in parts per million, 0 to 10000");
     }
     let stages = stage_ranges(&p);
-    if stages.len() < 2 {
-        bail!(
-            "plan {name}: one board, so nothing is linked; run `edgeflow sim --spec` for one board"
-        );
-    }
-    let mut builds = vec![];
-    let mut width = None;
-    let mut boards = vec![];
-    for (i, s) in p.stages.iter().enumerate() {
-        let b = p.boards.get(s.board_index).ok_or_else(|| {
-            anyhow!(
-                "plan {name}: stage {} names board {} of {}; re-run edgeflow plan",
-                i + 1,
-                s.board_index + 1,
-                p.boards.len()
-            )
-        })?;
-        let link = b.link.as_ref().ok_or_else(|| {
-            anyhow!(
-                "plan {name}: board {} ({}) has no [link] in its board file; --linked needs boards with their own board-to-board link (icebreaker, ulx3s-*)",
-                i + 1,
-                b.name
-            )
-        })?;
-        match width {
-            None => width = Some(link.width),
-            Some(w) if w != link.width => bail!(
-                "plan {name}: board {} ({}) has a {}-pin link, the boards before it {w}; a linked chain needs one width",
-                i + 1,
-                b.name,
-                link.width
-            ),
-            _ => {}
-        }
-        builds.push((b.registered_reads, b.deep_pipeline));
-        boards.push((b.name.clone(), s.junctions, b.clock_mhz));
-    }
-    let width = width.expect("two boards");
+    let LinkedBoards {
+        builds,
+        width,
+        boards,
+    } = linked_boards(&p, &name)?;
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let periods: Vec<u64> = boards
         .iter()
@@ -223,4 +190,59 @@ pub fn sim_linked(plan_path: &Path, data: &Encoded, ppm: f64, json: bool) -> Res
         bail!("the linked boards differ from the reference model");
     }
     Ok(())
+}
+
+/// A plan's boards as a linked chain: each stage's build (registered reads, deep pipeline),
+/// the link width they share, and per board its name, junctions (1-based) and clock.
+pub(crate) struct LinkedBoards {
+    pub builds: Vec<(bool, bool)>,
+    pub width: u64,
+    pub boards: Vec<(String, [usize; 2], f64)>,
+}
+
+/// Checks that every board of plan `p` (named `name`) has its own link, of one width.
+pub(crate) fn linked_boards(p: &PlanFile, name: &str) -> Result<LinkedBoards> {
+    if p.stages.len() < 2 {
+        bail!(
+            "plan {name}: one board, so nothing is linked; run `edgeflow sim --spec` for one board"
+        );
+    }
+    let mut builds = vec![];
+    let mut width = None;
+    let mut boards = vec![];
+    for (i, s) in p.stages.iter().enumerate() {
+        let b = p.boards.get(s.board_index).ok_or_else(|| {
+            anyhow!(
+                "plan {name}: stage {} names board {} of {}; re-run edgeflow plan",
+                i + 1,
+                s.board_index + 1,
+                p.boards.len()
+            )
+        })?;
+        let link = b.link.as_ref().ok_or_else(|| {
+            anyhow!(
+                "plan {name}: board {} ({}) has no [link] in its board file; --linked needs boards with their own board-to-board link (icebreaker, ulx3s-*)",
+                i + 1,
+                b.name
+            )
+        })?;
+        match width {
+            None => width = Some(link.width),
+            Some(w) if w != link.width => bail!(
+                "plan {name}: board {} ({}) has a {}-pin link, the boards before it {w}; a linked chain needs one width",
+                i + 1,
+                b.name,
+                link.width
+            ),
+            _ => {}
+        }
+        builds.push((b.registered_reads, b.deep_pipeline));
+        boards.push((b.name.clone(), s.junctions, b.clock_mhz));
+    }
+    let width = width.ok_or_else(|| anyhow!("plan {name}: no stages"))?;
+    Ok(LinkedBoards {
+        builds,
+        width,
+        boards,
+    })
 }

@@ -1,6 +1,8 @@
 //! `edgeflow verilog --plan plan.json -o DIR`: the Verilog of every stage of a plan (module
 //! `top` in `<spec>_stage<i>.v`): the stage's junctions on the plan's schedule, with the
 //! boundary ports of hdl/src/datapath/stage.rs, each checked by yosys when it is installed.
+//! With `--linked`, each stage with its board-to-board links and their sequencer instead
+//! (hdl/src/link/linked_stage.rs).
 
 use crate::report::{emit, Format};
 use crate::util::write_atomic;
@@ -10,7 +12,7 @@ use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
+pub fn stage_verilog_cmd(plan: &Path, out: &Path, linked: bool, json: bool) -> Result<()> {
     let text = std::fs::read_to_string(plan)
         .with_context(|| format!("plan {}: cannot be read", plan.display()))?;
     let p = PlanFile::from_json(&text, &plan.display().to_string())?;
@@ -29,6 +31,15 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
         .check()?;
     let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let sched = edgeflow_reference::Schedule::with_links(&delays);
+    let plan_name = plan.display().to_string();
+    let link = if linked {
+        let l = crate::sim_linked::linked_boards(&p, &plan_name)?;
+        let fifo = edgeflow_hdl::link::linked_stage::link_fifo_bits(&p.spec, &delays)
+            .ok_or_else(|| anyhow!("plan {plan_name}: a link carries more than 4096 words in flight; the link FIFO holds at most that"))?;
+        Some((l.width as usize, fifo))
+    } else {
+        None
+    };
     let mut stages = Vec::new();
     for (i, s) in p.stages.iter().enumerate() {
         let (a, b) = (s.junctions[0] - 1, s.junctions[1] - 1);
@@ -46,7 +57,19 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, json: bool) -> Result<()> {
         let mut built = p.spec.clone();
         built.registered_reads |= board.registered_reads;
         built.deep_pipeline |= board.deep_pipeline;
-        let v = edgeflow_hdl::stage::verilog(&built, a..=b, &sched.ff, &sched.bp);
+        let v = match link {
+            Some((width, fifo)) => edgeflow_hdl::link::linked_stage::verilog_for(
+                &built,
+                a..=b,
+                &sched.ff,
+                &sched.bp,
+                edgeflow_hdl::link::linked_stage::LINK_TIMEOUT_CLOCKS,
+                width,
+                fifo,
+            )
+            .map_err(|e| anyhow!(e))?,
+            None => edgeflow_hdl::stage::verilog(&built, a..=b, &sched.ff, &sched.bp),
+        };
         let name = format!("{}_stage{}", p.spec.name, i + 1);
         let lint = match edgeflow_hdl::testing::yosys_lint(&v, &name) {
             Ok(Some(())) => "yosys: clean".to_string(),

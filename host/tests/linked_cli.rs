@@ -1,7 +1,7 @@
 //! `edgeflow sim --plan P --engine verilator --linked`: digits split by the planner over two
 //! iCEBreakers, each board its Verilog with its board-to-board links, clocks 300 ppm apart,
 //! 200 training samples, every bit held against the reference model with the plan's
-//! staleness; and the plans it refuses.
+//! staleness; each stage's Verilog with its links; and the plans `--linked` refuses.
 
 mod common;
 
@@ -51,6 +51,35 @@ fn digits_on_two_linked_icebreakers_is_bit_exact() {
     let predicted = v["predicted_samples_per_second"].as_f64().unwrap();
     assert!(measured > 0.0 && predicted > 0.0, "{v}");
     eprintln!("digits on two linked iCEBreakers: {measured:.0} samples/s measured, {predicted:.0} predicted");
+    // each stage's Verilog with its links, checked by yosys
+    let out = dir.join("stages");
+    std::fs::create_dir_all(&out).unwrap();
+    let v = common::ok_json(&[
+        "verilog",
+        "--plan",
+        plan,
+        "--linked",
+        "-o",
+        common::path_str(&out),
+        "--json",
+    ]);
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2, "{v}");
+    for s in stages {
+        assert_eq!(s["lint"], "yosys: clean", "{v}");
+        let text = std::fs::read_to_string(s["file"].as_str().unwrap()).unwrap();
+        // the first board sends activations and takes delta sums; the second the reverse
+        let (out_pins, in_pins) = if s["stage"] == 1 {
+            ("to_next$0$data", "from_next$0$data")
+        } else {
+            ("to_prev$0$data", "from_prev$0$data")
+        };
+        assert!(
+            text.contains(out_pins) && text.contains(in_pins),
+            "{}",
+            s["file"]
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,7 +7,7 @@
 //! pins) and `l<l>_<d>_drop` (the beat never arrives), and `l<l>_<d>_beat`, the sender's
 //! `valid`, for a harness that counts beats.
 
-use super::linked_stage::{boundary_params, verilog};
+use super::linked_stage::{boundary_params, verilog_for};
 use edgeflow_core::Spec;
 use edgeflow_reference::Schedule;
 use std::fmt::Write;
@@ -31,16 +31,18 @@ fn rename(v: &str, i: usize) -> String {
     out
 }
 
-/// The chain's Verilog (top module `top`) for `W` data pins per link direction and link
-/// FIFOs of `2^F` words; `built[i]` is
-/// the spec as board `i` builds it (its pipeline options; the same network), `timeout` as
+/// The chain's Verilog (top module `top`) for `width` data pins per link direction and link
+/// FIFOs of `2^fifo_bits` words; `built[i]` is the spec as board `i` builds it (its pipeline
+/// options; the same network), `timeout` as
 /// [`LinkedStage::new`](super::linked_stage::LinkedStage::new)'s.
-pub fn chain_verilog<const W: usize, const F: usize, const FP1: usize>(
+pub fn chain_verilog(
     built: &[Spec],
     stages: &[(usize, usize)],
     link_delay: &[usize],
     timeout: u32,
-) -> String {
+    width: usize,
+    fifo_bits: usize,
+) -> Result<String, String> {
     let sched = Schedule::with_links(link_delay);
     let k = stages.len();
     let mut v = String::new();
@@ -50,7 +52,7 @@ pub fn chain_verilog<const W: usize, const F: usize, const FP1: usize>(
     for (i, &(a, b)) in stages.iter().enumerate() {
         let spec = &built[i];
         v.push_str(&rename(
-            &verilog::<W, F, FP1>(spec, a..=b, &sched.ff, &sched.bp, timeout),
+            &verilog_for(spec, a..=b, &sched.ff, &sched.bp, timeout, width, fifo_bits)?,
             i,
         ));
         let p = boundary_params(spec, &(a..=b), &sched.ff, &sched.bp);
@@ -145,14 +147,14 @@ pub fn chain_verilog<const W: usize, const F: usize, const FP1: usize>(
             let w = format!("l{l}_{d}");
             for (name, width) in [
                 ("clock", 1),
-                ("data", W),
+                ("data", width),
                 ("valid", 1),
                 ("start", 1),
                 ("credit", 1),
             ] {
                 let _ = writeln!(wires, "  wire {}{w}_{name};", range(width));
             }
-            ports.push(port("input", W, &format!("{w}_flip")));
+            ports.push(port("input", width, &format!("{w}_flip")));
             ports.push(port("input", 1, &format!("{w}_drop")));
             ports.push(port("output", 1, &format!("{w}_beat")));
             let _ = writeln!(wires, "  assign {w}_beat = {w}_valid;");
@@ -163,7 +165,7 @@ pub fn chain_verilog<const W: usize, const F: usize, const FP1: usize>(
         "\nmodule top(\n  {}\n);\n{wires}{body}endmodule\n",
         ports.join(",\n  ")
     );
-    v
+    Ok(v)
 }
 
 fn range(width: usize) -> String {

@@ -424,3 +424,33 @@ pub fn verilog<const W: usize, const F: usize, const FP1: usize>(
     s.connect_all();
     generate_verilog_unchecked(&s)
 }
+
+/// [`verilog`] for a link `width` data pins wide and FIFOs of `2^fifo_bits` words, chosen at
+/// run time; an error names a width or FIFO that does not exist.
+pub fn verilog_for(
+    spec: &Spec,
+    range: RangeInclusive<usize>,
+    ff: &[usize],
+    bp: &[usize],
+    timeout: u32,
+    width: usize,
+    fifo_bits: usize,
+) -> Result<String, String> {
+    macro_rules! pick {
+        ($($w:literal),*) => {
+            match (width, fifo_bits) {
+                $(
+                    ($w, 9) => verilog::<$w, 9, 10>(spec, range, ff, bp, timeout),
+                    ($w, 10) => verilog::<$w, 10, 11>(spec, range, ff, bp, timeout),
+                    ($w, 11) => verilog::<$w, 11, 12>(spec, range, ff, bp, timeout),
+                    ($w, 12) => verilog::<$w, 12, 13>(spec, range, ff, bp, timeout),
+                )*
+                (1 | 2 | 4 | 8 | 16, f) => {
+                    return Err(format!("a link FIFO has 2^9 to 2^12 words, not 2^{f}"))
+                }
+                _ => return Err(format!("a link is 1, 2, 4, 8 or 16 data pins wide, not {width}")),
+            }
+        };
+    }
+    Ok(pick!(1, 2, 4, 8, 16))
+}

@@ -318,20 +318,8 @@ impl LinkedVerilator {
                 "a link carries more than 4096 words in flight; the link FIFO holds at most that"
             )
         })?;
-        macro_rules! chain {
-            ($($w:literal),*) => {
-                match (width, f) {
-                    $(
-                        ($w, 9) => chain_verilog::<$w, 9, 10>(&built, stages, link_delay, timeout),
-                        ($w, 10) => chain_verilog::<$w, 10, 11>(&built, stages, link_delay, timeout),
-                        ($w, 11) => chain_verilog::<$w, 11, 12>(&built, stages, link_delay, timeout),
-                        ($w, _) => chain_verilog::<$w, 12, 13>(&built, stages, link_delay, timeout),
-                    )*
-                    _ => anyhow::bail!("a link is 1, 2, 4, 8 or 16 data pins wide, not {width}"),
-                }
-            };
-        }
-        let v = chain!(1, 2, 4, 8, 16);
+        let v = chain_verilog(&built, stages, link_delay, timeout, width, f)
+            .map_err(|e| anyhow::anyhow!(e))?;
         let harness = build_with(
             dir,
             &v,

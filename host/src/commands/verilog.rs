@@ -17,6 +17,10 @@ pub struct Args {
     /// ports).
     #[arg(long, conflicts_with_all = ["spec", "board", "standin"])]
     plan: Option<PathBuf>,
+    /// With --plan: each stage with its board-to-board links and the sequencer that joins
+    /// them (the boards' link width from their board files).
+    #[arg(long, requires = "plan")]
+    linked: bool,
     /// icebreaker, alchitry-cu, nexys4-ddr, ulx3s-85f, ulx3s-45f or ulx3s-12f.
     #[arg(long)]
     board: Option<String>,
@@ -51,7 +55,7 @@ impl Args {
 
     pub fn exec(self) -> Result<()> {
         if let Some(plan) = &self.plan {
-            return crate::stage_cmd::stage_verilog_cmd(plan, &self.out, self.json);
+            return crate::stage_cmd::stage_verilog_cmd(plan, &self.out, self.linked, self.json);
         }
         crate::flow::verilog::verilog_cmd(crate::flow::verilog::VerilogArgs {
             spec: self.spec,
