@@ -4,8 +4,9 @@
 //!
 //! 1. send the delta sums its first junction's BP accumulated in `t - 1` back (left link);
 //! 2. take the delta sums its last junction's BP needs in `t` (right link, backward);
-//! 3. take the input sample `t` from the feed (first stage), or the activations its first
-//!    junction's FF needs in `t + 1` (left link, forward);
+//! 3. take the input sample `t` from the feed (first stage; the first board of a chain takes
+//!    it ahead, while block cycle `t - 1` runs), or the activations its first junction's FF
+//!    needs in `t + 1` (left link, forward);
 //! 4. take the label of the sample its last junction's FF runs in `t` (last stage);
 //! 5. when its last junction's FF writes the right boundary in `t`, wait until the previous
 //!    vector has left for the link (the drain FIFOs are empty);
@@ -127,6 +128,9 @@ pub struct BoundarySequencer {
     count: DFF<Bits<16>>,
     group: DFF<Bits<16>>,
     in_copy_q: DFF<Bits<16>>,
+    /// First board of a chain: input samples written so far, and the word of the next.
+    loaded: DFF<Bits<32>>,
+    in_word: DFF<Bits<16>>,
     lab_copy_q: DFF<Bits<16>>,
     drain_q: DFF<Bits<16>>,
     ff_first: Constant<Bits<32>>,
@@ -151,6 +155,7 @@ pub struct BoundarySequencer {
     need_recv_left: Signal<Local, Bit>,
     need_label: Signal<Local, Bit>,
     writes_right: Signal<Local, Bit>,
+    ahead: Signal<Local, Bit>,
     last_word: Signal<Local, Bit>,
     took: Signal<Local, Bit>,
     after_send_left: Signal<Local, Phase>,
@@ -224,6 +229,8 @@ impl BoundarySequencer {
             count: Default::default(),
             group: Default::default(),
             in_copy_q: Default::default(),
+            loaded: Default::default(),
+            in_word: Default::default(),
             lab_copy_q: Default::default(),
             drain_q: Default::default(),
             ff_first: c32(p.ff_first),
@@ -248,6 +255,7 @@ impl BoundarySequencer {
             need_recv_left: Default::default(),
             need_label: Default::default(),
             writes_right: Default::default(),
+            ahead: Default::default(),
             last_word: Default::default(),
             took: Default::default(),
             after_send_left: Default::default(),
@@ -263,7 +271,8 @@ impl Logic for BoundarySequencer {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, phase, t, samples, train, count, group, in_copy_q, lab_copy_q, drain_q
+            self, clock, phase, t, samples, train, count, group, in_copy_q, loaded, in_word,
+            lab_copy_q, drain_q
         );
         self.total.next = self.samples.q.val() + self.ff_last.val();
         if self.train.q.val() {
@@ -346,6 +355,31 @@ impl Logic for BoundarySequencer {
             }
         }
 
+        // The first board of a chain takes the next sample's inputs while it runs a block
+        // cycle: sample t + 1's copy is not one that block cycle t reads.
+        self.ahead.next = !self.has_left.val()
+            & self.has_right.val()
+            & (self.phase.q.val() != Phase::Idle)
+            & (self.phase.q.val() != Phase::Failed)
+            & (self.loaded.q.val() < self.samples.q.val())
+            & (self.loaded.q.val() <= self.t_next.val());
+        if self.ahead.val() {
+            self.feed_ready.next = true;
+            self.in_addr.next = self.in_word.q.val();
+            if self.feed_valid.val() {
+                self.in_we.next = true;
+                self.in_word.d.next = self.in_word.q.val() + 1;
+                if self.in_word.q.val() == self.inputs_last.val() {
+                    self.in_word.d.next = 0.into();
+                    self.loaded.d.next = self.loaded.q.val() + 1;
+                    self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
+                    if self.in_copy_q.q.val() == self.in_copy_last.val() {
+                        self.in_copy_q.d.next = 0.into();
+                    }
+                }
+            }
+        }
+
         match self.phase.q.val() {
             Phase::Idle => {
                 self.done.next = true;
@@ -393,15 +427,22 @@ impl Logic for BoundarySequencer {
                 }
             }
             Phase::Input => {
-                self.feed_ready.next = true;
-                self.took.next = self.feed_valid.val();
-                self.in_we.next = self.took.val();
-                self.last_word.next = self.count.q.val() == self.inputs_last.val();
-                if self.took.val() & self.last_word.val() {
-                    self.phase.d.next = self.after_feed.val();
-                    self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
-                    if self.in_copy_q.q.val() == self.in_copy_last.val() {
-                        self.in_copy_q.d.next = 0.into();
+                if self.has_right.val() {
+                    // taken ahead: wait until sample t is in
+                    if self.loaded.q.val() > self.t.q.val() {
+                        self.phase.d.next = self.after_feed.val();
+                    }
+                } else {
+                    self.feed_ready.next = true;
+                    self.took.next = self.feed_valid.val();
+                    self.in_we.next = self.took.val();
+                    self.last_word.next = self.count.q.val() == self.inputs_last.val();
+                    if self.took.val() & self.last_word.val() {
+                        self.phase.d.next = self.after_feed.val();
+                        self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
+                        if self.in_copy_q.q.val() == self.in_copy_last.val() {
+                            self.in_copy_q.d.next = 0.into();
+                        }
                     }
                 }
             }
@@ -474,6 +515,8 @@ impl Logic for BoundarySequencer {
             self.samples.d.next = bit_cast::<32, 16>(self.go_samples.val());
             self.train.d.next = self.go_train.val();
             self.in_copy_q.d.next = 0.into();
+            self.loaded.d.next = 0.into();
+            self.in_word.d.next = 0.into();
             self.lab_copy_q.d.next = 0.into();
             self.drain_q.d.next = 0.into();
         }

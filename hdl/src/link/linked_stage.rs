@@ -104,6 +104,8 @@ pub struct LinkedStage<const W: usize, const F: usize, const FP1: usize> {
     pub stage: Stage,
     pub seq: BoundarySequencer,
     drain: Vec<Drain<F, FP1>>,
+    /// The left layer's delta sums on their way to the previous board.
+    sums: Vec<Drain<F, FP1>>,
     fwd_rx: Vec<Rx<W, F, FP1>>,
     bwd_tx: Vec<LinkTx<W>>,
     fwd_tx: Vec<LinkTx<W>>,
@@ -214,6 +216,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             } else {
                 vec![]
             },
+            sums: (0..side(p.has_left)).map(|_| Default::default()).collect(),
             fwd_rx: (0..side(p.has_left))
                 .map(|_| Rx::new(p.left as u16, timeout))
                 .collect(),
@@ -301,14 +304,20 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             w.set(to!(to_prev[0].valid), at!(w, bwd_tx[0].link_valid));
             w.set(to!(to_prev[0].start), at!(w, bwd_tx[0].link_start));
             w.set(to!(bwd_tx[0].link_credit), at!(w, to_prev[0].credit));
-            w.set(to!(bwd_tx[0].words.valid), at!(w, seq.bout_valid));
-            w.set(to!(seq.bout_ready), at!(w, bwd_tx[0].words.ready));
-            let sums = (0..lefts).map(|q| at!(w, stage.left[q].q_sum)).collect();
-            w.case(
-                to!(bwd_tx[0].words.data),
-                at!(w, seq.lq_q),
-                sums,
-                word0.clone(),
+            // the sums leave through a FIFO: the sequencer reads one a clock, the link
+            // sends them at its own pace while the board goes on
+            w.set(to!(sums[0].clock), at!(w, clock));
+            let room = w.not(&at!(w, sums[0].full));
+            w.set(to!(seq.bout_ready), room.clone());
+            w.set(to!(sums[0].write), w.and(&at!(w, seq.bout_valid), &room));
+            let heads = (0..lefts).map(|q| at!(w, stage.left[q].q_sum)).collect();
+            w.case(to!(sums[0].data_in), at!(w, seq.lq_q), heads, word0.clone());
+            let ready = w.not(&at!(w, sums[0].empty));
+            w.set(to!(bwd_tx[0].words.valid), ready.clone());
+            w.set(to!(bwd_tx[0].words.data), at!(w, sums[0].data_out));
+            w.set(
+                to!(sums[0].read),
+                w.and(&ready, &at!(w, bwd_tx[0].words.ready)),
             );
             for q in 0..lefts {
                 let mine = w.eq16(&at!(w, seq.lq_q), q);
