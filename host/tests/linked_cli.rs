@@ -5,16 +5,10 @@
 
 mod common;
 
-#[test]
-fn digits_on_two_linked_icebreakers_is_bit_exact() {
-    if !common::have("verilator", "verilator") {
-        return;
-    }
-    let dir = common::tmpdir("linked-cli");
-    let plan = dir.join("plan.json");
-    let plan = common::path_str(&plan);
+/// `edgeflow plan` of digits over two iCEBreakers, written to `plan`.
+fn plan_digits_on_two_icebreakers(plan: &str) {
     let digits = common::root().join("specs/digits.toml");
-    common::ok_json(&[
+    let v = common::ok_json(&[
         "plan",
         "--spec",
         common::path_str(&digits),
@@ -24,6 +18,18 @@ fn digits_on_two_linked_icebreakers_is_bit_exact() {
         plan,
         "--json",
     ]);
+    assert_eq!(v["stages"].as_array().unwrap().len(), 2, "{v}");
+}
+
+#[test]
+fn digits_on_two_linked_icebreakers_is_bit_exact() {
+    if !common::have("verilator", "verilator") {
+        return;
+    }
+    let dir = common::tmpdir("linked-cli");
+    let plan = dir.join("plan.json");
+    let plan = common::path_str(&plan);
+    plan_digits_on_two_icebreakers(plan);
     let v = common::ok_json(&[
         "sim",
         "--plan",
@@ -88,22 +94,11 @@ fn linked_needs_a_plan_the_engine_and_boards_with_links() {
     let dir = common::tmpdir("linked-cli-bad");
     let plan = dir.join("plan.json");
     let plan = common::path_str(&plan);
-    let digits = common::root().join("specs/digits.toml");
     common::fails_with(
         &["sim", "--plan", plan, "--engine", "verilator"],
         &["--linked"],
     );
-    let v = common::ok_json(&[
-        "plan",
-        "--spec",
-        common::path_str(&digits),
-        "--boards",
-        "icebreakerx2",
-        "-o",
-        plan,
-        "--json",
-    ]);
-    assert_eq!(v["stages"].as_array().unwrap().len(), 2, "{v}");
+    plan_digits_on_two_icebreakers(plan);
     // the same plan with the second board's link taken out of its board file
     let mut p: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(plan).unwrap()).unwrap();

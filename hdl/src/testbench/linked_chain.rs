@@ -142,26 +142,19 @@ impl<const W: usize> LinkedChain<W> {
     /// Write every weight and bias of each board's junctions from `state`.
     pub fn load_state(&mut self, state: &State) -> Result<(), SimError> {
         state.check_shape(&self.spec)?;
-        for (i, &(a, b)) in self.ranges.clone().iter().enumerate() {
-            for (k, j) in (a..=b).enumerate() {
-                let p = self.junction_params(j);
-                self.boards[i].h_sel[k].next = true;
-                self.boards[i].h_we.next = true;
-                for (bias, vals, banks) in [
-                    (false, &state.weights[j], p.z),
-                    (true, &state.biases[j], p.groups),
-                ] {
-                    for (n, &v) in vals.iter().enumerate() {
-                        let s = self.boards[i].as_mut();
-                        s.h_bias.next = bias;
-                        s.h_bank.next = b16((n % banks) as i32);
-                        s.h_addr.next = b16((n / banks) as i32);
-                        s.h_wdata.next = b16(v);
-                        self.tick_alone(i);
-                    }
-                }
-                self.boards[i].h_we.next = false;
-                self.boards[i].h_sel[k].next = false;
+        for (i, &range) in self.ranges.clone().iter().enumerate() {
+            for c in weight_cells(&self.spec, &self.schedule, range) {
+                let s = self.boards[i].as_mut();
+                s.h_sel[c.junction].next = true;
+                s.h_we.next = true;
+                s.h_bias.next = c.bias;
+                s.h_bank.next = b16(c.bank as i32);
+                s.h_addr.next = b16(c.addr as i32);
+                s.h_wdata.next = b16(c.get(state));
+                self.tick_alone(i);
+                let s = self.boards[i].as_mut();
+                s.h_we.next = false;
+                s.h_sel[c.junction].next = false;
             }
         }
         Ok(())
@@ -170,39 +163,20 @@ impl<const W: usize> LinkedChain<W> {
     /// Read every weight and bias back.
     pub fn read_state(&mut self) -> State {
         let mut st = State::initial(&self.spec);
-        for (i, &(a, b)) in self.ranges.clone().iter().enumerate() {
-            for (k, j) in (a..=b).enumerate() {
-                let p = self.junction_params(j);
-                self.boards[i].h_sel[k].next = true;
-                for (bias, banks) in [(false, p.z), (true, p.groups)] {
-                    let n = if bias {
-                        st.biases[j].len()
-                    } else {
-                        st.weights[j].len()
-                    };
-                    for m in 0..n {
-                        let s = self.boards[i].as_mut();
-                        s.h_bias.next = bias;
-                        s.h_bank.next = b16((m % banks) as i32);
-                        s.h_addr.next = b16((m / banks) as i32);
-                        // synchronous-read RAM: the address is taken at this edge
-                        self.tick_alone(i);
-                        let v = s16(self.boards[i].h_rdata[k].val());
-                        if bias {
-                            st.biases[j][m] = v;
-                        } else {
-                            st.weights[j][m] = v;
-                        }
-                    }
-                }
-                self.boards[i].h_sel[k].next = false;
+        for (i, &range) in self.ranges.clone().iter().enumerate() {
+            for c in weight_cells(&self.spec, &self.schedule, range) {
+                let s = self.boards[i].as_mut();
+                s.h_sel[c.junction].next = true;
+                s.h_bias.next = c.bias;
+                s.h_bank.next = b16(c.bank as i32);
+                s.h_addr.next = b16(c.addr as i32);
+                // synchronous-read RAM: the address is taken at this edge
+                self.tick_alone(i);
+                c.set(&mut st, s16(self.boards[i].h_rdata[c.junction].val()));
+                self.boards[i].h_sel[c.junction].next = false;
             }
         }
         st
-    }
-
-    fn junction_params(&self, j: usize) -> JunctionParams {
-        JunctionParams::with_schedule(&self.spec, j, &self.schedule.ff, &self.schedule.bp)
     }
 
     /// Carry the wires between board `i` and its neighbours after `i` changed.
@@ -347,6 +321,61 @@ impl<const W: usize> LinkedChain<W> {
         }
         Ok(pred)
     }
+}
+
+/// One weight or bias of a board, as its host ports address it.
+#[derive(Clone, Copy, Debug)]
+pub struct WeightCell {
+    /// The junction's place on the board (its `h_sel`), the network's junction and the
+    /// value's index in the state.
+    pub junction: usize,
+    pub network_junction: usize,
+    pub index: usize,
+    pub bias: bool,
+    pub bank: usize,
+    pub addr: usize,
+}
+
+impl WeightCell {
+    pub fn get(&self, st: &State) -> i32 {
+        let v = if self.bias { &st.biases } else { &st.weights };
+        v[self.network_junction][self.index]
+    }
+
+    pub fn set(&self, st: &mut State, v: i32) {
+        let vals = if self.bias {
+            &mut st.biases
+        } else {
+            &mut st.weights
+        };
+        vals[self.network_junction][self.index] = v;
+    }
+}
+
+/// Every weight and bias of the board with junctions `range` (0-based, inclusive): weights
+/// in `z` banks, biases in one bank per group, as a junction's memories hold them.
+pub fn weight_cells(spec: &Spec, sched: &Schedule, range: (usize, usize)) -> Vec<WeightCell> {
+    let shape = State::initial(spec);
+    let mut out = vec![];
+    for (k, j) in (range.0..=range.1).enumerate() {
+        let p = JunctionParams::with_schedule(spec, j, &sched.ff, &sched.bp);
+        for (bias, n, banks) in [
+            (false, shape.weights[j].len(), p.z),
+            (true, shape.biases[j].len(), p.groups),
+        ] {
+            for m in 0..n {
+                out.push(WeightCell {
+                    junction: k,
+                    network_junction: j,
+                    index: m,
+                    bias,
+                    bank: m % banks,
+                    addr: m / banks,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The words board `p` takes from its feed over a stream, in its sequencer's order: per

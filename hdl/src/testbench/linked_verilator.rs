@@ -12,11 +12,10 @@
 //! exit 5.
 
 use super::error::SimError;
-use super::linked_chain::{feed, BoardRun, FaultSite, LinkedReport};
+use super::linked_chain::{feed, weight_cells, BoardRun, FaultSite, LinkedReport};
 use crate::link::boundary::BoundaryParams;
 use crate::link::chain_verilog::chain_verilog;
 use crate::link::linked_stage::{boundary_params, link_fifo_bits};
-use crate::params::JunctionParams;
 use edgeflow_core::{Encoded, Spec, State};
 use edgeflow_flow::verilator::{build_with, Harness};
 use edgeflow_reference::Schedule;
@@ -342,30 +341,6 @@ impl LinkedVerilator {
         })
     }
 
-    fn junction_params(&self, j: usize) -> JunctionParams {
-        JunctionParams::with_schedule(&self.spec, j, &self.schedule.ff, &self.schedule.bp)
-    }
-
-    /// Every weight and bias of board `i`: (junction on the board, bias, bank, address) and
-    /// where it sits in a `State`.
-    fn cells(&self, i: usize) -> Vec<(usize, bool, usize, usize, usize, usize)> {
-        let (a, b) = self.ranges[i];
-        let shape = State::initial(&self.spec);
-        let mut out = vec![];
-        for (k, j) in (a..=b).enumerate() {
-            let p = self.junction_params(j);
-            for (bias, n, banks) in [
-                (false, shape.weights[j].len(), p.z),
-                (true, shape.biases[j].len(), p.groups),
-            ] {
-                for m in 0..n {
-                    out.push((k, bias, m % banks, m / banks, j, m));
-                }
-            }
-        }
-        out
-    }
-
     /// Load `init`, train one stream on `data`, read the weights, infer; every board on its
     /// own clock (`periods_ps`).
     pub fn run(
@@ -397,29 +372,29 @@ impl LinkedVerilator {
             None => job.push_str("-1 0 0 0 0\n"),
         }
         let _ = writeln!(job, "{max_clocks}");
-        let cells: Vec<_> = (0..k).map(|i| self.cells(i)).collect();
-        let value = |st: &State, bias: bool, j: usize, m: usize| {
-            if bias {
-                st.biases[j][m]
-            } else {
-                st.weights[j][m]
-            }
-        };
+        let cells: Vec<_> = self
+            .ranges
+            .iter()
+            .map(|&r| weight_cells(&self.spec, &self.schedule, r))
+            .collect();
         for c in &cells {
             let _ = writeln!(job, "{}", c.len());
-            for &(jk, bias, bank, addr, j, m) in c {
+            for x in c {
                 let _ = writeln!(
                     job,
-                    "{jk} {} {bank} {addr} {}",
-                    bias as u8,
-                    value(init, bias, j, m) as u16
+                    "{} {} {} {} {}",
+                    x.junction,
+                    x.bias as u8,
+                    x.bank,
+                    x.addr,
+                    x.get(init) as u16
                 );
             }
         }
         for c in &cells {
             let _ = writeln!(job, "{}", c.len());
-            for &(jk, bias, bank, addr, _, _) in c {
-                let _ = writeln!(job, "{jk} {} {bank} {addr}", bias as u8);
+            for x in c {
+                let _ = writeln!(job, "{} {} {} {}", x.junction, x.bias as u8, x.bank, x.addr);
             }
         }
         for train in [true, false] {
@@ -453,15 +428,8 @@ impl LinkedVerilator {
         let mut state = init.clone();
         if let Some(vals) = line("state") {
             let mut it = vals.into_iter();
-            for c in &cells {
-                for &(_, bias, _, _, j, m) in c {
-                    let v = it.next().unwrap_or(0) as i32;
-                    if bias {
-                        state.biases[j][m] = v;
-                    } else {
-                        state.weights[j][m] = v;
-                    }
-                }
+            for x in cells.iter().flatten() {
+                x.set(&mut state, it.next().unwrap_or(0) as i32);
             }
         }
         let failed = line("failed").map(|v| (v[0] as usize + 1, v[1] as u64, v[2] as u64));
