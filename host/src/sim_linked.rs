@@ -8,7 +8,7 @@
 use crate::plan_cmd::stage_ranges;
 use crate::report::{emit, Format};
 use anyhow::{anyhow, bail, Context, Result};
-use edgeflow_core::{Encoded, State};
+use edgeflow_core::State;
 use edgeflow_hdl::link::linked_stage::LINK_TIMEOUT_CLOCKS;
 use edgeflow_hdl::testbench::linked_verilator::LinkedVerilator;
 use edgeflow_planner::report::PlanFile;
@@ -99,7 +99,16 @@ fn period_ps(mhz: f64, ppm: f64) -> u64 {
     2 * (ps / 2.0).round() as u64
 }
 
-pub fn sim_linked(plan_path: &Path, data: &Encoded, ppm: f64, json: bool) -> Result<()> {
+/// Reads the plan once and checks it and `--ppm` before the data set is loaded or anything
+/// is built.
+pub fn sim_linked(
+    plan_path: &Path,
+    samples: usize,
+    data: Option<&str>,
+    scale: edgeflow_core::ScaleKind,
+    ppm: f64,
+    json: bool,
+) -> Result<()> {
     let text = std::fs::read_to_string(plan_path)
         .with_context(|| format!("plan {}: cannot be read", plan_path.display()))?;
     let name = plan_path.display().to_string();
@@ -113,6 +122,7 @@ pub fn sim_linked(plan_path: &Path, data: &Encoded, ppm: f64, json: bool) -> Res
         width,
         boards,
     } = linked_boards(&p, &name)?;
+    let data = &crate::sim_verilator::sim_data(&p.spec, samples, data, scale)?;
     let link_delay: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let periods: Vec<u64> = boards
         .iter()

@@ -66,16 +66,14 @@ impl Args {
             if self.vcd.is_some() {
                 anyhow::bail!("--vcd is for the rust-hdl engine; the linked boards do not trace");
             }
-            let text = std::fs::read_to_string(plan)?;
-            let p =
-                edgeflow_planner::report::PlanFile::from_json(&text, &plan.display().to_string())?;
-            let data = crate::sim_verilator::sim_data(
-                &p.spec,
+            return crate::sim_linked::sim_linked(
+                plan,
                 self.samples,
                 self.data.as_deref(),
                 self.scale,
-            )?;
-            return crate::sim_linked::sim_linked(plan, &data, self.ppm, self.json);
+                self.ppm,
+                self.json,
+            );
         }
         let spec = self.spec.as_deref().expect("clap: --spec or --plan");
         match self.engine.as_str() {

@@ -41,16 +41,19 @@ fn tiny_on_two_linked_boards_is_bit_exact() {
     }
 }
 
-/// The same under Verilator: the chain's Verilog, one model, every board on its own clock.
-#[test]
-fn tiny_on_two_linked_boards_in_verilator_is_bit_exact() {
+/// `sp` over two boards (junction 1 | junction 2) with a link of 1 block cycle under
+/// Verilator, `n` random samples, against the reference model.
+fn two_boards_in_verilator(sp: &Spec, n: usize, seed: u64, periods: &[u64], what: &str) {
     use crate::testbench::linked_verilator::LinkedVerilator;
-    let sp = tiny();
-    let d = random_data(&sp, 24, 5);
-    let dir = std::env::temp_dir().join(format!("edgeflow-linked-tiny-{}", std::process::id()));
+    let d = random_data(sp, n, seed);
+    let dir = std::env::temp_dir().join(format!(
+        "edgeflow-linked-{}-{}",
+        sp.name,
+        std::process::id()
+    ));
     let v = LinkedVerilator::build(
         &dir,
-        &sp,
+        sp,
         &[(false, false); 2],
         &[(0, 0), (1, 1)],
         &[1],
@@ -58,38 +61,36 @@ fn tiny_on_two_linked_boards_in_verilator_is_bit_exact() {
         LINK_TIMEOUT_CLOCKS,
     )
     .unwrap();
-    let r = v
-        .check(&State::initial(&sp), &d, &[BASE_PS, FAST_PS])
-        .unwrap();
-    assert_exact(&r, "tiny, 2 linked boards in Verilator, link 1");
+    let r = v.check(&State::initial(sp), &d, periods).unwrap();
+    assert_exact(&r, what);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// digits over two boards (junction 1 and junction 2), 200 training samples, clocks 300 ppm
-/// apart, under Verilator.
+/// The same under Verilator: the chain's Verilog, one model, every board on its own clock.
+#[test]
+fn tiny_on_two_linked_boards_in_verilator_is_bit_exact() {
+    two_boards_in_verilator(
+        &tiny(),
+        24,
+        5,
+        &[BASE_PS, FAST_PS],
+        "tiny, 2 linked boards in Verilator, link 1",
+    );
+}
+
+/// digits over two boards, 200 training samples, clocks 300 ppm apart, under Verilator.
 #[test]
 fn digits_on_two_linked_boards_in_verilator_is_bit_exact() {
-    use crate::testbench::linked_verilator::LinkedVerilator;
     let sp =
         Spec::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"))
             .unwrap();
-    let d = random_data(&sp, 200, 9);
-    let dir = std::env::temp_dir().join(format!("edgeflow-linked-digits-{}", std::process::id()));
-    let v = LinkedVerilator::build(
-        &dir,
+    two_boards_in_verilator(
         &sp,
-        &[(false, false); 2],
-        &[(0, 0), (1, 1)],
-        &[1],
-        4,
-        LINK_TIMEOUT_CLOCKS,
-    )
-    .unwrap();
-    let r = v
-        .check(&State::initial(&sp), &d, &[BASE_PS, SLOW_PS])
-        .unwrap();
-    assert_exact(&r, "digits, 2 linked boards in Verilator, link 1");
-    let _ = std::fs::remove_dir_all(&dir);
+        200,
+        9,
+        &[BASE_PS, SLOW_PS],
+        "digits, 2 linked boards in Verilator, link 1",
+    );
 }
 
 /// Samples `m` such that junction `j` of `got` is exactly the reference model's after
