@@ -20,8 +20,8 @@ pub mod testbench;
 pub mod testing;
 
 pub use board::{
-    board_top, boards, design, echo_standin, echo_top, ecp5_pll, ice40_pll, network_top,
-    pty_bridge, verilator_uart,
+    board_top, boards, design, echo_standin, echo_top, ecp5_pll, ice40_pll, linked_top,
+    network_top, pty_bridge, verilator_uart,
 };
 pub use datapath::{
     act_rom, addr_gen, below, bp_unit, control_core, controller, copy_pointer, ff_output, ff_pipe,

@@ -9,7 +9,7 @@ use edgeflow_hdl::boards::{board, BoardInfo};
 use std::path::Path;
 
 /// USB devices present, as `vvvv:pppp` ids, from sysfs.
-fn usb_ids() -> Vec<String> {
+pub(crate) fn usb_ids() -> Vec<String> {
     let mut ids = vec![];
     if let Ok(rd) = std::fs::read_dir("/sys/bus/usb/devices") {
         for e in rd.flatten() {
@@ -51,7 +51,7 @@ fn sync_word(b: &BoardInfo) -> Option<(&'static [u8], &'static str)> {
 }
 
 /// Refuse what is not a bitstream for the board before anything is sent to it.
-fn check_bitstream(b: &BoardInfo, path: &Path) -> Result<()> {
+pub(crate) fn check_bitstream(b: &BoardInfo, path: &Path) -> Result<()> {
     let build = format!(
         "build one with `edgeflow bitstream --spec SPEC --board {} -o DIR`",
         b.name

@@ -9,6 +9,7 @@ pub mod chart;
 pub mod commands;
 pub mod cost_cmd;
 pub mod deploy_cmd;
+pub mod deploy_plan;
 pub mod export_cmd;
 pub mod fit_cmd;
 pub mod fit_search;

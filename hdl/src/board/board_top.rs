@@ -1,11 +1,13 @@
 //! Board tops: the oscillator through the PLL (or directly), a power-on hold until the PLL
-//! locks, the UART host link, and any inner block with the host-link ports. `board_top!`
-//! declares a top for a given inner block type, so the same wrapper serves the network and
-//! the stand-ins.
+//! locks, the UART host link ([`BoardShell`]), and any inner block with the host-link ports.
+//! `board_top!` declares a top for a given inner block type, so the same wrapper serves the
+//! network and the stand-ins; a linked board's top (board/linked_top.rs) adds its link pins.
 
 use crate::boards::BoardInfo;
 use crate::ecp5_pll::ecp5_pll_params;
 use crate::ice40_pll::{pll_params, ClockSource};
+use crate::word_stream::{WordSink, WordSource};
+use rust_hdl::prelude::*;
 
 /// Why a board cannot make a clock, or a UART cannot run at a clock.
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +153,76 @@ pub fn clocks_per_bit(mhz: f64, baud: u32) -> Result<u16, ClockError> {
     Ok(cpb as u16)
 }
 
+/// What every board top has around its design: the oscillator through the PLL (or directly),
+/// a power-on hold until the PLL locks, and the UART bridge to the host's word streams. The
+/// design runs on `clock`; `host_in` and `host_out` pass words only once the board is live.
+#[derive(LogicBlock)]
+pub struct BoardShell {
+    pub clk_osc: Signal<In, Clock>,
+    pub uart_rx: Signal<In, Bit>,
+    pub uart_tx: Signal<Out, Bit>,
+    /// The design clock, from the PLL.
+    pub clock: Signal<Out, Clock>,
+    /// The host's words to the design, and the design's answers.
+    pub host_in: WordSource,
+    pub host_out: WordSink,
+    /// The UART bridge saw a framing error or a frame that failed its sums (sticky).
+    pub overflow: Signal<Out, Bit>,
+    pub pll: crate::ice40_pll::Ice40Pll,
+    pub link: crate::uart_link::UartLink,
+    // Counts clocks after PLL lock; the link opens once it saturates.
+    por: DFF<Bits<4>>,
+    live: DFF<Bit>,
+}
+
+impl BoardShell {
+    pub fn new(source: ClockSource, clocks_per_bit: u16) -> Self {
+        Self {
+            clk_osc: Default::default(),
+            uart_rx: Default::default(),
+            uart_tx: Default::default(),
+            clock: Default::default(),
+            host_in: Default::default(),
+            host_out: Default::default(),
+            overflow: Default::default(),
+            pll: crate::ice40_pll::Ice40Pll::new(source),
+            link: crate::uart_link::UartLink::new(clocks_per_bit),
+            por: Default::default(),
+            live: Default::default(),
+        }
+    }
+}
+
+impl Logic for BoardShell {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.pll.clock_in.next = self.clk_osc.val();
+        self.clock.next = self.pll.clock_out.val();
+        self.link.clock.next = self.pll.clock_out.val();
+        self.por.clock.next = self.pll.clock_out.val();
+        self.live.clock.next = self.pll.clock_out.val();
+        self.por.d.next = self.por.q.val();
+        self.live.d.next = self.live.q.val();
+        if !self.pll.locked.val() {
+            self.por.d.next = 0.into();
+            self.live.d.next = false;
+        } else if self.por.q.val() == 15 {
+            self.live.d.next = true;
+        } else {
+            self.por.d.next = self.por.q.val() + 1;
+        }
+        self.link.rx.next = self.uart_rx.val() | !self.live.q.val();
+        self.uart_tx.next = self.link.tx.val() | !self.live.q.val();
+        self.host_in.data.next = self.link.host_in.data.val();
+        self.host_in.valid.next = self.link.host_in.valid.val() & self.live.q.val();
+        self.link.host_in.ready.next = self.host_in.ready.val() & self.live.q.val();
+        self.link.host_out.data.next = self.host_out.data.val();
+        self.link.host_out.valid.next = self.host_out.valid.val() & self.live.q.val();
+        self.host_out.ready.next = self.link.host_out.ready.val() & self.live.q.val();
+        self.overflow.next = self.link.overflow.val();
+    }
+}
+
 /// Declare a board top `$name` around inner block type `$inner` (which must have the
 /// PROTOCOL.md host-link ports and `clock`). Construct it with `$name::new(inner, source,
 /// clocks_per_bit, led_active_low)`. The caller needs `rust_hdl::prelude::*` in scope.
@@ -163,13 +235,9 @@ macro_rules! board_top {
             pub uart_rx: Signal<In, Bit>,
             pub uart_tx: Signal<Out, Bit>,
             pub led_error: Signal<Out, Bit>,
-            pub pll: $crate::ice40_pll::Ice40Pll,
-            pub link: $crate::uart_link::UartLink,
+            pub shell: $crate::board_top::BoardShell,
             pub net: $inner,
             led_low: Constant<Bit>,
-            // Counts clocks after PLL lock; the link opens once it saturates.
-            por: DFF<Bits<4>>,
-            live: DFF<Bit>,
         }
 
         impl $name {
@@ -184,12 +252,9 @@ macro_rules! board_top {
                     uart_rx: Default::default(),
                     uart_tx: Default::default(),
                     led_error: Default::default(),
-                    pll: $crate::ice40_pll::Ice40Pll::new(source),
-                    link: $crate::uart_link::UartLink::new(clocks_per_bit),
+                    shell: $crate::board_top::BoardShell::new(source, clocks_per_bit),
                     net,
                     led_low: Constant::new(led_active_low),
-                    por: Default::default(),
-                    live: Default::default(),
                 }
             }
         }
@@ -197,30 +262,17 @@ macro_rules! board_top {
         impl Logic for $name {
             #[hdl_gen]
             fn update(&mut self) {
-                self.pll.clock_in.next = self.clk_osc.val();
-                self.link.clock.next = self.pll.clock_out.val();
-                self.net.clock.next = self.pll.clock_out.val();
-                self.por.clock.next = self.pll.clock_out.val();
-                self.live.clock.next = self.pll.clock_out.val();
-                self.por.d.next = self.por.q.val();
-                self.live.d.next = self.live.q.val();
-                if !self.pll.locked.val() {
-                    self.por.d.next = 0.into();
-                    self.live.d.next = false;
-                } else if self.por.q.val() == 15 {
-                    self.live.d.next = true;
-                } else {
-                    self.por.d.next = self.por.q.val() + 1;
-                }
-                self.link.rx.next = self.uart_rx.val() | !self.live.q.val();
-                self.uart_tx.next = self.link.tx.val() | !self.live.q.val();
-                self.net.in_data.next = self.link.host_in.data.val();
-                self.net.in_valid.next = self.link.host_in.valid.val() & self.live.q.val();
-                self.link.host_in.ready.next = self.net.in_ready.val() & self.live.q.val();
-                self.link.host_out.data.next = self.net.out_data.val();
-                self.link.host_out.valid.next = self.net.out_valid.val() & self.live.q.val();
-                self.net.out_ready.next = self.link.host_out.ready.val() & self.live.q.val();
-                self.led_error.next = self.link.overflow.val() ^ self.led_low.val();
+                self.shell.clk_osc.next = self.clk_osc.val();
+                self.shell.uart_rx.next = self.uart_rx.val();
+                self.uart_tx.next = self.shell.uart_tx.val();
+                self.net.clock.next = self.shell.clock.val();
+                self.net.in_data.next = self.shell.host_in.data.val();
+                self.net.in_valid.next = self.shell.host_in.valid.val();
+                self.shell.host_in.ready.next = self.net.in_ready.val();
+                self.shell.host_out.data.next = self.net.out_data.val();
+                self.shell.host_out.valid.next = self.net.out_valid.val();
+                self.net.out_ready.next = self.shell.host_out.ready.val();
+                self.led_error.next = self.shell.overflow.val() ^ self.led_low.val();
             }
         }
 

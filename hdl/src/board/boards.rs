@@ -35,6 +35,70 @@ pub struct BoardInfo {
     /// Build with the deep pipeline (`Spec::deep_pipeline`): every product in the MAC16's own
     /// output register, the multiply and what follows it then get a clock each.
     pub deep_pipeline: bool,
+    /// The board-to-board link's pins (`[link]` of the board file), if it has one.
+    pub link: Option<&'static LinkPins>,
+}
+
+/// A board's link pins: the data width and, per neighbour, the pins of both directions.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkPins {
+    pub previous: LinkSide,
+    pub next: LinkSide,
+}
+
+/// The pins towards one neighbour: its activations (in from the previous board, out to the
+/// next) and its deltas (the other way).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSide {
+    pub activations: LinkWires,
+    pub deltas: LinkWires,
+}
+
+/// One direction of a link: the forwarded clock, valid, start, the credit wire back, and the
+/// data pins (`data[0]` first).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkWires {
+    pub clock: String,
+    pub valid: String,
+    pub start: String,
+    pub credit: String,
+    pub data: Vec<String>,
+}
+
+impl LinkWires {
+    /// Every pin with its signal's name (`data[k]` for the data pins).
+    pub fn pins(&self) -> Vec<(String, &str)> {
+        let mut v = vec![
+            ("clock".to_string(), self.clock.as_str()),
+            ("valid".to_string(), self.valid.as_str()),
+            ("start".to_string(), self.start.as_str()),
+            ("credit".to_string(), self.credit.as_str()),
+        ];
+        for (k, d) in self.data.iter().enumerate() {
+            v.push((format!("data[{k}]"), d.as_str()));
+        }
+        v
+    }
+}
+
+impl LinkSide {
+    pub fn pins(&self) -> Vec<(String, &str)> {
+        let mut v = vec![];
+        for (dir, w) in [("activations", &self.activations), ("deltas", &self.deltas)] {
+            v.extend(w.pins().into_iter().map(|(n, p)| (format!("{dir}.{n}"), p)));
+        }
+        v
+    }
+}
+
+/// `[link]` of a board file as the flow reads it (the planner reads its figures).
+#[derive(serde::Deserialize)]
+struct LinkTable {
+    width: usize,
+    pins: Option<LinkPins>,
 }
 
 /// Ports of every board top: the oscillator, the two UART lines (named from the FPGA's
@@ -53,6 +117,7 @@ struct BoardFile {
     deep_pipeline: bool,
     /// Absent for a board the flow does not build (an OpenCL device).
     fpga: Option<FpgaTable>,
+    link: Option<LinkTable>,
 }
 
 #[derive(serde::Deserialize)]
@@ -98,6 +163,24 @@ pub enum BoardError {
     NoFpga { file: String },
     #[error("board {board}: no resident data memory is known for {target}")]
     NoDataMemory { board: String, target: String },
+    #[error(
+        "board file {file}: [link.pins.{side}.{dir}] has {got} data pins; the link is {width} wide"
+    )]
+    LinkWidth {
+        file: String,
+        side: String,
+        dir: String,
+        got: usize,
+        width: usize,
+    },
+    #[error("board file {file}: [link.pins.{side}] puts {a} and {b} on pin {pin}")]
+    LinkPinTwice {
+        file: String,
+        side: String,
+        a: String,
+        b: String,
+        pin: String,
+    },
 }
 
 /// A board from its board file's `[fpga]` table; `source` names the file in errors.
@@ -131,6 +214,16 @@ fn from_file_if_fpga(source: &str, text: &str) -> Result<Option<BoardInfo>, Boar
             });
         }
     }
+    let link = match f.link {
+        Some(LinkTable {
+            width,
+            pins: Some(pins),
+        }) => {
+            check_link_pins(source, width, &pins)?;
+            Some(&*Box::leak(Box::new(pins)))
+        }
+        _ => None,
+    };
     let pins: Vec<(&'static str, &'static str)> = TOP_PORTS
         .iter()
         .map(|p| (*p, leak(fpga.pins[*p].clone())))
@@ -149,7 +242,38 @@ fn from_file_if_fpga(source: &str, text: &str) -> Result<Option<BoardInfo>, Boar
         default_mhz: f.clock_mhz,
         registered_reads: f.registered_reads,
         deep_pipeline: f.deep_pipeline,
+        link,
     }))
+}
+
+/// Every direction has `width` data pins, and no pin carries two signals of one side.
+fn check_link_pins(file: &str, width: usize, pins: &LinkPins) -> Result<(), BoardError> {
+    for (side, s) in [("previous", &pins.previous), ("next", &pins.next)] {
+        for (dir, w) in [("activations", &s.activations), ("deltas", &s.deltas)] {
+            if w.data.len() != width {
+                return Err(BoardError::LinkWidth {
+                    file: file.into(),
+                    side: side.into(),
+                    dir: dir.into(),
+                    got: w.data.len(),
+                    width,
+                });
+            }
+        }
+        let all = s.pins();
+        for (i, (a, p)) in all.iter().enumerate() {
+            if let Some((b, _)) = all[i + 1..].iter().find(|(_, q)| q == p) {
+                return Err(BoardError::LinkPinTwice {
+                    file: file.into(),
+                    side: side.into(),
+                    a: a.clone(),
+                    b: b.clone(),
+                    pin: p.to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every board the flow knows.
@@ -179,27 +303,36 @@ pub fn board(name: &str) -> Result<&'static BoardInfo, BoardError> {
         })
 }
 
-/// The iCE40 pin constraint file (nextpnr `--pcf`).
-pub fn pcf(b: &BoardInfo) -> String {
+/// The iCE40 pin constraint file (nextpnr `--pcf`): the board top's ports and `extra`
+/// (port, pin) pairs (a linked board's link pins).
+pub fn pcf(b: &BoardInfo, extra: &[(String, String)]) -> String {
     let mut s = format!(
         "# {} pins for the edgeflow board top (written by edgeflow)\n",
         b.name
     );
-    for (port, pin) in b.pins {
+    for (port, pin) in all_pins(b, extra) {
         s += &format!("set_io {port} {pin}\n");
     }
     s
 }
 
+fn all_pins<'a>(b: &'a BoardInfo, extra: &'a [(String, String)]) -> Vec<(&'a str, &'a str)> {
+    b.pins
+        .iter()
+        .copied()
+        .chain(extra.iter().map(|(a, p)| (a.as_str(), p.as_str())))
+        .collect()
+}
+
 /// The ECP5 constraint file (nextpnr-ecp5 `--lpf`): pins, 3.3 V I/O, the oscillator's
-/// frequency (nextpnr derives the PLL output's constraint from it).
-pub fn lpf(b: &BoardInfo) -> String {
+/// frequency (nextpnr derives the PLL output's constraint from it); `extra` as for [`pcf`].
+pub fn lpf(b: &BoardInfo, extra: &[(String, String)]) -> String {
     let mut s = format!(
         "# {} pins for the edgeflow board top (written by edgeflow)\n",
         b.name
     );
-    for (port, pin) in b.pins {
-        let io = match *port {
+    for (port, pin) in all_pins(b, extra) {
+        let io = match port {
             "clk_osc" => "PULLMODE=NONE IO_TYPE=LVCMOS33",
             "uart_rx" => "PULLMODE=UP IO_TYPE=LVCMOS33",
             "uart_tx" => "PULLMODE=UP IO_TYPE=LVCMOS33 DRIVE=4",
@@ -211,15 +344,20 @@ pub fn lpf(b: &BoardInfo) -> String {
     s
 }
 
-/// The constraint file of a board and its file extension.
-pub fn constraints(b: &BoardInfo) -> (String, &'static str) {
+/// The constraint file of a board and its file extension; `extra` as for [`pcf`].
+pub fn constraints_with(b: &BoardInfo, extra: &[(String, String)]) -> (String, &'static str) {
     if b.target.starts_with("ice40") {
-        (pcf(b), "pcf")
+        (pcf(b, extra), "pcf")
     } else if b.target.starts_with("ecp5") {
-        (lpf(b), "lpf")
+        (lpf(b, extra), "lpf")
     } else {
         (xdc(b, b.osc_mhz), "xdc")
     }
+}
+
+/// The constraint file of a board top and its file extension.
+pub fn constraints(b: &BoardInfo) -> (String, &'static str) {
+    constraints_with(b, &[])
 }
 
 /// The Xilinx constraint file (Vivado XDC) at the clock the design runs.
@@ -255,7 +393,7 @@ mod tests {
                 );
             }
         }
-        assert!(pcf(board("icebreaker").unwrap()).contains("set_io uart_rx 6\n"));
+        assert!(pcf(board("icebreaker").unwrap(), &[]).contains("set_io uart_rx 6\n"));
         assert!(board("nope")
             .unwrap_err()
             .to_string()
@@ -275,7 +413,7 @@ mod tests {
             let b = board(name).unwrap();
             assert_eq!((b.target, b.package, b.speed), (target, "CABGA381", 6));
             assert_eq!((b.osc_mhz, b.loader_board), (25.0, "ulx3s"));
-            let l = lpf(b);
+            let l = lpf(b, &[]);
             for want in [
                 "LOCATE COMP \"uart_rx\" SITE \"M1\";",
                 "LOCATE COMP \"uart_tx\" SITE \"L4\";",
@@ -295,5 +433,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("led_eror"), "{e}");
+    }
+
+    /// The link pins come from `[link.pins]`: a data pin too few, or a pin given two signals
+    /// of one side, is named with its table; a board whose sides share pins takes one side at
+    /// a time.
+    #[test]
+    fn link_pins_are_read_and_checked() {
+        use crate::linked_top::link_port_pins;
+        let ulx = board("ulx3s-85f").unwrap();
+        let both = link_port_pins(ulx, true, true).unwrap();
+        assert_eq!(both.len(), 4 * 12);
+        assert!(both.contains(&("from_prev$0$clock".into(), "B11".into())));
+        assert!(both.contains(&("from_next$0$data[7]".into(), "E14".into())));
+        let ice = board("icebreaker").unwrap();
+        assert_eq!(link_port_pins(ice, false, true).unwrap().len(), 2 * 8);
+        let e = link_port_pins(ice, true, true).unwrap_err();
+        assert!(
+            e.contains("icebreaker") && e.contains("first or the last"),
+            "{e}"
+        );
+        let good = edgeflow_core::boards::BUNDLED[0].1;
+        assert!(
+            good.contains("data = [\"B15\", \"C15\""),
+            "the ULX3S 85F is bundled first"
+        );
+        let e = from_file(
+            "x.toml",
+            &good.replace("data = [\"B15\", \"C15\",", "data = ["),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[link.pins.next.deltas] has 6 data pins"), "{e}");
+        let e = from_file(
+            "x.toml",
+            &good.replace("valid = \"L17\"", "valid = \"B15\""),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[link.pins.next]") && e.contains("B15"), "{e}");
     }
 }

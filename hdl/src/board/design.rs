@@ -2,10 +2,12 @@
 //! (for testing the flow on its own). Verilog of the bare design and of a board top around it.
 
 use crate::board_top::{clock_source, clocks_per_bit, ClockError};
+use crate::boards::constraints_with;
 use crate::boards::BoardInfo;
 use crate::echo_standin::EchoStandIn;
 use crate::echo_top::EchoBoardTop;
 use crate::ice40_pll::ClockSource;
+use crate::linked_top::{link_port_pins, linked_verilog, LinkedDesign};
 use crate::network::Network;
 use crate::network_top::{NetworkBoardTop, ResidentBoardTop};
 use crate::resident::ResidentNetwork;
@@ -19,6 +21,8 @@ pub enum Inner {
     Resident(Spec),
     /// The echo stand-in (answers each word plus one).
     Echo,
+    /// One board of a linked chain (link/linked_board.rs), with its link pins.
+    Linked(Box<LinkedDesign>),
 }
 
 impl Inner {
@@ -26,6 +30,16 @@ impl Inner {
     pub fn dsp_multipliers(&self) -> Option<usize> {
         match self {
             Inner::Network(s) | Inner::Resident(s) => s.dsp_multipliers,
+            Inner::Linked(d) => d.spec.dsp_multipliers,
+            Inner::Echo => None,
+        }
+    }
+
+    /// The spec whose network (or part of it) the design is.
+    pub fn spec(&self) -> Option<&Spec> {
+        match self {
+            Inner::Network(s) | Inner::Resident(s) => Some(s),
+            Inner::Linked(d) => Some(&d.spec),
             Inner::Echo => None,
         }
     }
@@ -34,6 +48,7 @@ impl Inner {
         match self {
             Inner::Network(s) => s.name.clone(),
             Inner::Resident(s) => format!("{}-resident", s.name),
+            Inner::Linked(d) => format!("{}-stage{}", d.spec.name, d.stage + 1),
             Inner::Echo => "echo-standin".into(),
         }
     }
@@ -52,8 +67,22 @@ impl Inner {
                 s.deep_pipeline |= b.deep_pipeline;
                 Inner::Resident(s)
             }
+            // a linked design's spec is the one its chain was scheduled with, built for
+            // its board already
+            Inner::Linked(d) => Inner::Linked(d),
             Inner::Echo => Inner::Echo,
         }
+    }
+
+    /// The constraint file of the board top around the design on `b` (with a linked
+    /// board's link pins) and its extension.
+    pub fn constraints(&self, b: &BoardInfo) -> Result<(String, &'static str), DesignError> {
+        let extra = match self {
+            Inner::Linked(d) => link_port_pins(b, d.has_prev(), d.has_next())
+                .map_err(|message| DesignError::Linked { message })?,
+            _ => vec![],
+        };
+        Ok(constraints_with(b, &extra))
     }
 }
 
@@ -66,6 +95,8 @@ pub enum DesignError {
     Clock(#[from] ClockError),
     #[error(transparent)]
     Board(#[from] crate::boards::BoardError),
+    #[error("{message}")]
+    Linked { message: String },
 }
 
 /// Verilog of the design alone, top module `top` with the host-link ports.
@@ -80,6 +111,9 @@ pub fn inner_verilog(inner: &Inner) -> Result<String, DesignError> {
         Inner::Resident(spec) => Err(DesignError::ResidentNeedsBoard {
             spec: spec.name.clone(),
         }),
+        Inner::Linked(d) => {
+            linked_verilog(d, None).map_err(|message| DesignError::Linked { message })
+        }
     }
 }
 
@@ -122,6 +156,12 @@ pub fn board_top_verilog(
             let mut t = ResidentBoardTop::new(net, source.clone(), cpb, b.led_active_low);
             t.connect_all();
             generate_verilog_unchecked(&t)
+        }
+        Inner::Linked(d) => {
+            link_port_pins(b, d.has_prev(), d.has_next())
+                .map_err(|message| DesignError::Linked { message })?;
+            linked_verilog(d, Some((source.clone(), cpb, b.led_active_low)))
+                .map_err(|message| DesignError::Linked { message })?
         }
     };
     Ok(BoardTopVerilog {

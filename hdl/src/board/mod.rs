@@ -9,6 +9,7 @@ pub mod echo_standin;
 pub mod echo_top;
 pub mod ecp5_pll;
 pub mod ice40_pll;
+pub mod linked_top;
 pub mod network_top;
 pub mod pty_bridge;
 pub mod verilator_uart;

@@ -42,6 +42,11 @@ pub struct CtrlParams {
     /// Every block cycle waits for `sample_ready` (a stage waits for its links), not only those
     /// that take a new sample.
     pub wait_all: bool,
+    /// The label the last junction's FF compares with is registered: its read from the
+    /// label ring (one slot per input copy, many in a stage of a long chain) then does not
+    /// share a clock with the output delta. The label of a block cycle is first used after
+    /// the pipeline's fill, so a clock's delay costs nothing.
+    pub registered_label: bool,
 }
 
 impl CtrlParams {
@@ -63,6 +68,7 @@ impl CtrlParams {
             ff: (0..l).collect(),
             bp: (0..l).map(|j| 2 * l - 1 - j).collect(),
             wait_all: false,
+            registered_label: false,
         }
     }
 
@@ -113,6 +119,8 @@ pub struct Controller {
     /// The label ring: one slot per input copy, read for the sample the last junction's FF
     /// is on.
     pub labels: Vec<LabelSlot>,
+    /// The registered label (`CtrlParams::registered_label`), or none.
+    label_reg: Vec<rust_hdl::widgets::prelude::DFF<Bits<16>>>,
     _p: std::rc::Rc<CtrlParams>,
 }
 
@@ -152,6 +160,9 @@ impl Controller {
                 p.outputs,
             ),
             labels: (0..p.in_copies).map(LabelSlot::new).collect(),
+            label_reg: (0..usize::from(p.registered_label))
+                .map(|_| Default::default())
+                .collect(),
             _p: std::rc::Rc::new(p),
         }
     }
@@ -161,7 +172,13 @@ impl Controller {
     }
 
     /// The controller's connections (`ff`, `bp`: each junction's block-cycle offsets).
-    fn wire<W: Wires<Self>>(ff: &[usize], bp: &[usize], copies: usize, w: &mut W) {
+    fn wire<W: Wires<Self>>(
+        ff: &[usize],
+        bp: &[usize],
+        copies: usize,
+        registered_label: bool,
+        w: &mut W,
+    ) {
         let l = ff.len();
         let clock = at!(w, clock);
         w.set(to!(cycles.clock), clock.clone());
@@ -201,22 +218,29 @@ impl Controller {
             arms.push(at!(w, labels[c].label));
         }
         let zero = w.lit(0, "16'd0");
-        w.case(to!(label), at!(w, cycles.lab_ptr), arms, zero);
+        if registered_label {
+            w.set(to!(label_reg[0].clock), clock);
+            w.case(to!(label_reg[0].d), at!(w, cycles.lab_ptr), arms, zero);
+            w.set(to!(label), at!(w, label_reg[0].q));
+        } else {
+            w.case(to!(label), at!(w, cycles.lab_ptr), arms, zero);
+        }
     }
 }
 
 impl Logic for Controller {
     fn update(&mut self) {
         let (p, copies) = (self._p.clone(), self.labels.len());
-        Self::wire(&p.ff, &p.bp, copies, &mut Sim(self));
+        Self::wire(&p.ff, &p.bp, copies, p.registered_label, &mut Sim(self));
     }
     fn connect(&mut self) {
         let (p, copies) = (self._p.clone(), self.labels.len());
-        Self::wire(&p.ff, &p.bp, copies, &mut Connect(self));
+        Self::wire(&p.ff, &p.bp, copies, p.registered_label, &mut Connect(self));
     }
     fn hdl(&self) -> Verilog {
         let mut t = Text::default();
-        Self::wire(&self._p.ff, &self._p.bp, self.labels.len(), &mut t);
+        let p = &self._p;
+        Self::wire(&p.ff, &p.bp, self.labels.len(), p.registered_label, &mut t);
         t.verilog("")
     }
 }

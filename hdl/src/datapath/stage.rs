@@ -87,10 +87,60 @@ pub struct Stage {
     _lefts: Rc<[usize]>,
 }
 
+/// The controller's view of junctions `range` of `spec` on the schedule `ff`, `bp`: its
+/// block cycles, and the weight and bias memories a host walk visits, in walk order.
+pub fn ctrl_params(
+    spec: &Spec,
+    range: RangeInclusive<usize>,
+    ff: &[usize],
+    bp: &[usize],
+) -> CtrlParams {
+    let local: Vec<JunctionParams> = range
+        .clone()
+        .map(|j| JunctionParams::with_schedule(spec, j, ff, bp))
+        .collect();
+    CtrlParams {
+        junctions: local.len(),
+        inputs: spec.layers[0],
+        outputs: spec.layers[spec.junctions()],
+        t: local.iter().map(|p| p.clocks).max().unwrap() + spec.block_cycle_overhead(),
+        in_copies: bp[0] - ff[0] + 3,
+        w_banks: local.iter().map(|p| p.z).collect(),
+        w_rows: local.iter().map(|p| p.clocks).collect(),
+        b_banks: local.iter().map(|p| p.groups).collect(),
+        b_rows: local.iter().map(|p| p.bias_rows()).collect(),
+        ff: ff[range.clone()].to_vec(),
+        bp: bp[range].to_vec(),
+        wait_all: true,
+        registered_label: true,
+    }
+}
+
+/// A 32-bit delta sum saturated to the value format, as BP saturates it (the Verilog
+/// function `sat32` of `fixed::verilog_functions`).
+pub fn sat_sum<B, X: Wires<B>>(w: &X, acc: &X::V, format: Format) -> X::V {
+    w.call("sat32", acc, move |x| {
+        b16(sat(format, s32(Bits::<32>::from(x)))).to_u64()
+    })
+}
+
 impl Stage {
     /// Junctions `range` (0-based) of `spec` on the schedule `ff`, `bp` (every junction of
     /// the network, block cycles of its FF and BP/UP of sample 0).
     pub fn new(spec: &Spec, range: RangeInclusive<usize>, ff: &[usize], bp: &[usize]) -> Stage {
+        Stage::with_prediction(spec, range, ff, bp, false)
+    }
+
+    /// [`Stage::new`]; with `registered` the output layer's first largest compares registered
+    /// outputs (ff_output.rs), so `pred` is complete two clocks after the block cycle that
+    /// wrote them (a linked board's sequencer waits for it).
+    pub fn with_prediction(
+        spec: &Spec,
+        range: RangeInclusive<usize>,
+        ff: &[usize],
+        bp: &[usize],
+        registered: bool,
+    ) -> Stage {
         let l = spec.junctions();
         let (first, last) = (*range.start(), *range.end());
         assert!(
@@ -98,28 +148,16 @@ impl Stage {
             "stage {first}..={last} of {l} junctions"
         );
         assert!(ff.len() == l && bp.len() == l);
-        let ps: Vec<JunctionParams> = (0..l)
+        let mut ps: Vec<JunctionParams> = (0..l)
             .map(|j| JunctionParams::with_schedule(spec, j, ff, bp))
             .collect();
+        ps[l - 1].pred_slack = registered;
         let junctions: Vec<Junction> = range
             .clone()
             .map(|j| Junction::new(&ps[j], if j > 0 { ps[j - 1].groups } else { 0 }))
             .collect();
         let local = &ps[first..=last];
-        let ctrl = CtrlParams {
-            junctions: local.len(),
-            inputs: spec.layers[0],
-            outputs: spec.layers[l],
-            t: local.iter().map(|p| p.clocks).max().unwrap() + spec.block_cycle_overhead(),
-            in_copies: bp[0] - ff[0] + 3,
-            w_banks: local.iter().map(|p| p.z).collect(),
-            w_rows: local.iter().map(|p| p.clocks).collect(),
-            b_banks: local.iter().map(|p| p.groups).collect(),
-            b_rows: local.iter().map(|p| p.bias_rows()).collect(),
-            ff: ff[range.clone()].to_vec(),
-            bp: bp[range.clone()].to_vec(),
-            wait_all: true,
-        };
+        let ctrl = ctrl_params(spec, range.clone(), ff, bp);
         let left = if first > 0 { ps[first - 1].groups } else { 0 };
         let right = if last + 1 < l { ps[last].groups } else { 0 };
         let rport = if last + 1 < l {
@@ -275,10 +313,8 @@ impl Stage {
                     // BP saturates the sum before it uses it; saturating here first changes
                     // nothing and halves what the link carries
                     let acc = at!(w, junctions[j].left[q].q_acc);
-                    let sum = w.call("sat32", &acc, |x| {
-                        b16(sat(format, s32(Bits::<32>::from(x)))).to_u64()
-                    });
-                    w.set(to!(left[q].q_sum), sum);
+                    w.set(to!(left[q].q_sum), sat_sum(w, &acc, format));
+                    w.set(to!(left[q].q_acc), acc);
                 }
             }
         }

@@ -34,6 +34,8 @@ pub struct BoundaryLeft {
     pub q_addr: Signal<In, Bits<16>>,
     pub q_clear: Signal<In, Bit>,
     pub q_sum: Signal<Out, Bits<16>>,
+    /// The same sum before saturation (for a reader that saturates it a clock later).
+    pub q_acc: Signal<Out, Bits<32>>,
 }
 
 /// A stage's right boundary, one group: the activations its last junction's FF finishes, for

@@ -7,7 +7,8 @@
 //! 3. take the input sample `t` from the feed (first stage; the first board of a chain takes
 //!    it ahead, while block cycle `t - 1` runs), or the activations its first junction's FF
 //!    needs in `t + 1` (left link, forward);
-//! 4. take the label of the sample its last junction's FF runs in `t` (last stage);
+//! 4. take the label of the sample its last junction's FF runs in `t` (last stage, when
+//!    training);
 //! 5. when its last junction's FF writes the right boundary in `t`, wait until the previous
 //!    vector has left for the link (the drain FIFOs are empty);
 //!
@@ -26,6 +27,8 @@ use rust_hdl::prelude::*;
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum Phase {
     Idle,
+    /// `t` or the stream just changed: the registered decisions of block cycle `t` settle.
+    Settle,
     /// Decide the first step of block cycle `t` (or the end of the stream).
     Next,
     SendLeft,
@@ -38,6 +41,9 @@ pub enum Phase {
     Label,
     Drain,
     Run,
+    /// An inference block cycle of the last junction ended: its registered first largest
+    /// output is complete two clocks later.
+    Predict,
     /// A link reported an error: nothing more runs until the next `go`.
     Failed,
 }
@@ -72,6 +78,8 @@ pub struct BoundarySequencer {
     pub go_samples: Signal<In, Bits<16>>,
     /// The stage's block cycle ends at this clock edge.
     pub block_end: Signal<In, Bit>,
+    /// Hold the next block cycle (the host has not taken enough predictions yet).
+    pub hold: Signal<In, Bit>,
     /// Block cycles the stage may start (the stage's `allow`).
     pub allow: Signal<Out, Bits<32>>,
     pub done: Signal<Out, Bit>,
@@ -128,8 +136,12 @@ pub struct BoundarySequencer {
     count: DFF<Bits<16>>,
     group: DFF<Bits<16>>,
     in_copy_q: DFF<Bits<16>>,
-    /// First board of a chain: input samples written so far, and the word of the next.
-    loaded: DFF<Bits<32>>,
+    /// First board of a chain: input samples not written yet.
+    unloaded: DFF<Bits<32>>,
+    /// `t + 2 - loaded`: how many more samples may be loaded ahead of block cycle `t` (kept
+    /// as a count, so no comparison of wide counters sits in front of the feed's `ready`).
+    room: DFF<Bits<8>>,
+    /// The word of the next input sample.
     in_word: DFF<Bits<16>>,
     lab_copy_q: DFF<Bits<16>>,
     drain_q: DFF<Bits<16>>,
@@ -148,16 +160,24 @@ pub struct BoundarySequencer {
     has_right: Constant<Bit>,
     total: Signal<Local, Bits<32>>,
     t_prev: Signal<Local, Bits<32>>,
-    t_next: Signal<Local, Bits<32>>,
-    need_send_left: Signal<Local, Bit>,
-    need_recv_right: Signal<Local, Bit>,
-    need_input: Signal<Local, Bit>,
-    need_recv_left: Signal<Local, Bit>,
-    need_label: Signal<Local, Bit>,
-    writes_right: Signal<Local, Bit>,
+    /// `t + 1`, kept with `t`: no adder sits in front of `allow`.
+    t_next: DFF<Bits<32>>,
+    /// Which steps block cycle `t` has, registered from `t` and the stream (the chain
+    /// runtime's *_sample tests); read only after `Settle` or `Predict`.
+    need_send_left: DFF<Bit>,
+    need_recv_right: DFF<Bit>,
+    need_input: DFF<Bit>,
+    need_recv_left: DFF<Bit>,
+    need_label: DFF<Bit>,
+    writes_right: DFF<Bit>,
+    /// `t` is the stream's last block cycle plus one.
+    at_end: DFF<Bit>,
     ahead: Signal<Local, Bit>,
     last_word: Signal<Local, Bit>,
     took: Signal<Local, Bit>,
+    /// A sample's last input word is loaded this clock; block cycle `t` ends this clock.
+    load_done: Signal<Local, Bit>,
+    t_step: Signal<Local, Bit>,
     after_send_left: Signal<Local, Phase>,
     after_recv_right: Signal<Local, Phase>,
     after_feed: Signal<Local, Phase>,
@@ -184,6 +204,7 @@ impl BoundarySequencer {
             go_train: Default::default(),
             go_samples: Default::default(),
             block_end: Default::default(),
+            hold: Default::default(),
             allow: Default::default(),
             done: Default::default(),
             failed: Default::default(),
@@ -229,7 +250,8 @@ impl BoundarySequencer {
             count: Default::default(),
             group: Default::default(),
             in_copy_q: Default::default(),
-            loaded: Default::default(),
+            unloaded: Default::default(),
+            room: Default::default(),
             in_word: Default::default(),
             lab_copy_q: Default::default(),
             drain_q: Default::default(),
@@ -255,9 +277,12 @@ impl BoundarySequencer {
             need_recv_left: Default::default(),
             need_label: Default::default(),
             writes_right: Default::default(),
+            at_end: Default::default(),
             ahead: Default::default(),
             last_word: Default::default(),
             took: Default::default(),
+            load_done: Default::default(),
+            t_step: Default::default(),
             after_send_left: Default::default(),
             after_recv_right: Default::default(),
             after_feed: Default::default(),
@@ -271,50 +296,73 @@ impl Logic for BoundarySequencer {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, phase, t, samples, train, count, group, in_copy_q, loaded, in_word,
-            lab_copy_q, drain_q
+            self,
+            clock,
+            phase,
+            t,
+            samples,
+            train,
+            count,
+            group,
+            in_copy_q,
+            unloaded,
+            room,
+            in_word,
+            lab_copy_q,
+            drain_q,
+            t_next,
+            need_send_left,
+            need_recv_right,
+            need_input,
+            need_recv_left,
+            need_label,
+            writes_right,
+            at_end
         );
         self.total.next = self.samples.q.val() + self.ff_last.val();
         if self.train.q.val() {
             self.total.next = self.samples.q.val() + self.bp_first.val();
         }
         self.t_prev.next = self.t.q.val() - 1;
-        self.t_next.next = self.t.q.val() + 1;
-        // Which steps block cycle t has (the chain runtime's *_sample tests).
-        self.need_send_left.next = self.has_left.val()
+        // Which steps block cycle t has (the chain runtime's *_sample tests), registered.
+        self.need_send_left.d.next = self.has_left.val()
             & self.train.q.val()
             & (self.t.q.val() > self.bp_first.val())
             & ((self.t_prev.val() - self.bp_first.val()) < self.samples.q.val());
-        self.need_recv_right.next = self.has_right.val()
+        self.need_recv_right.d.next = self.has_right.val()
             & self.train.q.val()
             & (self.t.q.val() >= self.bp_last.val())
             & ((self.t.q.val() - self.bp_last.val()) < self.samples.q.val());
-        self.need_input.next = !self.has_left.val() & (self.t.q.val() < self.samples.q.val());
-        self.need_recv_left.next = self.has_left.val()
-            & (self.t_next.val() >= self.ff_first.val())
-            & ((self.t_next.val() - self.ff_first.val()) < self.samples.q.val());
-        self.writes_right.next = (self.t.q.val() >= self.ff_last.val())
+        self.need_input.d.next = !self.has_left.val() & (self.t.q.val() < self.samples.q.val());
+        self.need_recv_left.d.next = self.has_left.val()
+            & (self.t_next.q.val() >= self.ff_first.val())
+            & ((self.t_next.q.val() - self.ff_first.val()) < self.samples.q.val());
+        self.writes_right.d.next = (self.t.q.val() >= self.ff_last.val())
             & ((self.t.q.val() - self.ff_last.val()) < self.samples.q.val());
-        self.need_label.next = !self.has_right.val() & self.writes_right.val();
+        self.need_label.d.next = !self.has_right.val()
+            & self.train.q.val()
+            & (self.t.q.val() >= self.ff_last.val())
+            & ((self.t.q.val() - self.ff_last.val()) < self.samples.q.val());
+        self.at_end.d.next = self.t.q.val() == self.total.val();
         // The step after each, skipping those block cycle t does not have.
         self.after_drain.next = Phase::Run;
         self.after_label.next = Phase::Run;
-        if self.has_right.val() & self.writes_right.val() {
+        if self.has_right.val() & self.writes_right.q.val() {
             self.after_label.next = Phase::Drain;
         }
         self.after_feed.next = self.after_label.val();
-        if self.need_label.val() {
+        if self.need_label.q.val() {
             self.after_feed.next = Phase::Label;
         }
         self.after_recv_right.next = self.after_feed.val();
-        if self.need_input.val() {
+        if self.need_input.q.val() {
             self.after_recv_right.next = Phase::Input;
         }
-        if self.need_recv_left.val() {
+        if self.need_recv_left.q.val() {
             self.after_recv_right.next = Phase::RecvLeft;
         }
         self.after_send_left.next = self.after_recv_right.val();
-        if self.need_recv_right.val() {
+        if self.need_recv_right.q.val() {
             self.after_send_left.next = Phase::RecvRight;
         }
 
@@ -342,6 +390,8 @@ impl Logic for BoundarySequencer {
         self.d_we.next = false;
         self.d_addr.next = self.count.q.val();
         self.took.next = false;
+        self.load_done.next = false;
+        self.t_step.next = false;
         self.last_word.next = false;
 
         // The drain runs in every phase: a word leaves whenever its group's FIFO has it.
@@ -361,8 +411,8 @@ impl Logic for BoundarySequencer {
             & self.has_right.val()
             & (self.phase.q.val() != Phase::Idle)
             & (self.phase.q.val() != Phase::Failed)
-            & (self.loaded.q.val() < self.samples.q.val())
-            & (self.loaded.q.val() <= self.t_next.val());
+            & (self.unloaded.q.val() != 0)
+            & (self.room.q.val() != 0);
         if self.ahead.val() {
             self.feed_ready.next = true;
             self.in_addr.next = self.in_word.q.val();
@@ -371,7 +421,8 @@ impl Logic for BoundarySequencer {
                 self.in_word.d.next = self.in_word.q.val() + 1;
                 if self.in_word.q.val() == self.inputs_last.val() {
                     self.in_word.d.next = 0.into();
-                    self.loaded.d.next = self.loaded.q.val() + 1;
+                    self.unloaded.d.next = self.unloaded.q.val() - 1;
+                    self.load_done.next = true;
                     self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
                     if self.in_copy_q.q.val() == self.in_copy_last.val() {
                         self.in_copy_q.d.next = 0.into();
@@ -384,15 +435,18 @@ impl Logic for BoundarySequencer {
             Phase::Idle => {
                 self.done.next = true;
             }
+            Phase::Settle => {
+                self.phase.d.next = Phase::Next;
+            }
             Phase::Next => {
                 self.count.d.next = 0.into();
                 self.group.d.next = 0.into();
                 // the last readout follows the stream's last block cycle
-                if self.need_send_left.val() {
+                if self.need_send_left.q.val() {
                     self.phase.d.next = Phase::SendLeft;
-                } else if self.t.q.val() == self.total.val() {
+                } else if self.at_end.q.val() {
                     self.phase.d.next = Phase::Idle;
-                } else {
+                } else if !self.hold.val() {
                     self.phase.d.next = self.after_send_left.val();
                 }
             }
@@ -403,7 +457,7 @@ impl Logic for BoundarySequencer {
                 self.last_word.next = self.count.q.val() == self.left_last.val();
                 if self.took.val() & self.last_word.val() {
                     self.phase.d.next = self.after_send_left.val();
-                    if self.t.q.val() == self.total.val() {
+                    if self.at_end.q.val() {
                         self.phase.d.next = Phase::Idle;
                     }
                 }
@@ -429,7 +483,7 @@ impl Logic for BoundarySequencer {
             Phase::Input => {
                 if self.has_right.val() {
                     // taken ahead: wait until sample t is in
-                    if self.loaded.q.val() > self.t.q.val() {
+                    if self.room.q.val() < 2 {
                         self.phase.d.next = self.after_feed.val();
                     }
                 } else {
@@ -479,12 +533,24 @@ impl Logic for BoundarySequencer {
                 }
             }
             Phase::Run => {
-                self.allow.next = self.t_next.val();
+                self.allow.next = self.t_next.q.val();
                 if self.block_end.val() {
-                    self.t.d.next = self.t_next.val();
+                    self.t.d.next = self.t_next.q.val();
+                    self.t_next.d.next = self.t_next.q.val() + 1;
+                    self.t_step.next = true;
+                    self.phase.d.next = Phase::Settle;
+                    if !self.has_right.val() & !self.train.q.val() & self.writes_right.q.val() {
+                        self.phase.d.next = Phase::Predict;
+                        self.count.d.next = 0.into();
+                    }
+                }
+            }
+            Phase::Predict => {
+                self.count.d.next = 1.into();
+                if self.count.q.val() == 1 {
+                    self.pred_valid.next = true;
+                    self.count.d.next = 0.into();
                     self.phase.d.next = Phase::Next;
-                    self.pred_valid.next =
-                        !self.has_right.val() & !self.train.q.val() & self.writes_right.val();
                 }
             }
             Phase::Failed => {
@@ -506,16 +572,24 @@ impl Logic for BoundarySequencer {
                 self.group.d.next = 0.into();
             }
         }
+        if self.load_done.val() & !self.t_step.val() {
+            self.room.d.next = self.room.q.val() - 1;
+        }
+        if self.t_step.val() & !self.load_done.val() {
+            self.room.d.next = self.room.q.val() + 1;
+        }
         if self.link_error.val() & (self.phase.q.val() != Phase::Idle) {
             self.phase.d.next = Phase::Failed;
         }
         if self.go.val() {
-            self.phase.d.next = Phase::Next;
+            self.phase.d.next = Phase::Settle;
             self.t.d.next = 0.into();
+            self.t_next.d.next = 1.into();
             self.samples.d.next = bit_cast::<32, 16>(self.go_samples.val());
             self.train.d.next = self.go_train.val();
             self.in_copy_q.d.next = 0.into();
-            self.loaded.d.next = 0.into();
+            self.unloaded.d.next = bit_cast::<32, 16>(self.go_samples.val());
+            self.room.d.next = 2.into();
             self.in_word.d.next = 0.into();
             self.lab_copy_q.d.next = 0.into();
             self.drain_q.d.next = 0.into();

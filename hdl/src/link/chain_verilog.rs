@@ -103,6 +103,7 @@ pub fn chain_verilog(
         .iter()
         .map(|s| format!(".{s}({pre}{s})"))
         .collect();
+        conns.push(".hold(1'b0)".into());
         for f in ["data", "valid", "ready"] {
             conns.push(format!(".feed${f}({pre}feed_{f})"));
         }

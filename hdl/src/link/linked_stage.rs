@@ -13,10 +13,11 @@ use super::boundary::{BoundaryParams, BoundarySequencer};
 use super::rx::LinkRx;
 use super::tx::LinkTx;
 use crate::params::JunctionParams;
-use crate::stage::Stage;
+use crate::stage::{sat_sum, Stage};
 use crate::wiring::{Connect, Sim, Text, Wires};
 use crate::word_stream::WordSink;
 use crate::{at, to};
+use edgeflow_core::fixed::Format;
 use edgeflow_core::Spec;
 use rust_hdl::prelude::*;
 use std::ops::RangeInclusive;
@@ -64,9 +65,46 @@ pub struct LinkIn<const W: usize> {
     pub credit: Signal<Out, Bit>,
 }
 
+/// A board with link pins towards its neighbours (a linked stage, or the board around it):
+/// what a simulation of several boards carries between them.
+pub trait LinkPins<const W: usize> {
+    fn from_prev(&mut self) -> &mut Vec<LinkIn<W>>;
+    fn to_prev(&mut self) -> &mut Vec<LinkOut<W>>;
+    fn to_next(&mut self) -> &mut Vec<LinkOut<W>>;
+    fn from_next(&mut self) -> &mut Vec<LinkIn<W>>;
+}
+
+/// Implements [`LinkPins`] for a block whose fields carry the link pins' names.
+#[macro_export]
+macro_rules! link_pins_impl {
+    ($t:ident) => {
+        impl<const W: usize, const F: usize, const FP1: usize>
+            $crate::link::linked_stage::LinkPins<W> for $t<W, F, FP1>
+        {
+            fn from_prev(&mut self) -> &mut Vec<$crate::link::linked_stage::LinkIn<W>> {
+                &mut self.from_prev
+            }
+            fn to_prev(&mut self) -> &mut Vec<$crate::link::linked_stage::LinkOut<W>> {
+                &mut self.to_prev
+            }
+            fn to_next(&mut self) -> &mut Vec<$crate::link::linked_stage::LinkOut<W>> {
+                &mut self.to_next
+            }
+            fn from_next(&mut self) -> &mut Vec<$crate::link::linked_stage::LinkIn<W>> {
+                &mut self.from_next
+            }
+        }
+    };
+}
+
+link_pins_impl!(LinkedStage);
+
 type Rx<const W: usize, const F: usize, const FP1: usize> = LinkRx<W, F, FP1>;
 /// A drain FIFO holds one group's share of the right boundary; it is as deep as the link's.
 type Drain<const F: usize, const FP1: usize> = SynchronousFIFO<Bits<16>, F, FP1, 1>;
+/// The delta sums' FIFO: `almost_full` four words early, so that its registered room covers
+/// the words already on their way in.
+type Sums<const F: usize, const FP1: usize> = SynchronousFIFO<Bits<16>, F, FP1, 4>;
 
 /// `W` data pins per link direction, link FIFOs of `2^F` words (`FP1 = F + 1`).
 #[derive(LogicBlock)]
@@ -85,6 +123,8 @@ pub struct LinkedStage<const W: usize, const F: usize, const FP1: usize> {
     /// The output layer's first largest activation (last board), valid with `pred_valid`.
     pub pred: Signal<Out, Bits<16>>,
     pub pred_valid: Signal<Out, Bit>,
+    /// Hold the next block cycle (a host that has not taken enough predictions yet).
+    pub hold: Signal<In, Bit>,
     /// The receivers' sticky error bits (link/mod.rs `ERR_*`): from the previous board and
     /// from the next.
     pub prev_error: Signal<Out, Bits<5>>,
@@ -104,8 +144,13 @@ pub struct LinkedStage<const W: usize, const F: usize, const FP1: usize> {
     pub stage: Stage,
     pub seq: BoundarySequencer,
     drain: Vec<Drain<F, FP1>>,
-    /// The left layer's delta sums on their way to the previous board.
-    sums: Vec<Drain<F, FP1>>,
+    /// The left layer's delta sums on their way to the previous board, and the sum read
+    /// this clock, saturated and written into the FIFO in the next (the read and the
+    /// saturation each take a clock).
+    sums: Vec<Sums<F, FP1>>,
+    sum_word: Vec<DFF<Bits<32>>>,
+    sum_write: Vec<DFF<Bit>>,
+    sum_room: Vec<DFF<Bit>>,
     fwd_rx: Vec<Rx<W, F, FP1>>,
     bwd_tx: Vec<LinkTx<W>>,
     fwd_tx: Vec<LinkTx<W>>,
@@ -113,6 +158,7 @@ pub struct LinkedStage<const W: usize, const F: usize, const FP1: usize> {
     _left_groups: usize,
     _right_groups: usize,
     _junctions: usize,
+    _format: Format,
 }
 
 /// The sequencer's view of a stage of `spec` on the schedule `ff`, `bp`.
@@ -155,7 +201,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         timeout: u32,
     ) -> Self {
         let p = boundary_params(spec, &range, ff, bp);
-        let stage = Stage::new(spec, range.clone(), ff, bp);
+        let stage = Stage::with_prediction(spec, range.clone(), ff, bp, true);
         let depth = 1usize << F;
         let per_group = p.right.div_ceil(p.right_groups);
         assert!(
@@ -196,6 +242,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             started: Default::default(),
             pred: Default::default(),
             pred_valid: Default::default(),
+            hold: Default::default(),
             prev_error: Default::default(),
             next_error: Default::default(),
             h_sel: crate::sigs(n),
@@ -217,6 +264,9 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
                 vec![]
             },
             sums: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            sum_word: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            sum_write: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            sum_room: (0..side(p.has_left)).map(|_| Default::default()).collect(),
             fwd_rx: (0..side(p.has_left))
                 .map(|_| Rx::new(p.left as u16, timeout))
                 .collect(),
@@ -232,7 +282,17 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             _left_groups: if p.has_left { p.left_groups } else { 0 },
             _right_groups: if p.has_right { p.right_groups } else { 0 },
             _junctions: n,
+            _format: spec.format(),
         }
+    }
+
+    fn shape(&self) -> (usize, usize, usize, Format) {
+        (
+            self._left_groups,
+            self._right_groups,
+            self._junctions,
+            self._format,
+        )
     }
 
     /// Clocks of one block cycle of the stage.
@@ -240,7 +300,13 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         self.stage.block_cycle_clocks()
     }
 
-    fn wire<X: Wires<Self>>(w: &mut X, lefts: usize, rights: usize, junctions: usize) {
+    fn wire<X: Wires<Self>>(
+        w: &mut X,
+        lefts: usize,
+        rights: usize,
+        junctions: usize,
+        format: Format,
+    ) {
         let bit0 = w.lit(0, "1'b0");
         let bit1 = w.lit(1, "1'b1");
         let word0 = w.lit(0, "16'd0");
@@ -253,13 +319,20 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         w.set(to!(seq.go), at!(w, go));
         w.set(to!(seq.go_train), at!(w, go_train));
         w.set(to!(seq.go_samples), at!(w, go_samples));
+        w.set(to!(seq.hold), at!(w, hold));
         w.set(to!(stage.allow), at!(w, seq.allow));
         let end = w.and(&at!(w, stage.adv), &at!(w, stage.last));
         w.set(to!(seq.block_end), end);
         w.set(to!(done), at!(w, seq.done));
         w.set(to!(failed), at!(w, seq.failed));
         w.set(to!(started), at!(w, stage.started));
-        w.set(to!(pred), at!(w, stage.pred));
+        // only the output layer's first largest is a prediction: elsewhere it is left out, and
+        // synthesis removes the comparisons behind it
+        if rights == 0 {
+            w.set(to!(pred), at!(w, stage.pred));
+        } else {
+            w.set(to!(pred), word0.clone());
+        }
         w.set(to!(pred_valid), at!(w, seq.pred_valid));
         // the feed
         w.set(to!(seq.feed_data), at!(w, feed.data));
@@ -307,11 +380,24 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             // the sums leave through a FIFO: the sequencer reads one a clock, the link
             // sends them at its own pace while the board goes on
             w.set(to!(sums[0].clock), at!(w, clock));
-            let room = w.not(&at!(w, sums[0].full));
+            w.set(to!(sum_word[0].clock), at!(w, clock));
+            w.set(to!(sum_write[0].clock), at!(w, clock));
+            // room for this word and those on their way in, a clock late
+            w.set(to!(sum_room[0].clock), at!(w, clock));
+            w.set(to!(sum_room[0].d), w.not(&at!(w, sums[0].almost_full)));
+            let room = at!(w, sum_room[0].q);
             w.set(to!(seq.bout_ready), room.clone());
-            w.set(to!(sums[0].write), w.and(&at!(w, seq.bout_valid), &room));
-            let heads = (0..lefts).map(|q| at!(w, stage.left[q].q_sum)).collect();
-            w.case(to!(sums[0].data_in), at!(w, seq.lq_q), heads, word0.clone());
+            w.set(to!(sum_write[0].d), w.and(&at!(w, seq.bout_valid), &room));
+            let heads = (0..lefts).map(|q| at!(w, stage.left[q].q_acc)).collect();
+            w.case(
+                to!(sum_word[0].d),
+                at!(w, seq.lq_q),
+                heads,
+                w.lit(0, "32'd0"),
+            );
+            w.set(to!(sums[0].write), at!(w, sum_write[0].q));
+            let sum = sat_sum(w, &at!(w, sum_word[0].q), format);
+            w.set(to!(sums[0].data_in), sum);
             let ready = w.not(&at!(w, sums[0].empty));
             w.set(to!(bwd_tx[0].words.valid), ready.clone());
             w.set(to!(bwd_tx[0].words.data), at!(w, sums[0].data_out));
@@ -400,24 +486,20 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
 
 impl<const W: usize, const F: usize, const FP1: usize> Logic for LinkedStage<W, F, FP1> {
     fn update(&mut self) {
-        let (l, r, j) = (self._left_groups, self._right_groups, self._junctions);
-        Self::wire(&mut Sim(self), l, r, j);
+        let (l, r, j, f) = self.shape();
+        Self::wire(&mut Sim(self), l, r, j, f);
     }
 
     fn connect(&mut self) {
-        let (l, r, j) = (self._left_groups, self._right_groups, self._junctions);
-        Self::wire(&mut Connect(self), l, r, j);
+        let (l, r, j, f) = self.shape();
+        Self::wire(&mut Connect(self), l, r, j, f);
     }
 
     fn hdl(&self) -> Verilog {
+        let (l, r, j, f) = self.shape();
         let mut t = Text::default();
-        Self::wire(
-            &mut t,
-            self._left_groups,
-            self._right_groups,
-            self._junctions,
-        );
-        t.verilog("")
+        Self::wire(&mut t, l, r, j, f);
+        t.verilog(&crate::fixed::verilog_functions(f, 0))
     }
 }
 

@@ -25,8 +25,10 @@ pub mod bench;
 pub mod boundary;
 pub mod cdc;
 pub mod chain_verilog;
+pub mod linked_board;
 pub mod linked_stage;
 pub mod rx;
+pub mod stage_host;
 pub mod tx;
 
 #[cfg(test)]

@@ -75,6 +75,11 @@ pub struct LinkRx<const W: usize, const N: usize, const NP1: usize> {
     crc: DFFWithInit<Bits<16>>,
     idle: DFF<Bits<24>>,
     flags: DFF<Bits<5>>,
+    /// This clock's faults, acted on in the next (the error bits, the failed state): the
+    /// faults' many sources then do not sit in front of every register they stop. A faulting
+    /// step never advances itself, and a vector whose CRC matched is good whatever else
+    /// failed in the same clock.
+    fault_q: DFF<Bits<5>>,
     good_q: DFF<Bit>,
     good_count: DFF<Bits<16>>,
     crc_step: Crc16Step,
@@ -134,6 +139,7 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
             crc: DFFWithInit::new((CRC_INIT as u64).into()),
             idle: Default::default(),
             flags: Default::default(),
+            fault_q: Default::default(),
             good_q: Default::default(),
             good_count: Default::default(),
             crc_step: Default::default(),
@@ -166,7 +172,7 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         );
         dff_setup!(
             self, clock, cut_sync1, cut_sync2, over_sync1, over_sync2, state, count, expected, crc,
-            idle, flags, good_q, good_count
+            idle, flags, fault_q, good_q, good_count
         );
         self.fifo.write_clock.next = self.link_clock.val();
         self.fifo.read_clock.next = self.clock.val();
@@ -298,8 +304,9 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
                 self.state.d.next = RxState::Failed;
             }
         }
-        if self.fault.val() != 0 {
-            self.flags.d.next = self.flags.q.val() | self.fault.val();
+        self.fault_q.d.next = self.fault.val();
+        if self.fault_q.q.val() != 0 {
+            self.flags.d.next = self.flags.q.val() | self.fault_q.q.val();
             self.state.d.next = RxState::Failed;
             self.good_q.d.next = false;
         }

@@ -8,7 +8,7 @@ use super::error::SimError;
 use crate::fixed::{b16, s16};
 use crate::link::bench::Beat;
 use crate::link::boundary::BoundaryParams;
-use crate::link::linked_stage::{boundary_params, LinkedStage, LINK_TIMEOUT_CLOCKS};
+use crate::link::linked_stage::{boundary_params, LinkPins, LinkedStage, LINK_TIMEOUT_CLOCKS};
 use crate::params::JunctionParams;
 use crate::testing::settle;
 use edgeflow_core::{Encoded, Spec, State};
@@ -195,39 +195,16 @@ impl<const W: usize> LinkedChain<W> {
     /// Link `l` (boards `l`, `l + 1`), one direction: sender pins to receiver, credit back.
     fn carry_link(&mut self, l: usize, forward: bool) {
         let (left, right) = self.boards.split_at_mut(l + 1);
-        let (a, b) = (left[l].as_mut(), right[0].as_mut());
-        let (tx, rx) = if forward {
-            (&a.to_next[0], &mut b.from_prev[0])
-        } else {
-            (&b.to_prev[0], &mut a.from_next[0])
-        };
-        let mut beat = Beat {
-            data: tx.data.val().index() as u64,
-            valid: tx.valid.val(),
-            start: tx.start.val(),
-        };
-        if let (Some(n), Some((site, f))) = (self.on_wire, self.fault.as_mut()) {
-            if site.link == l && site.forward == forward {
-                f(n, &mut beat);
+        let on_wire = self.on_wire;
+        let fault = self
+            .fault
+            .as_mut()
+            .filter(|(site, _)| site.link == l && site.forward == forward);
+        carry_wires::<W, _>(left[l].as_mut(), right[0].as_mut(), forward, |beat| {
+            if let (Some(n), Some((_, f))) = (on_wire, fault) {
+                f(n, beat);
             }
-        }
-        rx.clock.next = tx.clock.val();
-        rx.data.next = (beat.data & ((1u64 << W) - 1)).into();
-        rx.valid.next = beat.valid;
-        rx.start.next = beat.start;
-        let (sender, receiver) = if forward { (a, b) } else { (b, a) };
-        settle(receiver);
-        let credit = if forward {
-            receiver.from_prev[0].credit.val()
-        } else {
-            receiver.from_next[0].credit.val()
-        };
-        if forward {
-            sender.to_next[0].credit.next = credit;
-        } else {
-            sender.to_prev[0].credit.next = credit;
-        }
-        settle(sender);
+        });
     }
 
     /// Train (FF, BP, UP) or infer one stream over `data`, every board on its own clock, until
@@ -323,6 +300,44 @@ impl<const W: usize> LinkedChain<W> {
     }
 }
 
+/// One direction of the link between neighbours `a` (left) and `b` (right): the sender's
+/// pins, rewritten by `fault`, reach the receiver, and the receiver's credit wire goes back.
+pub fn carry_wires<const W: usize, B: LinkPins<W> + Block>(
+    a: &mut B,
+    b: &mut B,
+    forward: bool,
+    fault: impl FnOnce(&mut Beat),
+) {
+    let (tx, rx) = if forward {
+        (&a.to_next()[0], &mut b.from_prev()[0])
+    } else {
+        (&b.to_prev()[0], &mut a.from_next()[0])
+    };
+    let mut beat = Beat {
+        data: tx.data.val().index() as u64,
+        valid: tx.valid.val(),
+        start: tx.start.val(),
+    };
+    fault(&mut beat);
+    rx.clock.next = tx.clock.val();
+    rx.data.next = (beat.data & ((1u64 << W) - 1)).into();
+    rx.valid.next = beat.valid;
+    rx.start.next = beat.start;
+    let (sender, receiver) = if forward { (a, b) } else { (b, a) };
+    settle(receiver);
+    let credit = if forward {
+        receiver.from_prev()[0].credit.val()
+    } else {
+        receiver.from_next()[0].credit.val()
+    };
+    if forward {
+        sender.to_next()[0].credit.next = credit;
+    } else {
+        sender.to_prev()[0].credit.next = credit;
+    }
+    settle(sender);
+}
+
 /// One weight or bias of a board, as its host ports address it.
 #[derive(Clone, Copy, Debug)]
 pub struct WeightCell {
@@ -379,7 +394,7 @@ pub fn weight_cells(spec: &Spec, sched: &Schedule, range: (usize, usize)) -> Vec
 }
 
 /// The words board `p` takes from its feed over a stream, in its sequencer's order: per
-/// block cycle the input sample (first board), then the label (last board).
+/// block cycle the input sample (first board), then the label (last board, training).
 pub fn feed(p: &BoundaryParams, data: &Encoded, train: bool) -> Vec<u16> {
     let s = data.len();
     let total = s + if train { p.bp_first } else { p.ff_last };
@@ -388,7 +403,7 @@ pub fn feed(p: &BoundaryParams, data: &Encoded, train: bool) -> Vec<u16> {
         if !p.has_left && t < s {
             out.extend(data.input(t).iter().map(|&v| v as u16));
         }
-        if !p.has_right && t >= p.ff_last && t - p.ff_last < s {
+        if train && !p.has_right && t >= p.ff_last && t - p.ff_last < s {
             out.push(data.labels[t - p.ff_last] as u16);
         }
     }

@@ -3,6 +3,7 @@
 //! (edgeflow-reference).
 
 pub mod error;
+pub mod linked_boards;
 pub mod linked_chain;
 pub mod linked_verilator;
 pub mod rtl;

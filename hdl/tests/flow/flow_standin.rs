@@ -86,7 +86,7 @@ fn icebreaker_bitstream_of_the_echo_board_top() {
     top.connect_all();
     let dir = scratch("echo-icebreaker");
     std::fs::write(dir.join("top.v"), generate_verilog(&top)).unwrap();
-    std::fs::write(dir.join("top.pcf"), pcf(b)).unwrap();
+    std::fs::write(dir.join("top.pcf"), pcf(b, &[])).unwrap();
     let t = targets::target(b.target).unwrap();
     let s = yosys::synthesize(t, &dir, "top.v", true).unwrap();
     assert!(s.table.overflows().is_empty());

@@ -8,15 +8,19 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 // the usage names what a user gives, not the hidden stand-in
 #[command(
-    override_usage = "edgeflow bitstream [OPTIONS] --spec <SPEC> --board <BOARD> --out <OUT>"
+    override_usage = "edgeflow bitstream [OPTIONS] --spec <SPEC> --board <BOARD> --out <OUT>\n       edgeflow bitstream [OPTIONS] --plan <PLAN> --out <OUT>"
 )]
 pub struct Args {
     /// Spec file (TOML).
-    #[arg(long, required_unless_present = "standin")]
+    #[arg(long, required_unless_present_any = ["standin", "plan"], conflicts_with = "plan")]
     spec: Option<PathBuf>,
     /// icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or ulx3s-12f.
-    #[arg(long)]
-    board: String,
+    #[arg(long, required_unless_present = "plan", conflicts_with = "plan")]
+    board: Option<String>,
+    /// A plan over boards with their own links (`edgeflow plan`): one bitstream per stage,
+    /// each with its link pins, at its board's planned clock.
+    #[arg(long, conflicts_with_all = ["freq", "resident", "standin"])]
+    plan: Option<PathBuf>,
     /// Directory for the bitstream, the design's sources and the tools' reports, created if
     /// missing.
     #[arg(short, long)]
@@ -46,15 +50,21 @@ impl Args {
     pub fn paths(&self) -> Paths {
         Paths::new()
             .input("--spec", self.spec.as_deref())
+            .input("--plan", self.plan.as_deref())
             .out_dir("--out", &self.out, &[])
     }
 
     pub fn exec(self) -> Result<()> {
+        if let Some(plan) = &self.plan {
+            return crate::flow::bitstream_plan::bitstream_plan_cmd(
+                plan, &self.out, self.baud, self.seed, self.json,
+            );
+        }
         crate::flow::bitstream::bitstream_cmd(crate::flow::bitstream::BitstreamArgs {
             spec: self.spec,
             resident: self.resident,
             standin: self.standin,
-            board: self.board,
+            board: self.board.expect("clap requires --board without --plan"),
             out: self.out,
             freq: self.freq,
             baud: self.baud,

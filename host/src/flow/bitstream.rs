@@ -102,12 +102,16 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
             let c = spec.block_cycle_clocks() as f64;
             (Some(c), Some(top.mhz * 1e6 / c))
         }
+        Inner::Linked(d) => {
+            let c = d.block_cycle_clocks() as f64;
+            (Some(c), Some(top.mhz * 1e6 / c))
+        }
         Inner::Echo => (None, None),
     };
     let uart_samples_s = match &inner {
         Inner::Network(spec) => Some(a.baud as f64 / (20.0 * (spec.layers[0] + 1) as f64)),
         // the samples are on the board: the line carries no sample words
-        Inner::Resident(_) | Inner::Echo => None,
+        Inner::Resident(_) | Inner::Echo | Inner::Linked(_) => None,
     };
     // the static timing's Fmax, with the multiplies nextpnr leaves out (flow/sta.rs)
     let met = p.timing.fmax_mhz >= top.mhz;
@@ -225,7 +229,7 @@ pub(super) fn place_route(
 ) -> Result<Built> {
     let ecp5 = b.target.starts_with("ecp5");
     let t = target(b.target)?;
-    let (cons, cons_ext) = constraints(b);
+    let (cons, cons_ext) = inner.constraints(b)?;
     let top = board_top_verilog(inner, b, mhz, baud)?;
     let dir = work_dir("bitstream")?;
     std::fs::write(dir.path().join("top.v"), &top.verilog)?;

@@ -90,6 +90,10 @@ pub fn suggestion(inner: &Inner, b: Option<&BoardInfo>, room: Room) -> String {
     let (spec, resident) = match inner {
         Inner::Network(s) => (s, false),
         Inner::Resident(s) => (s, true),
+        Inner::Linked(_) => {
+            return "Plan again with this board's real room (edgeflow plan), or use a larger part."
+                .into()
+        }
         Inner::Echo => return "Use a larger part.".into(),
     };
     let d = spec.derived();

@@ -2,6 +2,7 @@
 //! line. Tool runs land in a work directory; results are printed as tables or `--json`.
 
 pub mod bitstream;
+pub mod bitstream_plan;
 pub mod check;
 pub mod fit;
 pub mod synth;

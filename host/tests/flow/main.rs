@@ -7,6 +7,7 @@ mod common;
 
 mod bitstream_alchitry;
 mod bitstream_digits;
+mod bitstream_linked;
 mod bitstream_ulx3s;
 mod fit_cli;
 mod fit_flow;

@@ -1,0 +1,154 @@
+//! A two-board linked plan built for real: a small network that the planner splits over two
+//! iCEBreakers, each stage with its board-to-board link on the board file's PMOD pins and its
+//! UART host link, through yosys → nextpnr-ice40 → icepack → static timing, with a fixed
+//! placement seed. Both bitstreams must exist, fit the UP5K and meet the board's 30 MHz (the
+//! forwarded link clock is timed too); the constraint files place the link pins; `deploy
+//! --plan` loads them in chain order (dry run).
+
+use crate::common::{edgeflow, have, ok_json, path_str, tmpdir};
+
+/// Two junctions of 64 edges: on one iCEBreaker the planner gives them one lane each, on two
+/// it gives each two lanes, so it splits them (the link's 4-word vector is short).
+const PAIR: &str = r#"
+name = "pair"
+layers = [64, 4, 16]
+fan_out = [1, 16]
+z = [1, 1]
+activation = "sigmoid"
+learning_rate_shift = 2
+seed = 1
+
+[fixed]
+width = 10
+int_bits = 2
+frac_bits = 7
+
+[pattern]
+kind = "type2"
+dither = true
+seed = 2
+"#;
+
+#[test]
+fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
+    if !(have("yosys", "yosys")
+        && have("nextpnr-ice40", "nextpnr-ice40")
+        && have("icepack", "fpga-icestorm"))
+    {
+        return;
+    }
+    let d = tmpdir("bitstream-linked");
+    let spec = d.join("pair.toml");
+    std::fs::write(&spec, PAIR).unwrap();
+    let plan = d.join("plan.json");
+    let p = ok_json(&[
+        "plan",
+        "--spec",
+        path_str(&spec),
+        "--boards",
+        "icebreakerx2",
+        "-o",
+        path_str(&plan),
+        "--json",
+    ]);
+    assert_eq!(p["stages"].as_array().unwrap().len(), 2, "{p}");
+    let out = d.join("out");
+    let o = edgeflow(&[
+        "bitstream",
+        "--plan",
+        path_str(&plan),
+        "--seed",
+        "1",
+        "-o",
+        path_str(&out),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2);
+    for (i, s) in stages.iter().enumerate() {
+        let n = i + 1;
+        assert_eq!(s["stage"], n);
+        assert_eq!(s["fits"], true, "{s}");
+        let bin = out.join(format!("pair-stage{n}-icebreaker.bin"));
+        assert_eq!(s["bitstream"].as_str().unwrap(), bin.to_str().unwrap());
+        let size = std::fs::metadata(&bin).unwrap().len();
+        assert!(size > 100_000, "{} is only {size} bytes", bin.display());
+        for r in s["resources"]["rows"].as_array().unwrap() {
+            assert!(
+                r["used"].as_f64() <= r["available"].as_f64(),
+                "does not fit: {r}"
+            );
+        }
+        let fmax = s["fmax_mhz"].as_f64().unwrap();
+        assert!(
+            fmax >= 30.0 && s["timing_met"] == true,
+            "stage {n}: Fmax {fmax} MHz below the 30 MHz clock; critical path {}",
+            s["critical_path"]
+        );
+        // nextpnr's own figure for the design clock, from the report it wrote
+        let report = out.join(format!("pair-stage{n}-icebreaker-nextpnr-report.json"));
+        assert!(crate::common::nextpnr_fmax(&report) >= 30.0);
+        // the link pins from boards/icebreaker.toml: board 1 sends activations on PMOD1A
+        // and takes deltas on PMOD1B, board 2 the other way round
+        let pcf =
+            std::fs::read_to_string(out.join(format!("pair-stage{n}-icebreaker.pcf"))).unwrap();
+        let want = if n == 1 {
+            ["set_io to_next$0$clock 4", "set_io from_next$0$data[3] 28"]
+        } else {
+            ["set_io from_prev$0$clock 4", "set_io to_prev$0$data[3] 28"]
+        };
+        for w in want {
+            assert!(pcf.contains(&format!("{w}\n")), "{w} missing in\n{pcf}");
+        }
+    }
+    assert_eq!(v["all_built"], true);
+
+    let dep = ok_json(&[
+        "deploy",
+        "--plan",
+        path_str(&plan),
+        "--dir",
+        path_str(&out),
+        "--serials",
+        "A1,B2",
+        "--dry-run",
+        "--json",
+    ]);
+    let cmds: Vec<&str> = dep["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cmds,
+        [1, 2]
+            .iter()
+            .zip(["A1", "B2"])
+            .map(|(n, serial)| format!(
+                "openFPGALoader -b ice40_generic --ftdi-serial {serial} {}",
+                out.join(format!("pair-stage{n}-icebreaker.bin")).display()
+            ))
+            .collect::<Vec<_>>()
+    );
+    // one serial for two stages is refused before anything runs
+    let o = edgeflow(&[
+        "deploy",
+        "--plan",
+        path_str(&plan),
+        "--dir",
+        path_str(&out),
+        "--serials",
+        "A1",
+        "--dry-run",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("one FTDI serial per stage"));
+}
