@@ -45,7 +45,12 @@ pub struct Stage {
     pub go_samples: Signal<In, Bits<16>>,
     /// Block cycles the stage may start (it waits while `allow` ≤ started).
     pub allow: Signal<In, Bits<32>>,
+    /// A linked stage's sequencer says directly whether a block cycle may start (one bit, no
+    /// comparison of counters in front of the controller); `allow` is then unused.
+    pub permit: Vec<Signal<In, Bit>>,
     pub started: Signal<Out, Bits<32>>,
+    /// A block cycle starts at the end of this clock.
+    pub starting: Signal<Out, Bit>,
     pub done: Signal<Out, Bit>,
     /// A block-cycle clock (the stage is not waiting).
     pub adv: Signal<Out, Bit>,
@@ -128,18 +133,22 @@ impl Stage {
     /// Junctions `range` (0-based) of `spec` on the schedule `ff`, `bp` (every junction of
     /// the network, block cycles of its FF and BP/UP of sample 0).
     pub fn new(spec: &Spec, range: RangeInclusive<usize>, ff: &[usize], bp: &[usize]) -> Stage {
-        Stage::with_prediction(spec, range, ff, bp, false)
+        Stage::build(spec, range, ff, bp, false)
     }
 
-    /// [`Stage::new`]; with `registered` the output layer's first largest compares registered
-    /// outputs (ff_output.rs), so `pred` is complete two clocks after the block cycle that
-    /// wrote them (a linked board's sequencer waits for it).
-    pub fn with_prediction(
+    /// [`Stage::new`] as a linked board runs it: a block cycle starts on `permit`, and the
+    /// output layer's first largest compares registered outputs (ff_output.rs), so `pred` is
+    /// complete two clocks after the block cycle that wrote them (the sequencer waits).
+    pub fn linked(spec: &Spec, range: RangeInclusive<usize>, ff: &[usize], bp: &[usize]) -> Stage {
+        Stage::build(spec, range, ff, bp, true)
+    }
+
+    fn build(
         spec: &Spec,
         range: RangeInclusive<usize>,
         ff: &[usize],
         bp: &[usize],
-        registered: bool,
+        linked: bool,
     ) -> Stage {
         let l = spec.junctions();
         let (first, last) = (*range.start(), *range.end());
@@ -151,7 +160,7 @@ impl Stage {
         let mut ps: Vec<JunctionParams> = (0..l)
             .map(|j| JunctionParams::with_schedule(spec, j, ff, bp))
             .collect();
-        ps[l - 1].pred_slack = registered;
+        ps[l - 1].pred_slack = linked;
         let junctions: Vec<Junction> = range
             .clone()
             .map(|j| Junction::new(&ps[j], if j > 0 { ps[j - 1].groups } else { 0 }))
@@ -177,7 +186,9 @@ impl Stage {
             go_train: Default::default(),
             go_samples: Default::default(),
             allow: Default::default(),
+            permit: crate::sigs(usize::from(linked)),
             started: Default::default(),
+            starting: Default::default(),
             done: Default::default(),
             adv: Default::default(),
             last: Default::default(),
@@ -256,6 +267,7 @@ impl Stage {
             rport: !self.rport.is_empty(),
             first: self._first,
             format: self._format,
+            permit: !self.permit.is_empty(),
         }
     }
 
@@ -269,10 +281,15 @@ impl Stage {
         w.set(to!(ctrl.lab_we), at!(w, lab_we));
         w.set(to!(ctrl.lab_copy), at!(w, lab_copy));
         w.set(to!(ctrl.lab_data), at!(w, lab_data));
-        let ready = w.gt(&at!(w, allow), &at!(w, ctrl.started));
+        let ready = if shape.permit {
+            at!(w, permit[0])
+        } else {
+            w.gt(&at!(w, allow), &at!(w, ctrl.started))
+        };
         w.set(to!(ctrl.sample_ready), ready);
         w.set(to!(ctrl.out_busy), bit0.clone());
         w.set(to!(started), at!(w, ctrl.started));
+        w.set(to!(starting), at!(w, ctrl.starting));
         w.set(to!(done), at!(w, ctrl.done));
         w.set(to!(adv), at!(w, ctrl.adv));
         w.set(to!(last), at!(w, ctrl.last));
@@ -347,6 +364,8 @@ struct Shape {
     rport: bool,
     first: usize,
     format: Format,
+    /// Block cycles start on `permit` (a linked stage).
+    permit: bool,
 }
 
 /// The Verilog of a stage (top module `top`).

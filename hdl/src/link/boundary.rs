@@ -82,6 +82,10 @@ pub struct BoundarySequencer {
     pub hold: Signal<In, Bit>,
     /// Block cycles the stage may start (the stage's `allow`).
     pub allow: Signal<Out, Bits<32>>,
+    /// The stage may start block cycle `t` now (the stage's `permit`), and it started one
+    /// this clock (its controller's `starting`).
+    pub permit: Signal<Out, Bit>,
+    pub starting: Signal<In, Bit>,
     pub done: Signal<Out, Bit>,
     pub failed: Signal<Out, Bit>,
     /// A link's sticky error bits (either direction), any of which fails the stream.
@@ -172,6 +176,8 @@ pub struct BoundarySequencer {
     writes_right: DFF<Bit>,
     /// `t` is the stream's last block cycle plus one.
     at_end: DFF<Bit>,
+    /// Block cycle `t` has started.
+    started_t: DFF<Bit>,
     ahead: Signal<Local, Bit>,
     last_word: Signal<Local, Bit>,
     took: Signal<Local, Bit>,
@@ -206,6 +212,8 @@ impl BoundarySequencer {
             block_end: Default::default(),
             hold: Default::default(),
             allow: Default::default(),
+            permit: Default::default(),
+            starting: Default::default(),
             done: Default::default(),
             failed: Default::default(),
             link_error: Default::default(),
@@ -278,6 +286,7 @@ impl BoundarySequencer {
             need_label: Default::default(),
             writes_right: Default::default(),
             at_end: Default::default(),
+            started_t: Default::default(),
             ahead: Default::default(),
             last_word: Default::default(),
             took: Default::default(),
@@ -317,7 +326,8 @@ impl Logic for BoundarySequencer {
             need_recv_left,
             need_label,
             writes_right,
-            at_end
+            at_end,
+            started_t
         );
         self.total.next = self.samples.q.val() + self.ff_last.val();
         if self.train.q.val() {
@@ -367,6 +377,10 @@ impl Logic for BoundarySequencer {
         }
 
         self.allow.next = self.t.q.val();
+        self.permit.next = false;
+        if self.starting.val() {
+            self.started_t.d.next = true;
+        }
         self.done.next = false;
         self.failed.next = false;
         self.pred_valid.next = false;
@@ -534,7 +548,9 @@ impl Logic for BoundarySequencer {
             }
             Phase::Run => {
                 self.allow.next = self.t_next.q.val();
+                self.permit.next = !self.started_t.q.val();
                 if self.block_end.val() {
+                    self.started_t.d.next = false;
                     self.t.d.next = self.t_next.q.val();
                     self.t_next.d.next = self.t_next.q.val() + 1;
                     self.t_step.next = true;
@@ -585,6 +601,7 @@ impl Logic for BoundarySequencer {
             self.phase.d.next = Phase::Settle;
             self.t.d.next = 0.into();
             self.t_next.d.next = 1.into();
+            self.started_t.d.next = false;
             self.samples.d.next = bit_cast::<32, 16>(self.go_samples.val());
             self.train.d.next = self.go_train.val();
             self.in_copy_q.d.next = 0.into();

@@ -201,7 +201,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         timeout: u32,
     ) -> Self {
         let p = boundary_params(spec, &range, ff, bp);
-        let stage = Stage::with_prediction(spec, range.clone(), ff, bp, true);
+        let stage = Stage::linked(spec, range.clone(), ff, bp);
         let depth = 1usize << F;
         let per_group = p.right.div_ceil(p.right_groups);
         assert!(
@@ -321,6 +321,8 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         w.set(to!(seq.go_samples), at!(w, go_samples));
         w.set(to!(seq.hold), at!(w, hold));
         w.set(to!(stage.allow), at!(w, seq.allow));
+        w.set(to!(stage.permit[0]), at!(w, seq.permit));
+        w.set(to!(seq.starting), at!(w, stage.starting));
         let end = w.and(&at!(w, stage.adv), &at!(w, stage.last));
         w.set(to!(seq.block_end), end);
         w.set(to!(done), at!(w, seq.done));

@@ -19,7 +19,7 @@ pub struct Args {
     board: Option<String>,
     /// A plan over boards with their own links (`edgeflow plan`): one bitstream per stage,
     /// each with its link pins, at its board's planned clock.
-    #[arg(long, conflicts_with_all = ["freq", "resident", "standin"])]
+    #[arg(long, conflicts_with_all = ["resident", "standin"])]
     plan: Option<PathBuf>,
     /// Directory for the bitstream, the design's sources and the tools' reports, created if
     /// missing.
@@ -57,7 +57,7 @@ impl Args {
     pub fn exec(self) -> Result<()> {
         if let Some(plan) = &self.plan {
             return crate::flow::bitstream_plan::bitstream_plan_cmd(
-                plan, &self.out, self.baud, self.seed, self.json,
+                plan, &self.out, self.freq, self.baud, self.seed, self.json,
             );
         }
         crate::flow::bitstream::bitstream_cmd(crate::flow::bitstream::BitstreamArgs {

@@ -72,7 +72,16 @@ pub fn bit_ext(b: &edgeflow_hdl::boards::BoardInfo) -> &'static str {
     }
 }
 
-pub fn bitstream_plan_cmd(plan: &Path, out: &Path, baud: u32, seed: u32, json: bool) -> Result<()> {
+/// `freq`: every stage's clock instead of its board's planned one (the plan's figures
+/// then scale with it).
+pub fn bitstream_plan_cmd(
+    plan: &Path,
+    out: &Path,
+    freq: Option<f64>,
+    baud: u32,
+    seed: u32,
+    json: bool,
+) -> Result<()> {
     let text = std::fs::read_to_string(plan)
         .with_context(|| format!("plan {}: cannot be read", plan.display()))?;
     let name = plan.display().to_string();
@@ -101,7 +110,7 @@ pub fn bitstream_plan_cmd(plan: &Path, out: &Path, baud: u32, seed: u32, json: b
     let mut failures = vec![];
     for (board_name, d) in designs {
         let b = board(&board_name)?;
-        let mhz = p.boards[p.stages[d.stage].board_index].clock_mhz;
+        let mhz = freq.unwrap_or(p.boards[p.stages[d.stage].board_index].clock_mhz);
         let inner = Inner::Linked(Box::new(d.clone()));
         let stem = stage_stem(&d.spec.name, d.stage, b.name);
         let ecp5 = b.target.starts_with("ecp5");
