@@ -119,9 +119,8 @@ impl<const W: usize, const F: usize, const FP1: usize> crate::uart_sim_port::Uar
 #[derive(Clone, Debug)]
 pub struct LinkedDesign {
     pub spec: edgeflow_core::Spec,
-    /// The board's place in the chain (0-based) and the chain's length.
+    /// The board's place in the chain (0-based).
     pub stage: usize,
-    pub stages: usize,
     pub range: (usize, usize),
     pub ff: Vec<usize>,
     pub bp: Vec<usize>,

@@ -80,8 +80,6 @@ pub struct BoundarySequencer {
     pub block_end: Signal<In, Bit>,
     /// Hold the next block cycle (the host has not taken enough predictions yet).
     pub hold: Signal<In, Bit>,
-    /// Block cycles the stage may start (the stage's `allow`).
-    pub allow: Signal<Out, Bits<32>>,
     /// The stage may start block cycle `t` now (the stage's `permit`), and it started one
     /// this clock (its controller's `starting`).
     pub permit: Signal<Out, Bit>,
@@ -164,7 +162,7 @@ pub struct BoundarySequencer {
     has_right: Constant<Bit>,
     total: Signal<Local, Bits<32>>,
     t_prev: Signal<Local, Bits<32>>,
-    /// `t + 1`, kept with `t`: no adder sits in front of `allow`.
+    /// `t + 1`, kept with `t`.
     t_next: DFF<Bits<32>>,
     /// Which steps block cycle `t` has, registered from `t` and the stream (the chain
     /// runtime's *_sample tests); read only after `Settle` or `Predict`.
@@ -211,7 +209,6 @@ impl BoundarySequencer {
             go_samples: Default::default(),
             block_end: Default::default(),
             hold: Default::default(),
-            allow: Default::default(),
             permit: Default::default(),
             starting: Default::default(),
             done: Default::default(),
@@ -376,7 +373,6 @@ impl Logic for BoundarySequencer {
             self.after_send_left.next = Phase::RecvRight;
         }
 
-        self.allow.next = self.t.q.val();
         self.permit.next = false;
         if self.starting.val() {
             self.started_t.d.next = true;
@@ -547,7 +543,6 @@ impl Logic for BoundarySequencer {
                 }
             }
             Phase::Run => {
-                self.allow.next = self.t_next.q.val();
                 self.permit.next = !self.started_t.q.val();
                 if self.block_end.val() {
                     self.started_t.d.next = false;

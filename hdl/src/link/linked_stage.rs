@@ -320,7 +320,8 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         w.set(to!(seq.go_train), at!(w, go_train));
         w.set(to!(seq.go_samples), at!(w, go_samples));
         w.set(to!(seq.hold), at!(w, hold));
-        w.set(to!(stage.allow), at!(w, seq.allow));
+        // the stage starts on `permit`; `allow` is the unlinked stages' port
+        w.set(to!(stage.allow), w.lit(0, "32'd0"));
         w.set(to!(stage.permit[0]), at!(w, seq.permit));
         w.set(to!(seq.starting), at!(w, stage.starting));
         let end = w.and(&at!(w, stage.adv), &at!(w, stage.last));

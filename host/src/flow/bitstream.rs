@@ -47,17 +47,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         bail!("board {} needs Vivado for a bitstream; use `edgeflow vivado --board {}` to export a project", b.name, b.name);
     }
     let name = format!("{}-{}", inner.name(), b.name);
-    let (_, cons_ext) = constraints(b);
-    let bit_ext = if ecp5 { "bit" } else { "bin" };
-    let mut names = vec![
-        format!("{name}.{bit_ext}"),
-        format!("{name}_top.v"),
-        format!("{name}.{cons_ext}"),
-        format!("{name}-nextpnr-report.json"),
-    ];
-    if ecp5 {
-        names.push(format!("{name}.svf"));
-    }
+    let outputs = outputs(&name, b);
+    let names: Vec<String> = outputs.iter().map(|o| o.1.clone()).collect();
     check_out_files(a.spec.as_deref(), &a.out, &names)?;
     let mhz = crate::flow::check::clock_mhz(b, a.freq)?;
     let Routed {
@@ -80,22 +71,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
             );
         }
     };
-    let bin = a.out.join(format!("{name}.{bit_ext}"));
-    write_atomic(
-        &bin,
-        &std::fs::read(dir.path().join(format!("top.{bit_ext}")))?,
-    )?;
-    let mut copies = vec![
-        ("top.v".to_string(), format!("{name}_top.v")),
-        (format!("top.{cons_ext}"), format!("{name}.{cons_ext}")),
-        ("report.json".into(), format!("{name}-nextpnr-report.json")),
-    ];
-    if ecp5 {
-        copies.push(("top.svf".into(), format!("{name}.svf")));
-    }
-    for (f, to) in copies {
-        write_atomic(&a.out.join(to), &std::fs::read(dir.path().join(f))?)?;
-    }
+    let bin = a.out.join(&outputs[0].1);
+    write_outputs(&dir, &a.out, &outputs)?;
     let (cycle, samples_s) = match &inner {
         Inner::Network(spec) | Inner::Resident(spec) => {
             // the clocks this hardware spends per block cycle (the RTL's, not the spec's estimate)
@@ -194,6 +171,36 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
             top.mhz,
             fmax_note(&p)
         );
+    }
+    Ok(())
+}
+
+/// The files a bitstream build leaves, as (the work directory's file, the output's name
+/// from `stem`): the bitstream first, then the board top's Verilog, its constraints,
+/// nextpnr's report and, on the ECP5, the SVF.
+pub(super) fn outputs(stem: &str, b: &BoardInfo) -> Vec<(String, String)> {
+    let (_, cons) = constraints(b);
+    let bit = super::bitstream_plan::bit_ext(b);
+    let mut v = vec![
+        (format!("top.{bit}"), format!("{stem}.{bit}")),
+        ("top.v".into(), format!("{stem}_top.v")),
+        (format!("top.{cons}"), format!("{stem}.{cons}")),
+        ("report.json".into(), format!("{stem}-nextpnr-report.json")),
+    ];
+    if b.target.starts_with("ecp5") {
+        v.push(("top.svf".into(), format!("{stem}.svf")));
+    }
+    v
+}
+
+/// Copies the build's `outputs` from its work directory into `out`, each atomically.
+pub(super) fn write_outputs(
+    dir: &tempdir::Dir,
+    out: &std::path::Path,
+    outputs: &[(String, String)],
+) -> Result<()> {
+    for (f, to) in outputs {
+        write_atomic(&out.join(to), &std::fs::read(dir.path().join(f))?)?;
     }
     Ok(())
 }

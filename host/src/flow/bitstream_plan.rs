@@ -2,10 +2,9 @@
 //! (hdl/src/board/linked_top.rs: the stage, its links on the board file's `[link.pins]`, the
 //! UART host link), through the same flow as one board's bitstream, stage by stage.
 
-use super::bitstream::{ice40_device, place_route, Built, Routed};
+use super::bitstream::{ice40_device, outputs, place_route, write_outputs, Built, Routed};
 use super::synth::fmax_note;
 use crate::report::{emit, Format, Written};
-use crate::util::write_atomic;
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::Inner;
@@ -25,7 +24,6 @@ pub fn linked_designs(p: &PlanFile, name: &str) -> Result<Vec<(String, LinkedDes
     let fifo_bits = link_fifo_bits(&p.spec, &delays).ok_or_else(|| {
         anyhow!("plan {name}: a link carries more than 4096 words in flight; the link FIFO holds at most that")
     })?;
-    let k = p.stages.len();
     let mut out = vec![];
     for (i, ((board_name, j, _), &(rr, deep))) in l.boards.iter().zip(&l.builds).enumerate() {
         let b = board(board_name)?;
@@ -35,7 +33,6 @@ pub fn linked_designs(p: &PlanFile, name: &str) -> Result<Vec<(String, LinkedDes
         let d = LinkedDesign {
             spec,
             stage: i,
-            stages: k,
             range: (j[0] - 1, j[1] - 1),
             ff: sched.ff.clone(),
             bp: sched.bp.clone(),
@@ -91,15 +88,7 @@ pub fn bitstream_plan_cmd(
     for (board_name, d) in &designs {
         let b = board(board_name)?;
         let stem = stage_stem(&d.spec.name, d.stage, b.name);
-        let ecp5 = b.target.starts_with("ecp5");
-        let (cons_ext, bit_ext) = if ecp5 { ("lpf", "bit") } else { ("pcf", "bin") };
-        files.push(format!("{stem}.{bit_ext}"));
-        files.push(format!("{stem}_top.v"));
-        files.push(format!("{stem}.{cons_ext}"));
-        files.push(format!("{stem}-nextpnr-report.json"));
-        if ecp5 {
-            files.push(format!("{stem}.svf"));
-        }
+        files.extend(outputs(&stem, b).into_iter().map(|o| o.1));
     }
     crate::paths::Paths::new()
         .input("--plan", Some(plan))
@@ -128,19 +117,8 @@ pub fn bitstream_plan_cmd(
                 continue;
             }
         };
-        let (cons_ext, bit_ext) = if ecp5 { ("lpf", "bit") } else { ("pcf", "bin") };
-        let mut copies = vec![
-            (format!("top.{bit_ext}"), format!("{stem}.{bit_ext}")),
-            ("top.v".into(), format!("{stem}_top.v")),
-            (format!("top.{cons_ext}"), format!("{stem}.{cons_ext}")),
-            ("report.json".into(), format!("{stem}-nextpnr-report.json")),
-        ];
-        if ecp5 {
-            copies.push(("top.svf".into(), format!("{stem}.svf")));
-        }
-        for (f, to) in &copies {
-            write_atomic(&out.join(to), &std::fs::read(dir.path().join(f))?)?;
-        }
+        let outputs = outputs(&stem, b);
+        write_outputs(&dir, out, &outputs)?;
         let met = pnr.timing.fmax_mhz >= top.mhz;
         if !met {
             failures.push(format!(
@@ -152,7 +130,7 @@ pub fn bitstream_plan_cmd(
             ));
         }
         let cycle = d.block_cycle_clocks();
-        let bin = out.join(&copies[0].1);
+        let bin = out.join(&outputs[0].1);
         writeln!(
             text,
             "stage {} on {} (junctions {}-{}): {}\n  clock {:.2} MHz, Fmax {:.2} MHz ({}): {}; block cycle {cycle} clocks",
