@@ -12,6 +12,11 @@ use std::path::Path;
 /// the published design needed 4.
 pub const BLOCK_CYCLE_OVERHEAD: usize = 2;
 
+/// Clocks a board of a linked chain spends between its block cycles when nothing is late: its
+/// sequencer settles the next block cycle's steps, decides, and lets the stage start
+/// (hdl/src/link/boundary.rs). The planner adds them to such a board's block cycle.
+pub const LINKED_STAGE_CLOCKS: usize = 3;
+
 /// Clocks the deep pipeline adds to FF, and so to the block cycle: the product register and
 /// the saturated sum's register.
 pub const DEEP_PIPELINE_CLOCKS: usize = 2;

@@ -8,7 +8,9 @@
 //!
 //! * **Clocks**: `C_i = |W_i| / z_i`; a board's block cycle is `max C_i` plus the overhead
 //!   clocks at its `clock_mhz` ([`edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD`], one more with
-//!   registered reads).
+//!   registered reads, two more with the deep pipeline), plus
+//!   [`edgeflow_core::spec::LINKED_STAGE_CLOCKS`] on a board with its own link in a plan of
+//!   several boards (its sequencer between block cycles).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
 //!   `edgeflow spec check` counts them; none for junction 1's FF when one-bit inputs make its
 //!   lanes selects (`Spec::input_selects`). DSPs are used first; the rest are built from logic at
@@ -55,7 +57,7 @@
 //! count is the one to distrust.
 
 use crate::catalog::Board;
-use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD};
+use edgeflow_core::spec::{PatternKind, BLOCK_CYCLE_OVERHEAD, LINKED_STAGE_CLOCKS};
 use edgeflow_core::{Activation, Spec};
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +100,9 @@ pub struct Net {
     pub dsp_multipliers: Option<u64>,
     /// Junction 1's FF lanes are selects, not multipliers (`Spec::input_selects`).
     pub input_selects: bool,
+    /// Planned over several boards: a board with its own link then runs a sequencer between
+    /// block cycles ([`LINKED_STAGE_CLOCKS`]).
+    pub chained: bool,
 }
 
 impl Net {
@@ -119,11 +124,13 @@ impl Net {
     }
 
     /// The overhead on `board`: a board that builds with registered reads or the deep
-    /// pipeline the spec does not ask for adds their clocks (as `Spec::block_cycle_overhead`).
+    /// pipeline the spec does not ask for adds their clocks (as `Spec::block_cycle_overhead`),
+    /// and a board with its own link in a chain its sequencer's.
     pub fn overhead_on(&self, board: &Board) -> u64 {
         self.overhead
             + (board.registered_reads && !self.registered_reads) as u64
             + 2 * (board.deep_pipeline && !self.deep_pipeline) as u64
+            + (self.chained && board.link.is_some()) as u64 * LINKED_STAGE_CLOCKS as u64
     }
 
     /// A network from its sizes; `fan_out` must give whole fan-ins that divide the left layer.
@@ -157,6 +164,7 @@ impl Net {
             deep_pipeline: false,
             dsp_multipliers: None,
             input_selects: false,
+            chained: false,
         }
     }
 

@@ -355,7 +355,8 @@ pub fn plan(
     boards: &[Board],
     permute: bool,
 ) -> Result<PlanFile, PlanFailure> {
-    let net = Net::from_spec(spec);
+    let mut net = Net::from_spec(spec);
+    net.chained = boards.len() > 1;
     let order = if permute {
         Order::Permute
     } else {

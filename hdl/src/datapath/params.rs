@@ -68,6 +68,10 @@ pub struct JunctionParams {
     /// cycle does, so the prediction may compare them a clock late and be registered
     /// (ff_output.rs).
     pub pred_slack: bool,
+    /// The left layer's activations come over a link (a linked stage's first junction): its
+    /// inbox names the copy each goes to on `in_copy`, as the host does for the inputs,
+    /// since it may write them a block cycle before the pointer would.
+    pub left_copy_in: bool,
 }
 
 impl JunctionParams {
@@ -118,6 +122,7 @@ impl JunctionParams {
             registered_sums_left: false,
             registered_sums_right: false,
             pred_slack: false,
+            left_copy_in: false,
         }
     }
 

@@ -78,6 +78,8 @@ pub struct Stage {
     /// The right boundary, per group (the stage's last junction is not the network's).
     pub right: Vec<BoundaryRight>,
     pub d_we: Signal<In, Bit>,
+    /// The parity of the block cycle the sums are for.
+    pub d_copy: Signal<In, Bits<16>>,
     pub d_addr: Signal<In, Bits<16>>,
     pub d_data: Signal<In, Bits<16>>,
     /// The output layer's first largest activation so far (stage with the last junction).
@@ -161,6 +163,7 @@ impl Stage {
             .map(|j| JunctionParams::with_schedule(spec, j, ff, bp))
             .collect();
         ps[l - 1].pred_slack = linked;
+        ps[first].left_copy_in = linked && first > 0;
         let junctions: Vec<Junction> = range
             .clone()
             .map(|j| Junction::new(&ps[j], if j > 0 { ps[j - 1].groups } else { 0 }))
@@ -209,6 +212,7 @@ impl Stage {
             left: groups(left),
             right: groups(right),
             d_we: Default::default(),
+            d_copy: Default::default(),
             d_addr: Default::default(),
             d_data: Default::default(),
             pred: Default::default(),
@@ -343,6 +347,7 @@ impl Stage {
             w.set(to!(rport[0].restart), at!(w, go));
             w.set(to!(rport[0].d_we), at!(w, d_we));
             w.set(to!(rport[0].d_addr), at!(w, d_addr));
+            w.set(to!(rport[0].d_copy), at!(w, d_copy));
             w.set(to!(rport[0].d_data), at!(w, d_data));
             for q in 0..shape.right_port {
                 w.set(to!(right[q].w_en), at!(w, junctions[x].right[q].w_en));

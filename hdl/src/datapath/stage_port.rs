@@ -6,10 +6,10 @@
 //!   by its BP `s` block cycles later (sample `t - F - s`, `s` its staleness): `s + 1`
 //!   rotating copies, write copy `ptr`, read copy `ptr + 1`, rotated at every block cycle's
 //!   last clock. σ′ never crosses the link.
-//! - the back-propagated delta sums of the sample BP handles next, one buffer written from
-//!   the link between block cycles (the stage waits for them) and read by BP during the block
-//!   cycle. The link carries them saturated to the value format (the next board saturates
-//!   them, as BP would); BP reads them sign-extended.
+//! - the back-propagated delta sums BP reads, two buffers: block cycle `t` reads the copy of
+//!   `t`'s parity while the link's sums for `t + 1` are written into the other. The link
+//!   carries them saturated to the value format (the next board saturates them, as BP
+//!   would); BP reads them sign-extended.
 //!
 //! Both are rotating-copy memories (copy_memory.rs; the sums in one copy) on a copy pointer
 //! (copy_pointer.rs), wired here once. Reads are combinational in the model, like the
@@ -57,15 +57,18 @@ pub struct RightPort {
     /// its BP reads (`q_acc`, `q_sp`; the sums are cleared by the link's next write, so
     /// `q_clear` is not used).
     pub left: Vec<LeftGroup>,
-    // delta sums from the link
+    // delta sums from the link, for a block cycle of parity `d_copy`
     pub d_we: Signal<In, Bit>,
+    pub d_copy: Signal<In, Bits<16>>,
     pub d_addr: Signal<In, Bits<16>>,
     pub d_data: Signal<In, Bits<16>>,
     /// σ′: `stale + 1` copies, one write port per FF port (port `q` writes the neurons
     /// `≡ q` modulo the ports, as FF finishes them).
     pub sp_mem: CopyMemory,
-    /// The delta sums of the sample BP handles next: one copy.
+    /// The delta sums: a copy per block-cycle parity.
     pub sum_mem: CopyMemory,
+    /// The parity of the block cycle running (0 at block cycle 0).
+    pub parity: CopyPointer,
     /// σ′ is written to `copy` and read from `next_copy`, `stale` block cycles later.
     pub pointer: CopyPointer,
 }
@@ -82,10 +85,12 @@ impl RightPort {
             restart: Default::default(),
             left: groups(ports),
             d_we: Default::default(),
+            d_copy: Default::default(),
             d_addr: Default::default(),
             d_data: Default::default(),
             sp_mem: CopyMemory::new(copies, size, ports, ports),
-            sum_mem: CopyMemory::new(1, size, ports, 1),
+            sum_mem: CopyMemory::new(2, size, ports, 1),
+            parity: CopyPointer::new(2, 0),
             pointer: CopyPointer::new(copies, start),
         }
     }
@@ -94,12 +99,14 @@ impl RightPort {
         let clock = at!(w, clock);
         w.set(to!(sp_mem.clock), clock.clone());
         w.set(to!(sum_mem.clock), clock.clone());
-        w.set(to!(pointer.clock), clock);
+        w.set(to!(pointer.clock), clock.clone());
+        w.set(to!(parity.clock), clock);
+        w.set(to!(parity.rotate), at!(w, last));
+        w.set(to!(parity.restart), at!(w, restart));
         w.set(to!(pointer.rotate), at!(w, last));
         w.set(to!(pointer.restart), at!(w, restart));
-        let zero = w.lit(0, "16'd0");
         w.set(to!(sum_mem.wr_en[0]), at!(w, d_we));
-        w.set(to!(sum_mem.wr_copy[0]), zero.clone());
+        w.set(to!(sum_mem.wr_copy[0]), at!(w, d_copy));
         w.set(to!(sum_mem.wr_addr[0]), at!(w, d_addr));
         w.set(to!(sum_mem.wr_data[0]), at!(w, d_data));
         for q in 0..ports {
@@ -110,7 +117,7 @@ impl RightPort {
             w.set(to!(sp_mem.rd_copy[q]), at!(w, pointer.next_copy));
             w.set(to!(sp_mem.rd_addr[q]), at!(w, left[q].q_addr));
             w.set(to!(left[q].q_sp), at!(w, sp_mem.rd_data[q]));
-            w.set(to!(sum_mem.rd_copy[q]), zero.clone());
+            w.set(to!(sum_mem.rd_copy[q]), at!(w, parity.copy));
             w.set(to!(sum_mem.rd_addr[q]), at!(w, left[q].q_addr));
             // BP reads the sums sign-extended
             let sum = at!(w, sum_mem.rd_data[q]);
@@ -142,8 +149,9 @@ mod tests {
     use crate::fixed::{b16, s16, s32};
     use crate::testing::{settle, tick, yosys_check};
 
-    /// σ′ written in block cycle `t` comes back `stale` block cycles later, sums written
-    /// between block cycles are read as written, out-of-range addresses read 0.
+    /// σ′ written in block cycle `t` comes back `stale` block cycles later; the sums for
+    /// `t + 1`, written in the middle of block cycle `t`, leave `t`'s reads alone and are read
+    /// as written in `t + 1`; out-of-range addresses read 0.
     #[test]
     fn sigma_prime_comes_back_after_the_staleness_and_sums_as_written() {
         let (n, g, ff, stale) = (6, 2, 3, 4);
@@ -153,18 +161,28 @@ mod tests {
         tick(&mut p, |p| &mut p.clock);
         p.restart.next = false;
         let sp = |t: usize, a: usize| (t * 10 + a) as i32 - 40;
-        for t in 0..12usize {
-            // between block cycles: the link's sums of this block cycle
+        let write_sums = |p: &mut RightPort, t: usize| {
             for a in 0..n {
                 p.d_we.next = true;
+                p.d_copy.next = b16((t % 2) as i32);
                 p.d_addr.next = b16(a as i32);
                 p.d_data.next = b16(-100 * (t as i32 + 1) + a as i32);
-                tick(&mut p, |p| &mut p.clock);
+                tick(p, |p| &mut p.clock);
             }
             p.d_we.next = false;
+        };
+        write_sums(&mut p, 0);
+        for t in 0..12usize {
             // the block cycle: rows of g neurons, FF writes σ′ of sample t - ff
             let rows = n / g;
             for r in 0..rows {
+                if r == 1 {
+                    // the link's sums for the next block cycle arrive meanwhile
+                    for q in 0..g {
+                        p.left[q].w_en.next = false;
+                    }
+                    write_sums(&mut p, t + 1);
+                }
                 for q in 0..g {
                     let a = r * g + q;
                     p.left[q].w_en.next = true;

@@ -3,16 +3,18 @@
 //! each step only when the schedule has a sample for it:
 //!
 //! 1. send the delta sums its first junction's BP accumulated in `t - 1` back (left link);
-//! 2. take the delta sums its last junction's BP needs in `t` (right link, backward);
+//! 2. wait for the delta sums its last junction's BP needs in `t` (right link, backward);
 //! 3. take the input sample `t` from the feed (first stage; the first board of a chain takes
-//!    it ahead, while block cycle `t - 1` runs), or the activations its first junction's FF
-//!    needs in `t + 1` (left link, forward);
+//!    it ahead, while block cycle `t - 1` runs), or wait for the activations its first
+//!    junction's FF needs in `t` (left link, forward);
 //! 4. take the label of the sample its last junction's FF runs in `t` (last stage, when
 //!    training);
 //! 5. when its last junction's FF writes the right boundary in `t`, wait until the previous
 //!    vector has left for the link (the drain FIFOs are empty);
 //!
-//! then run block cycle `t`. After the stream's last block cycle, step 1 runs once more. A received vector is used only after the link marked it good,
+//! then run block cycle `t`. After the stream's last block cycle, step 1 runs once more.
+//! Received vectors are copied in by the inboxes (inbox.rs) while the block cycle before runs;
+//! a vector is used only after the link marked it good,
 //! so a corrupt or lost transfer stops the stage before any block cycle uses it: the weights
 //! stay those after the last block cycle run. The link's own order and the schedule's sample
 //! numbers make the hand-over exact whatever the boards' clocks: every step waits for its
@@ -31,15 +33,15 @@ pub enum Phase {
     Settle,
     /// Decide the first step of block cycle `t` (or the end of the stream).
     Next,
+    /// Wait until the delta sums of `t - 1` have left (when they cannot leave beside `t`).
     SendLeft,
-    RecvRight,
-    /// The backward vector's words are in; wait for the link to mark it good.
-    GoodRight,
+    /// The inputs of sample `t` from the feed (a first board without a next one).
     Input,
-    RecvLeft,
-    GoodLeft,
     Label,
-    Drain,
+    /// Wait until block cycle `t` has all it needs: the delta sums for its last junction's BP
+    /// and the activations for its first junction's FF (from the inboxes), its input sample
+    /// (taken ahead), and room in the drain for the right boundary it writes.
+    Gate,
     Run,
     /// An inference block cycle of the last junction ended: its registered first largest
     /// output is complete two clocks later.
@@ -68,7 +70,16 @@ pub struct BoundaryParams {
     pub lab_copies: usize,
     pub has_left: bool,
     pub has_right: bool,
+    /// Clocks of the stage's block cycle.
+    pub block_clocks: usize,
+    /// Right boundary vectors the drain FIFOs hold at once (1 or 2).
+    pub drain_vectors: usize,
 }
+
+/// Clocks the delta sums' sending takes beyond one a word (the read and the saturation are
+/// each a clock), and one to spare: a send this much shorter than the block cycle runs beside
+/// it.
+pub const SEND_SLACK_CLOCKS: usize = 4;
 
 #[derive(LogicBlock)]
 pub struct BoundarySequencer {
@@ -100,30 +111,23 @@ pub struct BoundarySequencer {
     pub in_addr: Signal<Out, Bits<16>>,
     pub lab_we: Signal<Out, Bit>,
     pub lab_copy: Signal<Out, Bits<16>>,
-    // left link, forward in: the first junction's left layer, neuron `lw_addr` on group `lw_q`
-    pub fin_data: Signal<In, Bits<16>>,
-    pub fin_valid: Signal<In, Bit>,
-    pub fin_ready: Signal<Out, Bit>,
-    pub fin_good: Signal<In, Bit>,
-    pub fin_awaiting: Signal<Out, Bit>,
-    pub lw_en: Signal<Out, Bit>,
-    pub lw_addr: Signal<Out, Bits<16>>,
-    pub lw_q: Signal<Out, Bits<16>>,
+    /// The block cycle the stage runs next (or is running), and the one after it: what the
+    /// inboxes may take vectors for.
+    pub t_now: Signal<Out, Bits<32>>,
+    pub t_after: Signal<Out, Bits<32>>,
+    /// The inboxes (inbox.rs) hold the vector for `t`: activations from the previous board,
+    /// delta sums from the next.
+    pub left_in: Signal<In, Bit>,
+    pub right_in: Signal<In, Bit>,
     // left link, backward out: delta sum `lq_addr` of group `lq_q`, cleared as it is taken
     pub lq_addr: Signal<Out, Bits<16>>,
     pub lq_q: Signal<Out, Bits<16>>,
     pub lq_clear: Signal<Out, Bit>,
     pub bout_valid: Signal<Out, Bit>,
     pub bout_ready: Signal<In, Bit>,
-    // right link, backward in: the delta sums of the last junction's next BP
-    pub bin_valid: Signal<In, Bit>,
-    pub bin_ready: Signal<Out, Bit>,
-    pub bin_good: Signal<In, Bit>,
-    pub bin_awaiting: Signal<Out, Bit>,
-    pub d_we: Signal<Out, Bit>,
-    pub d_addr: Signal<Out, Bits<16>>,
+    /// The sums' FIFO has room for a whole vector (registered).
+    pub bout_room: Signal<In, Bit>,
     // right link, forward out: the drain FIFOs, read in neuron order
-    pub drained: Signal<In, Bit>,
     pub rd_q: Signal<Out, Bits<16>>,
     pub rd_empty: Signal<In, Bit>,
     pub fout_valid: Signal<Out, Bit>,
@@ -147,13 +151,24 @@ pub struct BoundarySequencer {
     in_word: DFF<Bits<16>>,
     lab_copy_q: DFF<Bits<16>>,
     drain_q: DFF<Bits<16>>,
+    /// Words of the right boundary vector leaving now, and vectors written but not gone.
+    drain_words: DFF<Bits<16>>,
+    pending: DFF<Bits<8>>,
+    /// A block cycle writing the right boundary may start while fewer vectors are pending.
+    pending_limit: Constant<Bits<8>>,
+    right_last: Constant<Bits<16>>,
+    /// The delta sums of block cycle `t - 1` are being sent (their word and group): beside
+    /// block cycle `t` when the FIFO has room for all of them, else before it.
+    sending: DFF<Bit>,
+    send_count: DFF<Bits<16>>,
+    send_group: DFF<Bits<16>>,
+    send_in_run: Constant<Bit>,
     ff_first: Constant<Bits<32>>,
     ff_last: Constant<Bits<32>>,
     bp_first: Constant<Bits<32>>,
     bp_last: Constant<Bits<32>>,
     inputs_last: Constant<Bits<16>>,
     left_last: Constant<Bits<16>>,
-    right_last: Constant<Bits<16>>,
     left_group_last: Constant<Bits<16>>,
     right_group_last: Constant<Bits<16>>,
     in_copy_last: Constant<Bits<16>>,
@@ -183,10 +198,12 @@ pub struct BoundarySequencer {
     load_done: Signal<Local, Bit>,
     t_step: Signal<Local, Bit>,
     after_send_left: Signal<Local, Phase>,
-    after_recv_right: Signal<Local, Phase>,
     after_feed: Signal<Local, Phase>,
-    after_label: Signal<Local, Phase>,
-    after_drain: Signal<Local, Phase>,
+    /// Every wait of block cycle `t` is over.
+    ready: Signal<Local, Bit>,
+    /// A block cycle that writes the right boundary is let start; a vector's last word left.
+    writing: Signal<Local, Bit>,
+    last_drained: Signal<Local, Bit>,
 }
 
 fn c32(v: usize) -> Constant<Bits<32>> {
@@ -223,29 +240,19 @@ impl BoundarySequencer {
             in_addr: Default::default(),
             lab_we: Default::default(),
             lab_copy: Default::default(),
-            fin_data: Default::default(),
-            fin_valid: Default::default(),
-            fin_ready: Default::default(),
-            fin_good: Default::default(),
-            fin_awaiting: Default::default(),
-            lw_en: Default::default(),
-            lw_addr: Default::default(),
-            lw_q: Default::default(),
             lq_addr: Default::default(),
             lq_q: Default::default(),
             lq_clear: Default::default(),
             bout_valid: Default::default(),
             bout_ready: Default::default(),
-            bin_valid: Default::default(),
-            bin_ready: Default::default(),
-            bin_good: Default::default(),
-            bin_awaiting: Default::default(),
-            d_we: Default::default(),
-            d_addr: Default::default(),
-            drained: Default::default(),
+            bout_room: Default::default(),
             rd_q: Default::default(),
             rd_empty: Default::default(),
             fout_valid: Default::default(),
+            t_now: Default::default(),
+            t_after: Default::default(),
+            left_in: Default::default(),
+            right_in: Default::default(),
             fout_ready: Default::default(),
             rd_take: Default::default(),
             phase: Default::default(),
@@ -260,13 +267,20 @@ impl BoundarySequencer {
             in_word: Default::default(),
             lab_copy_q: Default::default(),
             drain_q: Default::default(),
+            drain_words: Default::default(),
+            pending: Default::default(),
+            pending_limit: Constant::new((p.drain_vectors as u64).into()),
+            right_last: c16(p.right.max(1) - 1),
+            sending: Default::default(),
+            send_count: Default::default(),
+            send_group: Default::default(),
+            send_in_run: Constant::new(p.left + SEND_SLACK_CLOCKS <= p.block_clocks),
             ff_first: c32(p.ff_first),
             ff_last: c32(p.ff_last),
             bp_first: c32(p.bp_first),
             bp_last: c32(p.bp_last),
             inputs_last: c16(p.inputs.max(1) - 1),
             left_last: c16(p.left.max(1) - 1),
-            right_last: c16(p.right.max(1) - 1),
             left_group_last: c16(p.left_groups - 1),
             right_group_last: c16(p.right_groups - 1),
             in_copy_last: c16(p.in_copies - 1),
@@ -290,10 +304,10 @@ impl BoundarySequencer {
             load_done: Default::default(),
             t_step: Default::default(),
             after_send_left: Default::default(),
-            after_recv_right: Default::default(),
             after_feed: Default::default(),
-            after_label: Default::default(),
-            after_drain: Default::default(),
+            ready: Default::default(),
+            writing: Default::default(),
+            last_drained: Default::default(),
         }
     }
 }
@@ -316,6 +330,11 @@ impl Logic for BoundarySequencer {
             in_word,
             lab_copy_q,
             drain_q,
+            drain_words,
+            pending,
+            sending,
+            send_count,
+            send_group,
             t_next,
             need_send_left,
             need_recv_right,
@@ -342,8 +361,8 @@ impl Logic for BoundarySequencer {
             & ((self.t.q.val() - self.bp_last.val()) < self.samples.q.val());
         self.need_input.d.next = !self.has_left.val() & (self.t.q.val() < self.samples.q.val());
         self.need_recv_left.d.next = self.has_left.val()
-            & (self.t_next.q.val() >= self.ff_first.val())
-            & ((self.t_next.q.val() - self.ff_first.val()) < self.samples.q.val());
+            & (self.t.q.val() >= self.ff_first.val())
+            & ((self.t.q.val() - self.ff_first.val()) < self.samples.q.val());
         self.writes_right.d.next = (self.t.q.val() >= self.ff_last.val())
             & ((self.t.q.val() - self.ff_last.val()) < self.samples.q.val());
         self.need_label.d.next = !self.has_right.val()
@@ -351,29 +370,24 @@ impl Logic for BoundarySequencer {
             & (self.t.q.val() >= self.ff_last.val())
             & ((self.t.q.val() - self.ff_last.val()) < self.samples.q.val());
         self.at_end.d.next = self.t.q.val() == self.total.val();
-        // The step after each, skipping those block cycle t does not have.
-        self.after_drain.next = Phase::Run;
-        self.after_label.next = Phase::Run;
-        if self.has_right.val() & self.writes_right.q.val() {
-            self.after_label.next = Phase::Drain;
-        }
-        self.after_feed.next = self.after_label.val();
+        // The steps that act (the feed's words) in order, then the gate that waits for
+        // everything else at once: the inboxes' vectors, the input taken ahead, the drain.
+        self.after_feed.next = Phase::Gate;
         if self.need_label.q.val() {
             self.after_feed.next = Phase::Label;
         }
-        self.after_recv_right.next = self.after_feed.val();
-        if self.need_input.q.val() {
-            self.after_recv_right.next = Phase::Input;
+        self.after_send_left.next = self.after_feed.val();
+        if self.need_input.q.val() & !self.has_right.val() {
+            self.after_send_left.next = Phase::Input;
         }
-        if self.need_recv_left.q.val() {
-            self.after_recv_right.next = Phase::RecvLeft;
-        }
-        self.after_send_left.next = self.after_recv_right.val();
-        if self.need_recv_right.q.val() {
-            self.after_send_left.next = Phase::RecvRight;
-        }
+        self.ready.next = (!self.need_recv_right.q.val() | self.right_in.val())
+            & (!self.need_recv_left.q.val() | self.left_in.val())
+            & (!(self.need_input.q.val() & self.has_right.val()) | (self.room.q.val() < 2))
+            & (!(self.has_right.val() & self.writes_right.q.val())
+                | (self.pending.q.val() < self.pending_limit.val()));
 
         self.permit.next = false;
+        self.writing.next = false;
         if self.starting.val() {
             self.started_t.d.next = true;
         }
@@ -386,19 +400,12 @@ impl Logic for BoundarySequencer {
         self.in_addr.next = self.count.q.val();
         self.lab_we.next = false;
         self.lab_copy.next = self.lab_copy_q.q.val();
-        self.fin_ready.next = false;
-        self.fin_awaiting.next = false;
-        self.lw_en.next = false;
-        self.lw_addr.next = self.count.q.val();
-        self.lw_q.next = self.group.q.val();
-        self.lq_addr.next = self.count.q.val();
-        self.lq_q.next = self.group.q.val();
+        self.t_now.next = self.t.q.val();
+        self.t_after.next = self.t_next.q.val();
+        self.lq_addr.next = self.send_count.q.val();
+        self.lq_q.next = self.send_group.q.val();
         self.lq_clear.next = false;
         self.bout_valid.next = false;
-        self.bin_ready.next = false;
-        self.bin_awaiting.next = false;
-        self.d_we.next = false;
-        self.d_addr.next = self.count.q.val();
         self.took.next = false;
         self.load_done.next = false;
         self.t_step.next = false;
@@ -408,10 +415,16 @@ impl Logic for BoundarySequencer {
         self.rd_q.next = self.drain_q.q.val();
         self.fout_valid.next = !self.rd_empty.val();
         self.rd_take.next = !self.rd_empty.val() & self.fout_ready.val();
+        self.last_drained.next = false;
         if self.rd_take.val() {
             self.drain_q.d.next = self.drain_q.q.val() + 1;
             if self.drain_q.q.val() == self.right_group_last.val() {
                 self.drain_q.d.next = 0.into();
+            }
+            self.drain_words.d.next = self.drain_words.q.val() + 1;
+            if self.drain_words.q.val() == self.right_last.val() {
+                self.drain_words.d.next = 0.into();
+                self.last_drained.next = true;
             }
         }
 
@@ -451,9 +464,19 @@ impl Logic for BoundarySequencer {
             Phase::Next => {
                 self.count.d.next = 0.into();
                 self.group.d.next = 0.into();
-                // the last readout follows the stream's last block cycle
-                if self.need_send_left.q.val() {
+                if self.sending.q.val() {
+                    // the previous block cycle's sums are still leaving
+                } else if self.need_send_left.q.val() {
+                    self.sending.d.next = true;
                     self.phase.d.next = Phase::SendLeft;
+                    // the last readout follows the stream's last block cycle
+                    if self.send_in_run.val()
+                        & self.bout_room.val()
+                        & !self.at_end.q.val()
+                        & !self.hold.val()
+                    {
+                        self.phase.d.next = self.after_send_left.val();
+                    }
                 } else if self.at_end.q.val() {
                     self.phase.d.next = Phase::Idle;
                 } else if !self.hold.val() {
@@ -461,85 +484,43 @@ impl Logic for BoundarySequencer {
                 }
             }
             Phase::SendLeft => {
-                self.bout_valid.next = true;
-                self.took.next = self.bout_ready.val();
-                self.lq_clear.next = self.took.val();
-                self.last_word.next = self.count.q.val() == self.left_last.val();
-                if self.took.val() & self.last_word.val() {
+                if !self.sending.q.val() {
                     self.phase.d.next = self.after_send_left.val();
                     if self.at_end.q.val() {
                         self.phase.d.next = Phase::Idle;
                     }
                 }
             }
-            Phase::RecvRight => {
-                self.bin_ready.next = true;
-                self.bin_awaiting.next = true;
-                self.took.next = self.bin_valid.val();
-                self.d_we.next = self.took.val();
-                self.last_word.next = self.count.q.val() == self.right_last.val();
-                if self.took.val() & self.last_word.val() {
-                    self.phase.d.next = Phase::GoodRight;
-                }
-            }
-            Phase::GoodRight => {
-                self.bin_awaiting.next = true;
-                if self.bin_good.val() {
-                    self.phase.d.next = self.after_recv_right.val();
-                    self.count.d.next = 0.into();
-                    self.group.d.next = 0.into();
-                }
-            }
             Phase::Input => {
-                if self.has_right.val() {
-                    // taken ahead: wait until sample t is in
-                    if self.room.q.val() < 2 {
-                        self.phase.d.next = self.after_feed.val();
-                    }
-                } else {
-                    self.feed_ready.next = true;
-                    self.took.next = self.feed_valid.val();
-                    self.in_we.next = self.took.val();
-                    self.last_word.next = self.count.q.val() == self.inputs_last.val();
-                    if self.took.val() & self.last_word.val() {
-                        self.phase.d.next = self.after_feed.val();
-                        self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
-                        if self.in_copy_q.q.val() == self.in_copy_last.val() {
-                            self.in_copy_q.d.next = 0.into();
-                        }
-                    }
-                }
-            }
-            Phase::RecvLeft => {
-                self.fin_ready.next = true;
-                self.fin_awaiting.next = true;
-                self.took.next = self.fin_valid.val();
-                self.lw_en.next = self.took.val();
-                self.last_word.next = self.count.q.val() == self.left_last.val();
+                self.feed_ready.next = true;
+                self.took.next = self.feed_valid.val();
+                self.in_we.next = self.took.val();
+                self.last_word.next = self.count.q.val() == self.inputs_last.val();
                 if self.took.val() & self.last_word.val() {
-                    self.phase.d.next = Phase::GoodLeft;
-                }
-            }
-            Phase::GoodLeft => {
-                self.fin_awaiting.next = true;
-                if self.fin_good.val() {
                     self.phase.d.next = self.after_feed.val();
+                    self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
+                    if self.in_copy_q.q.val() == self.in_copy_last.val() {
+                        self.in_copy_q.d.next = 0.into();
+                    }
                 }
             }
             Phase::Label => {
                 self.feed_ready.next = true;
                 if self.feed_valid.val() {
                     self.lab_we.next = true;
-                    self.phase.d.next = self.after_label.val();
+                    self.phase.d.next = Phase::Gate;
                     self.lab_copy_q.d.next = self.lab_copy_q.q.val() + 1;
                     if self.lab_copy_q.q.val() == self.lab_copy_last.val() {
                         self.lab_copy_q.d.next = 0.into();
                     }
                 }
             }
-            Phase::Drain => {
-                if self.drained.val() {
-                    self.phase.d.next = self.after_drain.val();
+            Phase::Gate => {
+                if self.ready.val() {
+                    self.writing.next = self.has_right.val() & self.writes_right.q.val();
+                    // the stage may start at once; `Run` holds the permit until it does
+                    self.permit.next = true;
+                    self.phase.d.next = Phase::Run;
                 }
             }
             Phase::Run => {
@@ -571,6 +552,23 @@ impl Logic for BoundarySequencer {
                 self.phase.d.next = Phase::Idle;
             }
         }
+        // The sums leave a word a clock while the FIFO takes them.
+        if self.sending.q.val() {
+            self.bout_valid.next = true;
+            self.lq_clear.next = self.bout_ready.val();
+            if self.bout_ready.val() {
+                self.send_count.d.next = self.send_count.q.val() + 1;
+                self.send_group.d.next = self.send_group.q.val() + 1;
+                if self.send_group.q.val() == self.left_group_last.val() {
+                    self.send_group.d.next = 0.into();
+                }
+                if self.send_count.q.val() == self.left_last.val() {
+                    self.send_count.d.next = 0.into();
+                    self.send_group.d.next = 0.into();
+                    self.sending.d.next = false;
+                }
+            }
+        }
         // A word of a vector taken: the next word, and its group (word mod groups).
         if self.took.val() {
             self.count.d.next = self.count.q.val() + 1;
@@ -583,6 +581,12 @@ impl Logic for BoundarySequencer {
                 self.group.d.next = 0.into();
             }
         }
+        if self.writing.val() & !self.last_drained.val() {
+            self.pending.d.next = self.pending.q.val() + 1;
+        }
+        if self.last_drained.val() & !self.writing.val() {
+            self.pending.d.next = self.pending.q.val() - 1;
+        }
         if self.load_done.val() & !self.t_step.val() {
             self.room.d.next = self.room.q.val() - 1;
         }
@@ -591,6 +595,7 @@ impl Logic for BoundarySequencer {
         }
         if self.link_error.val() & (self.phase.q.val() != Phase::Idle) {
             self.phase.d.next = Phase::Failed;
+            self.sending.d.next = false;
         }
         if self.go.val() {
             self.phase.d.next = Phase::Settle;
@@ -605,6 +610,11 @@ impl Logic for BoundarySequencer {
             self.in_word.d.next = 0.into();
             self.lab_copy_q.d.next = 0.into();
             self.drain_q.d.next = 0.into();
+            self.drain_words.d.next = 0.into();
+            self.pending.d.next = 0.into();
+            self.sending.d.next = false;
+            self.send_count.d.next = 0.into();
+            self.send_group.d.next = 0.into();
         }
     }
 }

@@ -10,6 +10,7 @@
 //! end of the chain has none on that side.
 
 use super::boundary::{BoundaryParams, BoundarySequencer};
+use super::inbox::Inbox;
 use super::rx::LinkRx;
 use super::tx::LinkTx;
 use crate::params::JunctionParams;
@@ -151,11 +152,20 @@ pub struct LinkedStage<const W: usize, const F: usize, const FP1: usize> {
     sum_word: Vec<DFF<Bits<32>>>,
     sum_write: Vec<DFF<Bit>>,
     sum_room: Vec<DFF<Bit>>,
+    /// Words in the sums' FIFO, and whether it has room for a whole vector more.
+    sums_held: Vec<DFF<Bits<16>>>,
+    sums_vector_room: Vec<DFF<Bit>>,
     fwd_rx: Vec<Rx<W, F, FP1>>,
+    /// The activations for the first junction's FF, copied in from `fwd_rx`.
+    fwd_inbox: Vec<Inbox>,
+    /// The delta sums for the last junction's BP, copied in from `bwd_rx`.
+    bwd_inbox: Vec<Inbox>,
     bwd_tx: Vec<LinkTx<W>>,
     fwd_tx: Vec<LinkTx<W>>,
     bwd_rx: Vec<Rx<W, F, FP1>>,
     _left_groups: usize,
+    /// Neurons of the left boundary layer (0 without a previous board).
+    _left_len: usize,
     _right_groups: usize,
     _junctions: usize,
     _format: Format,
@@ -187,6 +197,8 @@ pub fn boundary_params(
         lab_copies: bp[0] - ff[0] + 3,
         has_left: first > 0,
         has_right: last + 1 < l,
+        block_clocks: crate::stage::ctrl_params(spec, range.clone(), ff, bp).t,
+        drain_vectors: 1,
     }
 }
 
@@ -200,7 +212,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         bp: &[usize],
         timeout: u32,
     ) -> Self {
-        let p = boundary_params(spec, &range, ff, bp);
+        let mut p = boundary_params(spec, &range, ff, bp);
         let stage = Stage::linked(spec, range.clone(), ff, bp);
         let depth = 1usize << F;
         let per_group = p.right.div_ceil(p.right_groups);
@@ -208,6 +220,8 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             !p.has_right || per_group <= depth,
             "a drain FIFO holds {depth} words; the right boundary needs {per_group} per group"
         );
+        // a block cycle may write the next vector while the last is still leaving
+        p.drain_vectors = if 2 * per_group <= depth { 2 } else { 1 };
         let (first, last) = (*range.start(), *range.end());
         let fifo = 1usize << F;
         for (on, len, d) in [
@@ -267,8 +281,17 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             sum_word: (0..side(p.has_left)).map(|_| Default::default()).collect(),
             sum_write: (0..side(p.has_left)).map(|_| Default::default()).collect(),
             sum_room: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            sums_held: (0..side(p.has_left)).map(|_| Default::default()).collect(),
+            sums_vector_room: (0..side(p.has_left)).map(|_| Default::default()).collect(),
             fwd_rx: (0..side(p.has_left))
                 .map(|_| Rx::new(p.left as u16, timeout))
+                .collect(),
+            fwd_inbox: (0..side(p.has_left))
+                // the first junction's FF reads copy 0 in its first block cycle
+                .map(|_| Inbox::new(p.ff_first, p.left, p.left_groups, p.in_copies, 0))
+                .collect(),
+            bwd_inbox: (0..side(p.has_right))
+                .map(|_| Inbox::new(p.bp_last, p.right, 1, 2, p.bp_last % 2))
                 .collect(),
             bwd_tx: (0..side(p.has_left))
                 .map(|_| LinkTx::new(p.left as u16, credits))
@@ -280,18 +303,20 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
                 .map(|_| Rx::new(p.right as u16, timeout))
                 .collect(),
             _left_groups: if p.has_left { p.left_groups } else { 0 },
+            _left_len: if p.has_left { p.left } else { 0 },
             _right_groups: if p.has_right { p.right_groups } else { 0 },
             _junctions: n,
             _format: spec.format(),
         }
     }
 
-    fn shape(&self) -> (usize, usize, usize, Format) {
+    fn shape(&self) -> (usize, usize, usize, Format, usize) {
         (
             self._left_groups,
             self._right_groups,
             self._junctions,
             self._format,
+            self._left_len,
         )
     }
 
@@ -306,6 +331,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         rights: usize,
         junctions: usize,
         format: Format,
+        lefts_len: usize,
     ) {
         let bit0 = w.lit(0, "1'b0");
         let bit1 = w.lit(1, "1'b1");
@@ -342,7 +368,13 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
         w.set(to!(seq.feed_valid), at!(w, feed.valid));
         w.set(to!(feed.ready), at!(w, seq.feed_ready));
         w.set(to!(stage.in_we), at!(w, seq.in_we));
-        w.set(to!(stage.in_copy), at!(w, seq.in_copy));
+        // the input copy (first board) or the copy the link's activations go to
+        let in_copy = if lefts > 0 {
+            at!(w, fwd_inbox[0].copy)
+        } else {
+            at!(w, seq.in_copy)
+        };
+        w.set(to!(stage.in_copy), in_copy);
         w.set(to!(stage.in_addr), at!(w, seq.in_addr));
         w.set(to!(stage.in_data), at!(w, feed.data));
         w.set(to!(stage.lab_we), at!(w, seq.lab_we));
@@ -367,11 +399,17 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             w.set(to!(fwd_rx[0].link_valid), at!(w, from_prev[0].valid));
             w.set(to!(fwd_rx[0].link_start), at!(w, from_prev[0].start));
             w.set(to!(from_prev[0].credit), at!(w, fwd_rx[0].link_credit));
-            w.set(to!(fwd_rx[0].words.ready), at!(w, seq.fin_ready));
-            w.set(to!(fwd_rx[0].awaiting), at!(w, seq.fin_awaiting));
-            w.set(to!(seq.fin_valid), at!(w, fwd_rx[0].words.valid));
-            w.set(to!(seq.fin_data), at!(w, fwd_rx[0].words.data));
-            w.set(to!(seq.fin_good), at!(w, fwd_rx[0].good));
+            w.set(to!(fwd_inbox[0].clock), at!(w, clock));
+            w.set(to!(fwd_inbox[0].go), at!(w, go));
+            w.set(to!(fwd_inbox[0].go_vectors), at!(w, go_samples));
+            w.set(to!(fwd_inbox[0].t), at!(w, seq.t_now));
+            w.set(to!(fwd_inbox[0].t_next), at!(w, seq.t_after));
+            w.set(to!(fwd_inbox[0].stop), at!(w, seq.failed));
+            w.set(to!(fwd_inbox[0].valid), at!(w, fwd_rx[0].words.valid));
+            w.set(to!(fwd_inbox[0].good), at!(w, fwd_rx[0].good));
+            w.set(to!(fwd_rx[0].words.ready), at!(w, fwd_inbox[0].ready));
+            w.set(to!(fwd_rx[0].awaiting), at!(w, fwd_inbox[0].awaiting));
+            w.set(to!(seq.left_in), at!(w, fwd_inbox[0].has_t));
             w.set(to!(prev_error), at!(w, fwd_rx[0].error));
             errors = w.not(&w.eq16(&at!(w, fwd_rx[0].error), 0));
             w.set(to!(bwd_tx[0].clock), at!(w, clock));
@@ -404,15 +442,37 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             let ready = w.not(&at!(w, sums[0].empty));
             w.set(to!(bwd_tx[0].words.valid), ready.clone());
             w.set(to!(bwd_tx[0].words.data), at!(w, sums[0].data_out));
-            w.set(
-                to!(sums[0].read),
-                w.and(&ready, &at!(w, bwd_tx[0].words.ready)),
+            let read = w.and(&ready, &at!(w, bwd_tx[0].words.ready));
+            w.set(to!(sums[0].read), read.clone());
+            // the words it holds, and room for a whole vector besides them and the two on
+            // their way in (the sequencer then sends the next vector beside a block cycle)
+            let write = at!(w, sum_write[0].q);
+            let held = at!(w, sums_held[0].q);
+            let more = w.mux(
+                &w.and(&write, &w.not(&read)),
+                &w.plus16(&held, 1),
+                &w.mux(&w.and(&read, &w.not(&write)), &w.minus16(&held, 1), &held),
             );
+            w.set(to!(sums_held[0].clock), at!(w, clock));
+            w.set(to!(sums_held[0].d), more);
+            let limit = (1usize << F).saturating_sub(lefts_len + 2);
+            w.set(to!(sums_vector_room[0].clock), at!(w, clock));
+            w.set(
+                to!(sums_vector_room[0].d),
+                w.gt(
+                    &w.lit(limit as u64 + 1, &format!("16'd{}", limit + 1)),
+                    &held,
+                ),
+            );
+            w.set(to!(seq.bout_room), at!(w, sums_vector_room[0].q));
             for q in 0..lefts {
                 let mine = w.eq16(&at!(w, seq.lq_q), q);
-                let mine_w = w.eq16(&at!(w, seq.lw_q), q);
-                w.set(to!(stage.left[q].w_en), w.and(&at!(w, seq.lw_en), &mine_w));
-                w.set(to!(stage.left[q].w_addr), at!(w, seq.lw_addr));
+                let mine_w = w.eq16(&at!(w, fwd_inbox[0].group), q);
+                w.set(
+                    to!(stage.left[q].w_en),
+                    w.and(&at!(w, fwd_inbox[0].we), &mine_w),
+                );
+                w.set(to!(stage.left[q].w_addr), at!(w, fwd_inbox[0].addr));
                 w.set(to!(stage.left[q].w_a), at!(w, fwd_rx[0].words.data));
                 w.set(to!(stage.left[q].q_addr), at!(w, seq.lq_addr));
                 w.set(
@@ -421,24 +481,20 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
                 );
             }
         } else {
-            w.set(to!(seq.fin_valid), bit0.clone());
-            w.set(to!(seq.fin_data), word0.clone());
-            w.set(to!(seq.fin_good), bit0.clone());
+            w.set(to!(seq.left_in), bit0.clone());
             w.set(to!(seq.bout_ready), bit0.clone());
+            w.set(to!(seq.bout_room), bit0.clone());
             w.set(to!(prev_error), w.lit(0, "5'd0"));
         }
         // the next board: activations out through the drain FIFOs, delta sums in
         if rights > 0 {
-            let mut drained = bit1.clone();
             for q in 0..rights {
                 w.set(to!(drain[q].clock), at!(w, clock));
                 w.set(to!(drain[q].write), at!(w, stage.right[q].w_en));
                 w.set(to!(drain[q].data_in), at!(w, stage.right[q].w_a));
                 let mine = w.eq16(&at!(w, seq.rd_q), q);
                 w.set(to!(drain[q].read), w.and(&at!(w, seq.rd_take), &mine));
-                drained = w.and(&drained, &at!(w, drain[q].empty));
             }
-            w.set(to!(seq.drained), drained);
             let empties = (0..rights).map(|q| at!(w, drain[q].empty)).collect();
             w.case(to!(seq.rd_empty), at!(w, seq.rd_q), empties, bit1.clone());
             let heads = (0..rights).map(|q| at!(w, drain[q].data_out)).collect();
@@ -462,23 +518,32 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             w.set(to!(bwd_rx[0].link_valid), at!(w, from_next[0].valid));
             w.set(to!(bwd_rx[0].link_start), at!(w, from_next[0].start));
             w.set(to!(from_next[0].credit), at!(w, bwd_rx[0].link_credit));
-            w.set(to!(bwd_rx[0].words.ready), at!(w, seq.bin_ready));
-            w.set(to!(bwd_rx[0].awaiting), at!(w, seq.bin_awaiting));
-            w.set(to!(seq.bin_valid), at!(w, bwd_rx[0].words.valid));
-            w.set(to!(seq.bin_good), at!(w, bwd_rx[0].good));
-            w.set(to!(stage.d_we), at!(w, seq.d_we));
-            w.set(to!(stage.d_addr), at!(w, seq.d_addr));
+            w.set(to!(bwd_inbox[0].clock), at!(w, clock));
+            // delta sums come back only when training
+            w.set(to!(bwd_inbox[0].go), at!(w, go));
+            let vectors = w.mux(&at!(w, go_train), &at!(w, go_samples), &word0);
+            w.set(to!(bwd_inbox[0].go_vectors), vectors);
+            w.set(to!(bwd_inbox[0].t), at!(w, seq.t_now));
+            w.set(to!(bwd_inbox[0].t_next), at!(w, seq.t_after));
+            w.set(to!(bwd_inbox[0].stop), at!(w, seq.failed));
+            w.set(to!(bwd_inbox[0].valid), at!(w, bwd_rx[0].words.valid));
+            w.set(to!(bwd_inbox[0].good), at!(w, bwd_rx[0].good));
+            w.set(to!(bwd_rx[0].words.ready), at!(w, bwd_inbox[0].ready));
+            w.set(to!(bwd_rx[0].awaiting), at!(w, bwd_inbox[0].awaiting));
+            w.set(to!(seq.right_in), at!(w, bwd_inbox[0].has_t));
+            w.set(to!(stage.d_we), at!(w, bwd_inbox[0].we));
+            w.set(to!(stage.d_addr), at!(w, bwd_inbox[0].addr));
+            w.set(to!(stage.d_copy), at!(w, bwd_inbox[0].copy));
             w.set(to!(stage.d_data), at!(w, bwd_rx[0].words.data));
             w.set(to!(next_error), at!(w, bwd_rx[0].error));
             let next = w.not(&w.eq16(&at!(w, bwd_rx[0].error), 0));
             errors = w.or(&errors, &next);
         } else {
-            w.set(to!(seq.drained), bit1.clone());
             w.set(to!(seq.rd_empty), bit1.clone());
             w.set(to!(seq.fout_ready), bit0.clone());
-            w.set(to!(seq.bin_valid), bit0.clone());
-            w.set(to!(seq.bin_good), bit0.clone());
+            w.set(to!(seq.right_in), bit0.clone());
             w.set(to!(stage.d_we), bit0.clone());
+            w.set(to!(stage.d_copy), word0.clone());
             w.set(to!(stage.d_addr), word0.clone());
             w.set(to!(stage.d_data), word0.clone());
             w.set(to!(next_error), w.lit(0, "5'd0"));
@@ -489,19 +554,19 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
 
 impl<const W: usize, const F: usize, const FP1: usize> Logic for LinkedStage<W, F, FP1> {
     fn update(&mut self) {
-        let (l, r, j, f) = self.shape();
-        Self::wire(&mut Sim(self), l, r, j, f);
+        let (l, r, j, f, n) = self.shape();
+        Self::wire(&mut Sim(self), l, r, j, f, n);
     }
 
     fn connect(&mut self) {
-        let (l, r, j, f) = self.shape();
-        Self::wire(&mut Connect(self), l, r, j, f);
+        let (l, r, j, f, n) = self.shape();
+        Self::wire(&mut Connect(self), l, r, j, f, n);
     }
 
     fn hdl(&self) -> Verilog {
-        let (l, r, j, f) = self.shape();
+        let (l, r, j, f, n) = self.shape();
         let mut t = Text::default();
-        Self::wire(&mut t, l, r, j, f);
+        Self::wire(&mut t, l, r, j, f, n);
         t.verilog(&crate::fixed::verilog_functions(f, 0))
     }
 }

@@ -25,6 +25,7 @@ pub mod bench;
 pub mod boundary;
 pub mod cdc;
 pub mod chain_verilog;
+pub mod inbox;
 pub mod linked_board;
 pub mod linked_stage;
 pub mod rx;

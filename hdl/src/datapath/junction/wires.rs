@@ -267,7 +267,12 @@ impl Junction {
             w.set(to!(dmem[0].parity), at!(w, parity));
             for q in 0..left {
                 w.set(to!(amem.wr_en[q]), at!(w, left[q].w_en));
-                w.set(to!(amem.wr_copy[q]), at!(w, seq.a_w));
+                let copy = if p.left_copy_in {
+                    at!(w, in_copy)
+                } else {
+                    at!(w, seq.a_w)
+                };
+                w.set(to!(amem.wr_copy[q]), copy);
                 w.set(to!(amem.wr_addr[q]), at!(w, left[q].w_addr));
                 w.set(to!(amem.wr_data[q]), at!(w, left[q].w_a));
                 w.set(to!(smem[0].rd_copy[q]), at!(w, seq.s_r));

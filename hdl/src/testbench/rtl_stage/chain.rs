@@ -192,7 +192,7 @@ impl RtlChain {
                 if train && last + 1 < l {
                     if let Some(n) = st.bp_sample(last, t, samples) {
                         let v = take(&mut bwd[i], n, t, self.link_delay[last], "delta sums")?;
-                        st.write_right(&v);
+                        st.write_right(t, &v);
                     }
                 }
                 if first == 0 {

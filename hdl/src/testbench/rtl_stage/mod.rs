@@ -257,11 +257,13 @@ impl StageSim {
         out
     }
 
-    /// Right port: the delta sums of the sample the last junction's BP runs next.
-    fn write_right(&mut self, d: &[i32]) {
+    /// Right port: the delta sums of the sample the last junction's BP runs in block cycle
+    /// `t`, into the copy of `t`'s parity.
+    fn write_right(&mut self, t: usize, d: &[i32]) {
         for (i, &v) in d.iter().enumerate() {
             let s = self.stage.as_mut();
             s.d_we.next = true;
+            s.d_copy.next = b16((t % 2) as i32);
             s.d_addr.next = b16(i as i32);
             s.d_data.next = b16(v);
             self.port_tick();

@@ -43,6 +43,7 @@ pub fn ports(s: &Stage) -> (Vec<Port>, Vec<Port>) {
         );
     }
     b(&mut i, "d_we", s.d_we.val());
+    p(&mut i, "d_copy", s.d_copy.val());
     p(&mut i, "d_addr", s.d_addr.val());
     p(&mut i, "d_data", s.d_data.val());
     p(&mut o, "started", s.started.val());

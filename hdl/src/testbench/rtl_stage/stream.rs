@@ -65,7 +65,7 @@ impl StageSim {
             if train && last + 1 < l {
                 if let Some(n) = self.bp_sample(last, t, samples) {
                     let v = io.recv_right(n)?;
-                    self.write_right(&v);
+                    self.write_right(t, &v);
                 }
             }
             if first == 0 {
