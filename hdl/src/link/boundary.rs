@@ -111,10 +111,8 @@ pub struct BoundarySequencer {
     pub in_addr: Signal<Out, Bits<16>>,
     pub lab_we: Signal<Out, Bit>,
     pub lab_copy: Signal<Out, Bits<16>>,
-    /// The block cycle the stage runs next (or is running), and the one after it: what the
-    /// inboxes may take vectors for.
-    pub t_now: Signal<Out, Bits<32>>,
-    pub t_after: Signal<Out, Bits<32>>,
+    /// `t`, the block cycle the stage runs next, moves on (for the inboxes).
+    pub stepped: Signal<Out, Bit>,
     /// The inboxes (inbox.rs) hold the vector for `t`: activations from the previous board,
     /// delta sums from the next.
     pub left_in: Signal<In, Bit>,
@@ -157,11 +155,10 @@ pub struct BoundarySequencer {
     /// A block cycle writing the right boundary may start while fewer vectors are pending.
     pending_limit: Constant<Bits<8>>,
     right_last: Constant<Bits<16>>,
-    /// The delta sums of block cycle `t - 1` are being sent (their word and group): beside
-    /// block cycle `t` when the FIFO has room for all of them, else before it.
+    /// The delta sums of block cycle `t - 1` are being sent (word `count` of group `group`;
+    /// only a first board takes inputs on them, and it sends no sums): beside block cycle `t`
+    /// when the FIFO has room for all of them, else before it.
     sending: DFF<Bit>,
-    send_count: DFF<Bits<16>>,
-    send_group: DFF<Bits<16>>,
     send_in_run: Constant<Bit>,
     ff_first: Constant<Bits<32>>,
     ff_last: Constant<Bits<32>>,
@@ -249,8 +246,7 @@ impl BoundarySequencer {
             rd_q: Default::default(),
             rd_empty: Default::default(),
             fout_valid: Default::default(),
-            t_now: Default::default(),
-            t_after: Default::default(),
+            stepped: Default::default(),
             left_in: Default::default(),
             right_in: Default::default(),
             fout_ready: Default::default(),
@@ -272,8 +268,6 @@ impl BoundarySequencer {
             pending_limit: Constant::new((p.drain_vectors as u64).into()),
             right_last: c16(p.right.max(1) - 1),
             sending: Default::default(),
-            send_count: Default::default(),
-            send_group: Default::default(),
             send_in_run: Constant::new(p.left + SEND_SLACK_CLOCKS <= p.block_clocks),
             ff_first: c32(p.ff_first),
             ff_last: c32(p.ff_last),
@@ -333,8 +327,6 @@ impl Logic for BoundarySequencer {
             drain_words,
             pending,
             sending,
-            send_count,
-            send_group,
             t_next,
             need_send_left,
             need_recv_right,
@@ -400,10 +392,8 @@ impl Logic for BoundarySequencer {
         self.in_addr.next = self.count.q.val();
         self.lab_we.next = false;
         self.lab_copy.next = self.lab_copy_q.q.val();
-        self.t_now.next = self.t.q.val();
-        self.t_after.next = self.t_next.q.val();
-        self.lq_addr.next = self.send_count.q.val();
-        self.lq_q.next = self.send_group.q.val();
+        self.lq_addr.next = self.count.q.val();
+        self.lq_q.next = self.group.q.val();
         self.lq_clear.next = false;
         self.bout_valid.next = false;
         self.took.next = false;
@@ -462,8 +452,6 @@ impl Logic for BoundarySequencer {
                 self.phase.d.next = Phase::Next;
             }
             Phase::Next => {
-                self.count.d.next = 0.into();
-                self.group.d.next = 0.into();
                 if self.sending.q.val() {
                     // the previous block cycle's sums are still leaving
                 } else if self.need_send_left.q.val() {
@@ -557,14 +545,14 @@ impl Logic for BoundarySequencer {
             self.bout_valid.next = true;
             self.lq_clear.next = self.bout_ready.val();
             if self.bout_ready.val() {
-                self.send_count.d.next = self.send_count.q.val() + 1;
-                self.send_group.d.next = self.send_group.q.val() + 1;
-                if self.send_group.q.val() == self.left_group_last.val() {
-                    self.send_group.d.next = 0.into();
+                self.count.d.next = self.count.q.val() + 1;
+                self.group.d.next = self.group.q.val() + 1;
+                if self.group.q.val() == self.left_group_last.val() {
+                    self.group.d.next = 0.into();
                 }
-                if self.send_count.q.val() == self.left_last.val() {
-                    self.send_count.d.next = 0.into();
-                    self.send_group.d.next = 0.into();
+                if self.count.q.val() == self.left_last.val() {
+                    self.count.d.next = 0.into();
+                    self.group.d.next = 0.into();
                     self.sending.d.next = false;
                 }
             }
@@ -587,6 +575,7 @@ impl Logic for BoundarySequencer {
         if self.last_drained.val() & !self.writing.val() {
             self.pending.d.next = self.pending.q.val() - 1;
         }
+        self.stepped.next = self.t_step.val();
         if self.load_done.val() & !self.t_step.val() {
             self.room.d.next = self.room.q.val() - 1;
         }
@@ -613,8 +602,8 @@ impl Logic for BoundarySequencer {
             self.drain_words.d.next = 0.into();
             self.pending.d.next = 0.into();
             self.sending.d.next = false;
-            self.send_count.d.next = 0.into();
-            self.send_group.d.next = 0.into();
+            self.count.d.next = 0.into();
+            self.group.d.next = 0.into();
         }
     }
 }

@@ -29,9 +29,8 @@ pub struct Inbox {
     /// A stream starts: `go_vectors` vectors, the first for block cycle `first`.
     pub go: Signal<In, Bit>,
     pub go_vectors: Signal<In, Bits<16>>,
-    /// The block cycle the stage runs next (or is running), and the one after it.
-    pub t: Signal<In, Bits<32>>,
-    pub t_next: Signal<In, Bits<32>>,
+    /// The block cycle the stage runs next moves on by one (`t` becomes `t + 1`).
+    pub step: Signal<In, Bit>,
     /// The stage failed: take nothing more until the next stream.
     pub stop: Signal<In, Bit>,
     /// The link receiver's words, provisional until `good`.
@@ -47,36 +46,39 @@ pub struct Inbox {
     pub copy: Signal<Out, Bits<16>>,
     /// The vector for block cycle `t` arrived good (registered: a clock late, never early).
     pub has_t: Signal<Out, Bit>,
+    /// A vector's verdict came good this clock.
+    done: Signal<Local, Bit>,
     state: DFF<InboxState>,
-    /// The block cycle of the vector taken next.
-    u: DFF<Bits<32>>,
+    /// `u - t`, `u` the block cycle of the vector taken next (two's complement; a count
+    /// rather than a comparison of wide block-cycle numbers).
+    lead: DFF<Bits<8>>,
     /// Vectors of the stream not taken yet.
     remaining: DFF<Bits<16>>,
-    count: DFF<Bits<16>>,
-    grp: DFF<Bits<16>>,
-    copy_q: DFF<Bits<16>>,
-    /// The vector for `u` may be taken (registered from `u` and `t_next`).
+    /// Word and group of the vector (a vector fits the link's FIFO: at most 4096 words).
+    count: DFF<Bits<12>>,
+    grp: DFF<Bits<12>>,
+    copy_q: DFF<Bits<8>>,
+    /// The vector for `u` may be taken (registered from `lead`).
     allow: DFF<Bit>,
     has: DFF<Bit>,
-    first: Constant<Bits<32>>,
-    last_word: Constant<Bits<16>>,
-    group_last: Constant<Bits<16>>,
-    copy_first: Constant<Bits<16>>,
-    copy_last: Constant<Bits<16>>,
+    first: Constant<Bits<8>>,
+    last_word: Constant<Bits<12>>,
+    group_last: Constant<Bits<12>>,
+    copy_first: Constant<Bits<8>>,
+    copy_last: Constant<Bits<8>>,
 }
 
 impl Inbox {
     /// Vectors of `len` words over `groups` groups, the first for block cycle `first` into
     /// copy `copy_first` of `copies`.
     pub fn new(first: usize, len: usize, groups: usize, copies: usize, copy_first: usize) -> Self {
-        assert!(len >= 1 && len < 1 << 16 && groups >= 1 && groups < 1 << 16);
-        assert!(copy_first < copies && copies < 1 << 16);
+        assert!(len >= 1 && len <= 1 << 12 && groups >= 1 && groups <= len);
+        assert!(copy_first < copies && copies <= 1 << 8 && first < 1 << 7);
         Inbox {
             clock: Default::default(),
             go: Default::default(),
             go_vectors: Default::default(),
-            t: Default::default(),
-            t_next: Default::default(),
+            step: Default::default(),
             stop: Default::default(),
             valid: Default::default(),
             ready: Default::default(),
@@ -87,8 +89,9 @@ impl Inbox {
             group: Default::default(),
             copy: Default::default(),
             has_t: Default::default(),
+            done: Default::default(),
             state: Default::default(),
-            u: Default::default(),
+            lead: Default::default(),
             remaining: Default::default(),
             count: Default::default(),
             grp: Default::default(),
@@ -107,16 +110,20 @@ impl Inbox {
 impl Logic for Inbox {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, u, remaining, count, grp, copy_q, allow, has);
-        self.allow.d.next = (self.remaining.q.val() != 0) & (self.u.q.val() <= self.t_next.val());
-        self.has.d.next = self.u.q.val() > self.t.val();
+        dff_setup!(self, clock, state, lead, remaining, count, grp, copy_q, allow, has);
+        // u ≤ t + 1 and u > t, with `lead` in [-128, 128): a stream's first vector is at
+        // most 127 block cycles in, and the stage runs at most 2 ahead of its inbox
+        self.allow.d.next = (self.remaining.q.val() != 0)
+            & (self.lead.q.val().get_bit(7) | (self.lead.q.val() < 2));
+        self.has.d.next = !self.lead.q.val().get_bit(7) & (self.lead.q.val() != 0);
         self.has_t.next = self.has.q.val();
+        self.done.next = false;
         self.ready.next = false;
         self.awaiting.next = false;
         self.we.next = false;
-        self.addr.next = self.count.q.val();
-        self.group.next = self.grp.q.val();
-        self.copy.next = self.copy_q.q.val();
+        self.addr.next = bit_cast::<16, 12>(self.count.q.val());
+        self.group.next = bit_cast::<16, 12>(self.grp.q.val());
+        self.copy.next = bit_cast::<16, 8>(self.copy_q.q.val());
         match self.state.q.val() {
             InboxState::Idle => {
                 if self.allow.q.val() {
@@ -143,7 +150,7 @@ impl Logic for Inbox {
             InboxState::Verdict => {
                 self.awaiting.next = true;
                 if self.good.val() {
-                    self.u.d.next = self.u.q.val() + 1;
+                    self.done.next = true;
                     self.remaining.d.next = self.remaining.q.val() - 1;
                     self.copy_q.d.next = self.copy_q.q.val() + 1;
                     if self.copy_q.q.val() == self.copy_last.val() {
@@ -156,13 +163,20 @@ impl Logic for Inbox {
                 self.state.d.next = InboxState::Idle;
             }
         }
+        // a vector taken moves u on, a block cycle t
+        if self.done.val() & !self.step.val() {
+            self.lead.d.next = self.lead.q.val() + 1;
+        }
+        if self.step.val() & !self.done.val() {
+            self.lead.d.next = self.lead.q.val() - 1;
+        }
         if self.stop.val() {
             self.state.d.next = InboxState::Idle;
             self.remaining.d.next = 0.into();
         }
         if self.go.val() {
             self.state.d.next = InboxState::Idle;
-            self.u.d.next = self.first.val();
+            self.lead.d.next = self.first.val();
             self.remaining.d.next = self.go_vectors.val();
             self.count.d.next = 0.into();
             self.grp.d.next = 0.into();

@@ -402,8 +402,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             w.set(to!(fwd_inbox[0].clock), at!(w, clock));
             w.set(to!(fwd_inbox[0].go), at!(w, go));
             w.set(to!(fwd_inbox[0].go_vectors), at!(w, go_samples));
-            w.set(to!(fwd_inbox[0].t), at!(w, seq.t_now));
-            w.set(to!(fwd_inbox[0].t_next), at!(w, seq.t_after));
+            w.set(to!(fwd_inbox[0].step), at!(w, seq.stepped));
             w.set(to!(fwd_inbox[0].stop), at!(w, seq.failed));
             w.set(to!(fwd_inbox[0].valid), at!(w, fwd_rx[0].words.valid));
             w.set(to!(fwd_inbox[0].good), at!(w, fwd_rx[0].good));
@@ -523,8 +522,7 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             w.set(to!(bwd_inbox[0].go), at!(w, go));
             let vectors = w.mux(&at!(w, go_train), &at!(w, go_samples), &word0);
             w.set(to!(bwd_inbox[0].go_vectors), vectors);
-            w.set(to!(bwd_inbox[0].t), at!(w, seq.t_now));
-            w.set(to!(bwd_inbox[0].t_next), at!(w, seq.t_after));
+            w.set(to!(bwd_inbox[0].step), at!(w, seq.stepped));
             w.set(to!(bwd_inbox[0].stop), at!(w, seq.failed));
             w.set(to!(bwd_inbox[0].valid), at!(w, bwd_rx[0].words.valid));
             w.set(to!(bwd_inbox[0].good), at!(w, bwd_rx[0].good));
