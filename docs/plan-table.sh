@@ -14,6 +14,7 @@ rows=(
   "dey-mnist|icebreaker,nexys4-ddr,alchitry-cu"
   "dey-mnist|nexys4-ddrx2,opencl-devicex2"
   "mnist-large|nexys4-ddrx4"
+  "mnist-large|ulx3s-85fx4"
   "mnist-large|opencl-devicex4"
   "mnist-large|nexys4-ddr,icebreaker,nexys4-ddr,alchitry-cu"
   "mnist-large|nexys4-ddrx3,opencl-devicex3"

@@ -17,6 +17,7 @@
 #   sweep FILE          µs per training sample along a sweep    [edgeflow bench --sweep --json]
 #   calibration FILE    cost model against synthesis            [docs/calibration/reproduce.sh]
 #   plan FILE           planner against the baselines           [docs/plan-table.sh]
+#   linked FILE         linked boards in co-simulation against their plan [docs/bench/linked.sh]
 #   synth FILE          resources of one synthesis              [edgeflow synth --json]
 #   train FILE          accuracy after training                 [edgeflow train --json]
 #   criterion FILE      reference-model micro-benchmarks        [cargo bench, docs/bench/reproduce.sh]
@@ -145,6 +146,13 @@ table() {
         if .plan == null then "| `\($s)` | \($b) | does not fit | | | | |"
         else .plan | "| `\($s)` | \($b) | \(.samples_per_second | n) | \(base("equal junction counts")) | \(base("parameter-balanced")) | \(.lower_bound.samples_per_second | n) | \(.gap * 100 | round)% |"
         end)' "$file"
+    ;;
+  linked)
+    jq -r "$JQ_DEFS"'
+      "| spec | boards | link | planned samples/s | measured | measured / planned | samples | bit-exact |",
+      "|---|---|---|---:|---:|---:|---:|---|",
+      (.[] | .sim as $r |
+        "| `\(.spec)` | \(.boards) | \($r.link_width) pins | \($r.predicted_samples_per_second | floor | commas) | \($r.steady_samples_per_second | floor | commas) | \($r.measured_over_predicted * 1000 | round | "\(. / 1000 | floor).\(("00" + (. % 1000 | tostring))[-3:])")× | \($r.samples) | \($r | exact) |")' "$file"
     ;;
   synth)
     jq -r '

@@ -10,7 +10,8 @@
 //!   clocks at its `clock_mhz` ([`edgeflow_core::spec::BLOCK_CYCLE_OVERHEAD`], one more with
 //!   registered reads, two more with the deep pipeline), plus
 //!   [`edgeflow_core::spec::LINKED_STAGE_CLOCKS`] on a board with its own link in a plan of
-//!   several boards (its sequencer between block cycles).
+//!   several boards (its sequencer between block cycles); such a board holding junction 1
+//!   takes at least `N_0` clocks a sample (its inputs come one word a clock).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
 //!   `edgeflow spec check` counts them; none for junction 1's FF when one-bit inputs make its
 //!   lanes selects (`Spec::input_selects`). DSPs are used first; the rest are built from logic at
@@ -342,9 +343,15 @@ pub fn clock_time(board: &Board, clocks: u64) -> Ps {
     (clocks as f64 * 1e6 / board.clock_mhz).ceil() as Ps
 }
 
-/// Block-cycle time of junction `j` alone with `z` lanes on `board`.
+/// Block-cycle time of junction `j` alone with `z` lanes on `board`. The first board of a
+/// linked chain takes a sample's inputs from the host feed one word a clock (it has no input
+/// lanes), so there junction 1 takes at least `N_0` clocks a sample.
 pub fn junction_time(net: &Net, board: &Board, j: usize, z: u64) -> Ps {
-    clock_time(board, clocks(net, j, z) + net.overhead_on(board))
+    let mut c = clocks(net, j, z) + net.overhead_on(board);
+    if j == 0 && net.chained && board.link.is_some() {
+        c = c.max(net.layers[0]);
+    }
+    clock_time(board, c)
 }
 
 /// A link between junction `j` and `j + 1`, from board `a` to board `b`.
@@ -656,6 +663,30 @@ mod tests {
         let m = junction_need(&net, &b, 0, 128, 3).multipliers
             + junction_need(&net, &b, 1, 32, 1).multipliers;
         assert_eq!(m, 384);
+    }
+
+    /// On a linked chain a board with its own link adds its sequencer's clocks, and the one
+    /// holding junction 1 takes a sample's inputs a word a clock; alone it adds neither.
+    #[test]
+    fn a_linked_board_pays_its_sequencer_and_its_one_word_feed() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../specs/dey-mnist.toml"
+        ))
+        .unwrap();
+        let mut net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
+        let b = Board::built_in("ulx3s-45f").unwrap();
+        let time = |net: &Net, j, z| junction_time(net, &b, j, z);
+        let pass = |net: &Net, j, z| clocks(net, j, z) + net.overhead_on(&b);
+        assert_eq!(time(&net, 1, 8), clock_time(&b, pass(&net, 1, 8)));
+        assert_eq!(time(&net, 0, 32), clock_time(&b, pass(&net, 0, 32)));
+        let alone = pass(&net, 1, 8);
+        net.chained = true;
+        assert_eq!(pass(&net, 1, 8), alone + LINKED_STAGE_CLOCKS as u64);
+        assert_eq!(time(&net, 1, 8), clock_time(&b, alone + 3));
+        // 1024 inputs, one a clock, against a 139-clock block cycle
+        assert!(pass(&net, 0, 32) < 1024);
+        assert_eq!(time(&net, 0, 32), clock_time(&b, 1024));
     }
 
     #[test]

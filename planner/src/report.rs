@@ -348,6 +348,22 @@ pub fn diagnose(net: &Net, boards: &[Board]) -> String {
     )
 }
 
+/// The fastest plan that puts the whole network on one of `boards`.
+fn best_alone(net: &Net, boards: &[Board]) -> Option<Solution> {
+    let mut best: Option<Solution> = None;
+    for (b, board) in boards.iter().enumerate() {
+        if let Ok(mut s) = optimize(net, std::slice::from_ref(board), Order::Chain) {
+            for st in &mut s.stages {
+                st.board = b;
+            }
+            if best.as_ref().is_none_or(|x| s.period < x.period) {
+                best = Some(s);
+            }
+        }
+    }
+    best
+}
+
 /// Plan `spec` on `boards`: the optimum, its figures, the lower bound and the baselines.
 pub fn plan(
     spec: &Spec,
@@ -355,14 +371,15 @@ pub fn plan(
     boards: &[Board],
     permute: bool,
 ) -> Result<PlanFile, PlanFailure> {
-    let mut net = Net::from_spec(spec);
+    let alone = Net::from_spec(spec);
+    let mut net = alone.clone();
     net.chained = boards.len() > 1;
     let order = if permute {
         Order::Permute
     } else {
         Order::Chain
     };
-    let sol = optimize(&net, boards, order).map_err(|e| match e {
+    let chained = optimize(&net, boards, order).map_err(|e| match e {
         PlanError::NoFit => PlanFailure::NoFit {
             spec: spec.name.clone(),
             why: diagnose(&net, boards),
@@ -370,6 +387,15 @@ pub fn plan(
         PlanError::NoBoards => PlanFailure::NoBoards,
         PlanError::TooManyStates(states) => PlanFailure::TooManyStates { states },
     })?;
+    // A plan of one stage is a board on its own, without a link's sequencer or its
+    // one-word feed: priced as such, it wins over the same stage priced as linked.
+    let sol = match best_alone(&alone, boards) {
+        Some(s) if chained.stages.len() == 1 || s.period <= chained.period => {
+            net = alone;
+            s
+        }
+        _ => chained,
+    };
     let ev = evaluate(&net, boards, &sol.stages, &sol.z, sol.period);
     let mut planned = spec.clone();
     planned.z = sol.z.iter().map(|&z| z as usize).collect();

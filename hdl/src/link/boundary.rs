@@ -1,24 +1,26 @@
-//! What a linked stage does between its block cycles: the hardware form of the chain runtime
-//! (testbench/rtl_stage/chain.rs), one board's share of it. Before block cycle `t`, in order,
-//! each step only when the schedule has a sample for it:
+//! What a linked stage does around its block cycles: the hardware form of the chain runtime
+//! (testbench/rtl_stage/chain.rs), one board's share of it. For block cycle `t`, each step
+//! only when the schedule has a sample for it:
 //!
-//! 1. send the delta sums its first junction's BP accumulated in `t - 1` back (left link);
-//! 2. wait for the delta sums its last junction's BP needs in `t` (right link, backward);
-//! 3. take the input sample `t` from the feed (first stage; the first board of a chain takes
-//!    it ahead, while block cycle `t - 1` runs), or wait for the activations its first
-//!    junction's FF needs in `t` (left link, forward);
-//! 4. take the label of the sample its last junction's FF runs in `t` (last stage, when
+//! 1. send the delta sums its first junction's BP accumulated in `t - 1` back (left link):
+//!    beside block cycle `t` when the sums' FIFO has room for the whole vector and the vector
+//!    is [`SEND_SLACK_CLOCKS`] shorter than the block cycle, else before it;
+//! 2. take the input sample `t` from the feed (a first board takes it ahead, while block
+//!    cycle `t - 1` runs);
+//! 3. take the label of the sample its last junction's FF runs in `t` (last stage, when
 //!    training);
-//! 5. when its last junction's FF writes the right boundary in `t`, wait until the previous
-//!    vector has left for the link (the drain FIFOs are empty);
+//! 4. wait, in one gate, until the inboxes (inbox.rs) hold the delta sums its last
+//!    junction's BP needs in `t` and the activations its first junction's FF needs in `t`
+//!    (each copied in while block cycle `t - 1` ran), and, when its last junction's FF writes
+//!    the right boundary in `t`, until the drain has room for that vector;
 //!
-//! then run block cycle `t`. After the stream's last block cycle, step 1 runs once more.
-//! Received vectors are copied in by the inboxes (inbox.rs) while the block cycle before runs;
-//! a vector is used only after the link marked it good,
-//! so a corrupt or lost transfer stops the stage before any block cycle uses it: the weights
-//! stay those after the last block cycle run. The link's own order and the schedule's sample
-//! numbers make the hand-over exact whatever the boards' clocks: every step waits for its
-//! data, none guesses a time.
+//! then run block cycle `t`. When nothing is late that takes `LINKED_STAGE_CLOCKS` clocks
+//! (core/src/spec.rs) between block cycles. After the stream's last block cycle, step 1 runs
+//! once more. A received vector is used only after the link marked it good, so a corrupt or
+//! lost transfer stops the stage before any block cycle uses it: the weights stay those after
+//! the last block cycle run. The link's own order and the schedule's sample numbers make the
+//! hand-over exact whatever the boards' clocks: every step waits for its data, none guesses a
+//! time.
 //!
 //! The right boundary's activations leave during the block cycle that writes them: the
 //! drain takes them from one FIFO per group in neuron order (group `q` holds neurons
@@ -37,7 +39,6 @@ pub enum Phase {
     SendLeft,
     /// The inputs of sample `t` from the feed (a first board without a next one).
     Input,
-    Label,
     /// Wait until block cycle `t` has all it needs: the delta sums for its last junction's BP
     /// and the activations for its first junction's FF (from the inboxes), its input sample
     /// (taken ahead), and room in the drain for the right boundary it writes.
@@ -183,6 +184,9 @@ pub struct BoundarySequencer {
     need_input: DFF<Bit>,
     need_recv_left: DFF<Bit>,
     need_label: DFF<Bit>,
+    /// The label of block cycle `t` is taken (last board, training), or is due now.
+    labelled: DFF<Bit>,
+    label_due: Signal<Local, Bit>,
     writes_right: DFF<Bit>,
     /// `t` is the stream's last block cycle plus one.
     at_end: DFF<Bit>,
@@ -289,6 +293,8 @@ impl BoundarySequencer {
             need_input: Default::default(),
             need_recv_left: Default::default(),
             need_label: Default::default(),
+            labelled: Default::default(),
+            label_due: Default::default(),
             writes_right: Default::default(),
             at_end: Default::default(),
             started_t: Default::default(),
@@ -333,6 +339,7 @@ impl Logic for BoundarySequencer {
             need_input,
             need_recv_left,
             need_label,
+            labelled,
             writes_right,
             at_end,
             started_t
@@ -365,9 +372,6 @@ impl Logic for BoundarySequencer {
         // The steps that act (the feed's words) in order, then the gate that waits for
         // everything else at once: the inboxes' vectors, the input taken ahead, the drain.
         self.after_feed.next = Phase::Gate;
-        if self.need_label.q.val() {
-            self.after_feed.next = Phase::Label;
-        }
         self.after_send_left.next = self.after_feed.val();
         if self.need_input.q.val() & !self.has_right.val() {
             self.after_send_left.next = Phase::Input;
@@ -379,6 +383,7 @@ impl Logic for BoundarySequencer {
                 | (self.pending.q.val() < self.pending_limit.val()));
 
         self.permit.next = false;
+        self.label_due.next = false;
         self.writing.next = false;
         if self.starting.val() {
             self.started_t.d.next = true;
@@ -492,19 +497,21 @@ impl Logic for BoundarySequencer {
                     }
                 }
             }
-            Phase::Label => {
-                self.feed_ready.next = true;
-                if self.feed_valid.val() {
-                    self.lab_we.next = true;
-                    self.phase.d.next = Phase::Gate;
-                    self.lab_copy_q.d.next = self.lab_copy_q.q.val() + 1;
-                    if self.lab_copy_q.q.val() == self.lab_copy_last.val() {
-                        self.lab_copy_q.d.next = 0.into();
+            Phase::Gate => {
+                // the label is taken here, in the clock the gate opens at the latest
+                self.label_due.next = self.need_label.q.val() & !self.labelled.q.val();
+                if self.label_due.val() {
+                    self.feed_ready.next = true;
+                    if self.feed_valid.val() {
+                        self.lab_we.next = true;
+                        self.labelled.d.next = true;
+                        self.lab_copy_q.d.next = self.lab_copy_q.q.val() + 1;
+                        if self.lab_copy_q.q.val() == self.lab_copy_last.val() {
+                            self.lab_copy_q.d.next = 0.into();
+                        }
                     }
                 }
-            }
-            Phase::Gate => {
-                if self.ready.val() {
+                if self.ready.val() & (!self.label_due.val() | self.feed_valid.val()) {
                     self.writing.next = self.has_right.val() & self.writes_right.q.val();
                     // the stage may start at once; `Run` holds the permit until it does
                     self.permit.next = true;
@@ -515,6 +522,7 @@ impl Logic for BoundarySequencer {
                 self.permit.next = !self.started_t.q.val();
                 if self.block_end.val() {
                     self.started_t.d.next = false;
+                    self.labelled.d.next = false;
                     self.t.d.next = self.t_next.q.val();
                     self.t_next.d.next = self.t_next.q.val() + 1;
                     self.t_step.next = true;
@@ -591,6 +599,7 @@ impl Logic for BoundarySequencer {
             self.t.d.next = 0.into();
             self.t_next.d.next = 1.into();
             self.started_t.d.next = false;
+            self.labelled.d.next = false;
             self.samples.d.next = bit_cast::<32, 16>(self.go_samples.val());
             self.train.d.next = self.go_train.val();
             self.in_copy_q.d.next = 0.into();

@@ -46,6 +46,7 @@ pub struct CdcFifo<D: Synth, const N: usize, const NP1: usize> {
     rd_next: Signal<Local, Bits<NP1>>,
     g1: Signal<Local, Bits<NP1>>,
     g2: Signal<Local, Bits<NP1>>,
+    g3: Signal<Local, Bits<NP1>>,
 }
 
 impl<D: Synth, const N: usize, const NP1: usize> Default for CdcFifo<D, N, NP1> {
@@ -82,6 +83,7 @@ impl<D: Synth, const N: usize, const NP1: usize> Default for CdcFifo<D, N, NP1> 
             rd_next: Default::default(),
             g1: Default::default(),
             g2: Default::default(),
+            g3: Default::default(),
         }
     }
 }
@@ -118,10 +120,11 @@ impl<D: Synth, const N: usize, const NP1: usize> Logic for CdcFifo<D, N, NP1> {
             self.overflow_q.d.next = true;
         }
         self.overflow.next = self.overflow_q.q.val();
-        // Gray to binary: each bit is the xor of itself and all above it (NP1 <= 8).
+        // Gray to binary: each bit is the xor of itself and all above it (NP1 <= 16).
         self.g1.next = self.rd_sync2.q.val() ^ (self.rd_sync2.q.val() >> 1);
         self.g2.next = self.g1.val() ^ (self.g1.val() >> 2);
-        self.read_count.next = self.g2.val() ^ (self.g2.val() >> 4);
+        self.g3.next = self.g2.val() ^ (self.g2.val() >> 4);
+        self.read_count.next = self.g3.val() ^ (self.g3.val() >> 8);
         // Read side: the RAM reads the entry after the one taken, so `data_out` always
         // shows the oldest word.
         self.wr_sync1.d.next = self.wr_gray.q.val();

@@ -441,7 +441,8 @@ impl<const W: usize, const F: usize, const FP1: usize> LinkedStage<W, F, FP1> {
             let ready = w.not(&at!(w, sums[0].empty));
             w.set(to!(bwd_tx[0].words.valid), ready.clone());
             w.set(to!(bwd_tx[0].words.data), at!(w, sums[0].data_out));
-            let read = w.and(&ready, &at!(w, bwd_tx[0].words.ready));
+            // in parentheses: `not` of it below must negate the whole
+            let read = w.paren(&w.and(&ready, &at!(w, bwd_tx[0].words.ready)));
             w.set(to!(sums[0].read), read.clone());
             // the words it holds, and room for a whole vector besides them and the two on
             // their way in (the sequencer then sends the next vector beside a block cycle)

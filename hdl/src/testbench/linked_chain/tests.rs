@@ -112,6 +112,42 @@ fn digits_on_two_linked_boards_in_verilator_is_bit_exact() {
     );
 }
 
+/// A second board twice as slow as the first, so that it bounds the chain: it copies in the
+/// activations and sends its delta sums back beside its block cycles, one every
+/// `block cycle + LINKED_STAGE_CLOCKS` of its clocks.
+#[test]
+fn a_slow_second_board_sends_its_sums_beside_its_block_cycles() {
+    let sp = Spec::from_toml_str(
+        r#"
+name = "slow-second"
+layers = [64, 64, 64]
+fan_out = [16, 16]
+z = [4, 2]
+activation = "sigmoid"
+learning_rate_shift = 2
+seed = 1
+[fixed]
+width = 16
+int_bits = 3
+frac_bits = 12
+[pattern]
+kind = "type2"
+dither = true
+seed = 2
+"#,
+        "slow-second",
+    )
+    .unwrap();
+    let r = two_boards_in_verilator(&sp, 60, 4, &[BASE_PS, SLOW_PS], "slow second board");
+    let clocks = (sp.block_cycle_clocks() + edgeflow_core::spec::LINKED_STAGE_CLOCKS) as f64;
+    let expected = 1e12 / (clocks * SLOW_PS as f64);
+    let measured = r.steady_samples_per_second.unwrap();
+    assert!(
+        (measured / expected - 1.0).abs() < 5e-4,
+        "{measured} samples/s, {expected} for {clocks} clocks a block cycle"
+    );
+}
+
 /// Samples `m` such that junction `j` of `got` is exactly the reference model's after
 /// training on the first `m` samples (each junction's weights change only by its own UP, in
 /// sample order, so a board stopped between block cycles holds such a prefix).

