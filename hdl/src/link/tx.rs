@@ -36,6 +36,9 @@ pub struct LinkTx<const W: usize> {
     seq: DFF<Bits<16>>,
     crc: DFFWithInit<Bits<16>>,
     credits: DFFWithInit<Bits<16>>,
+    /// `credits != 0`, kept beside the count so that no wide compare sits in front of the
+    /// words' `ready`.
+    has_credit: DFFWithInit<Bit>,
     shift: DFF<Bits<16>>,
     beats_left: DFF<Bits<5>>,
     out_data: DFF<Bits<W>>,
@@ -75,6 +78,7 @@ impl<const W: usize> LinkTx<W> {
             seq: Default::default(),
             crc: DFFWithInit::new((CRC_INIT as u64).into()),
             credits: DFFWithInit::new((credits as u64).into()),
+            has_credit: DFFWithInit::new(true),
             shift: Default::default(),
             beats_left: Default::default(),
             out_data: Default::default(),
@@ -104,6 +108,7 @@ impl<const W: usize> Logic for LinkTx<W> {
             seq,
             crc,
             credits,
+            has_credit,
             shift,
             beats_left,
             out_data,
@@ -139,7 +144,7 @@ impl<const W: usize> Logic for LinkTx<W> {
             _ => {}
         }
         // A word starts in the clock its predecessor's last beat is out, with a credit.
-        self.free.next = (self.beats_left.q.val() == 0) & (self.credits.q.val() != 0);
+        self.free.next = (self.beats_left.q.val() == 0) & self.has_credit.q.val();
         self.start_word.next = self.free.val() & self.offered.val();
         self.words.ready.next = self.free.val() & (self.phase.q.val() == TxPhase::Payload);
         self.crc_step.crc.next = self.crc.q.val();
@@ -183,9 +188,11 @@ impl<const W: usize> Logic for LinkTx<W> {
         }
         if self.start_word.val() & !self.credit_in.val() {
             self.credits.d.next = self.credits.q.val() - 1;
+            self.has_credit.d.next = self.credits.q.val() != 1;
         }
         if !self.start_word.val() & self.credit_in.val() {
             self.credits.d.next = self.credits.q.val() + 1;
+            self.has_credit.d.next = true;
         }
     }
 }
