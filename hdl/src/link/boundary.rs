@@ -199,7 +199,6 @@ pub struct BoundarySequencer {
     load_done: Signal<Local, Bit>,
     t_step: Signal<Local, Bit>,
     after_send_left: Signal<Local, Phase>,
-    after_feed: Signal<Local, Phase>,
     /// Every wait of block cycle `t` is over.
     ready: Signal<Local, Bit>,
     /// A block cycle that writes the right boundary is let start; a vector's last word left.
@@ -304,7 +303,6 @@ impl BoundarySequencer {
             load_done: Default::default(),
             t_step: Default::default(),
             after_send_left: Default::default(),
-            after_feed: Default::default(),
             ready: Default::default(),
             writing: Default::default(),
             last_drained: Default::default(),
@@ -369,10 +367,9 @@ impl Logic for BoundarySequencer {
             & (self.t.q.val() >= self.ff_last.val())
             & ((self.t.q.val() - self.ff_last.val()) < self.samples.q.val());
         self.at_end.d.next = self.t.q.val() == self.total.val();
-        // The steps that act (the feed's words) in order, then the gate that waits for
+        // A first board without a next one takes its inputs; then the gate waits for
         // everything else at once: the inboxes' vectors, the input taken ahead, the drain.
-        self.after_feed.next = Phase::Gate;
-        self.after_send_left.next = self.after_feed.val();
+        self.after_send_left.next = Phase::Gate;
         if self.need_input.q.val() & !self.has_right.val() {
             self.after_send_left.next = Phase::Input;
         }
@@ -490,7 +487,7 @@ impl Logic for BoundarySequencer {
                 self.in_we.next = self.took.val();
                 self.last_word.next = self.count.q.val() == self.inputs_last.val();
                 if self.took.val() & self.last_word.val() {
-                    self.phase.d.next = self.after_feed.val();
+                    self.phase.d.next = Phase::Gate;
                     self.in_copy_q.d.next = self.in_copy_q.q.val() + 1;
                     if self.in_copy_q.q.val() == self.in_copy_last.val() {
                         self.in_copy_q.d.next = 0.into();
