@@ -17,9 +17,11 @@ cargo build --release -q -p edgeflow
 ef=target/release/edgeflow
 name=linked-mnist-large-ulx3s-85fx4
 "$ef" plan --spec specs/mnist-large.toml --boards ulx3s-85fx4 -o "$out/plan.json" --json >/dev/null
-# the report names files under OUT_DIR; the committed copy keeps what does not depend on it
-"$ef" bitstream --plan "$out/plan.json" --seed 1 -o "$out/bits" --json \
-  | jq 'del(.stages[].bitstream, .stages[].files)' >"$out/$name.json"
+# the report names files under OUT_DIR; the committed copy keeps what does not depend on it.
+# A stage that misses its clock makes the command fail after the report is written: the
+# report is kept either way.
+"$ef" bitstream --plan "$out/plan.json" --seed 1,2,3 -o "$out/bits" --json >"$out/bits.json" || true
+jq 'del(.stages[].bitstream, .stages[].files)' "$out/bits.json" >"$out/$name.json"
 tmp="$(mktemp "docs/ecp5/$name.json.XXXXXX")"
 cp "$out/$name.json" "$tmp"
 chmod 644 "$tmp"

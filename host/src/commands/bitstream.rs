@@ -31,9 +31,11 @@ pub struct Args {
     /// UART rate of the board top's host link.
     #[arg(long, default_value_t = 115_200)]
     baud: u32,
-    /// nextpnr placement seed, 0 to 2147483647 (nextpnr reads a signed 32-bit number).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
-    seed: u32,
+    /// nextpnr placement seeds, 0 to 2147483647 (nextpnr reads a signed 32-bit number),
+    /// comma-separated: tried in order until one meets the clock (`--seed 1,2,3`); the first
+    /// that does is kept, or the last. Every stage of a plan has its own sweep.
+    #[arg(long, visible_alias = "seeds", default_value = "1", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(..=i32::MAX as i64))]
+    seed: Vec<u32>,
     /// Build the board top with the resident data memory (`train --resident`); use
     /// --baud 3000000 for the rate `train --resident` expects by default.
     #[arg(long, conflicts_with = "standin")]
@@ -57,7 +59,7 @@ impl Args {
     pub fn exec(self) -> Result<()> {
         if let Some(plan) = &self.plan {
             return crate::flow::bitstream_plan::bitstream_plan_cmd(
-                plan, &self.out, self.freq, self.baud, self.seed, self.json,
+                plan, &self.out, self.freq, self.baud, &self.seed, self.json,
             );
         }
         crate::flow::bitstream::bitstream_cmd(crate::flow::bitstream::BitstreamArgs {
@@ -68,7 +70,7 @@ impl Args {
             out: self.out,
             freq: self.freq,
             baud: self.baud,
-            seed: self.seed,
+            seeds: self.seed,
             json: self.json,
         })
     }

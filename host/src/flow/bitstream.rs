@@ -25,7 +25,8 @@ pub struct BitstreamArgs {
     pub out: PathBuf,
     pub freq: Option<f64>,
     pub baud: u32,
-    pub seed: u32,
+    /// nextpnr placement seeds, tried in order until one meets the clock.
+    pub seeds: Vec<u32>,
     pub json: bool,
 }
 
@@ -56,7 +57,8 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         top,
         synth: s,
         pnr: p,
-    } = match place_route(&inner, b, mhz, a.baud, a.seed)? {
+        seeds: tried,
+    } = match place_route(&inner, b, mhz, a.baud, &a.seeds)? {
         Built::Routed(r) => r,
         Built::TooBig { message, log: None } => bail!("{message}"),
         Built::TooBig {
@@ -110,6 +112,7 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
         "block_cycle_clocks": cycle, "samples_per_s_at_clock": samples_s,
         "clocks_per_sample": cycle, "samples_per_second": samples_s,
         "samples_per_s_uart_bound": uart_samples_s, "baud": a.baud,
+        "seed": tried.last().map(|t| t.seed), "seeds_tried": tried,
         "seconds": {"yosys": s.seconds, "nextpnr_icepack": p.seconds},
     });
     let mut w = String::new();
@@ -117,11 +120,12 @@ pub fn bitstream_cmd(a: BitstreamArgs) -> Result<()> {
     write!(w, "{}", s.table.to_text())?;
     writeln!(
         w,
-        "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}",
+        "clock {:.2} MHz, Fmax {:.2} MHz ({}): {}; {}",
         top.mhz,
         p.timing.fmax_mhz,
         if met { "met" } else { "NOT met" },
-        fmax_note(&p)
+        fmax_note(&p),
+        seeds_text(&tried)
     )?;
     if let (Some(first), Some(last)) = (
         p.timing.critical_path.first(),
@@ -211,7 +215,31 @@ pub(super) struct Routed {
     pub dir: tempdir::Dir,
     pub top: BoardTopVerilog,
     pub synth: SynthResult,
+    /// The routed design of the last seed tried: the first that met the clock, or the last.
     pub pnr: PnrResult,
+    /// Every seed tried, in order, with its Fmax (MHz).
+    pub seeds: Vec<SeedTried>,
+}
+
+/// "placement seed 4", with the seeds before it that missed the clock.
+pub(super) fn seeds_text(tried: &[SeedTried]) -> String {
+    let (last, before) = tried.split_last().expect("a routed design has a seed");
+    let mut t = format!("placement seed {}", last.seed);
+    if !before.is_empty() {
+        let missed: Vec<String> = before
+            .iter()
+            .map(|s| format!("{} at {:.2} MHz", s.seed, s.fmax_mhz))
+            .collect();
+        t += &format!(" (after {})", missed.join(", "));
+    }
+    t
+}
+
+/// One nextpnr run of a seed sweep.
+#[derive(serde::Serialize, Clone, Copy)]
+pub(super) struct SeedTried {
+    pub seed: u32,
+    pub fmax_mhz: f64,
 }
 
 /// A design through synthesis and place and route, or the part's room ran out: yosys mapped
@@ -225,15 +253,18 @@ pub(super) enum Built {
 }
 
 /// yosys, then nextpnr-ice40 or nextpnr-ecp5 and the packer, in a work directory: the
-/// design's board top at `mhz`. A tool that fails for another reason than room is an error,
-/// its logs kept.
+/// design's board top at `mhz`. The placement seeds are tried in order (one synthesis) until
+/// one meets the clock; placement is a search, and a design near its clock meets it with some
+/// seeds and not others. A tool that fails for another reason than room is an error, its logs
+/// kept.
 pub(super) fn place_route(
     inner: &Inner,
     b: &BoardInfo,
     mhz: f64,
     baud: u32,
-    seed: u32,
+    seeds: &[u32],
 ) -> Result<Built> {
+    assert!(!seeds.is_empty(), "clap requires at least one seed");
     let ecp5 = b.target.starts_with("ecp5");
     let t = target(b.target)?;
     let (cons, cons_ext) = inner.constraints(b)?;
@@ -254,39 +285,57 @@ pub(super) fn place_route(
             log: None,
         });
     }
-    let pb = spinner(&format!(
-        "{} at {:.2} MHz, {}, static timing (log: {})",
-        if ecp5 {
-            "nextpnr-ecp5"
+    let mut tried = vec![];
+    for (i, &seed) in seeds.iter().enumerate() {
+        let pb = spinner(&format!(
+            "{} at {:.2} MHz, seed {seed}{}, {}, static timing (log: {})",
+            if ecp5 {
+                "nextpnr-ecp5"
+            } else {
+                "nextpnr-ice40"
+            },
+            top.mhz,
+            if seeds.len() > 1 {
+                format!(" ({} of {})", i + 1, seeds.len())
+            } else {
+                String::new()
+            },
+            if ecp5 { "ecppack" } else { "icepack" },
+            dir.path().join("nextpnr.log").display()
+        ));
+        let p = if ecp5 {
+            nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, seed)
         } else {
-            "nextpnr-ice40"
-        },
-        top.mhz,
-        if ecp5 { "ecppack" } else { "icepack" },
-        dir.path().join("nextpnr.log").display()
-    ));
-    let p = if ecp5 {
-        nextpnr_ecp5::place_route_pack(t, b.package, b.speed, dir.path(), top.mhz, seed)
-    } else {
-        nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, seed)
-    };
-    pb.finish_and_clear();
-    match p {
-        Ok(pnr) => Ok(Built::Routed(Routed {
-            dir,
-            top,
-            synth: s,
-            pnr,
-        })),
-        Err(e) => {
-            let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
-            match crate::flow::check::pnr_overflow(&log, inner, b, t.part) {
-                Some(message) => Ok(Built::TooBig {
-                    message,
-                    log: Some(dir),
-                }),
-                None => Err(keep_logs(e, dir)),
+            nextpnr::place_route_pack(&ice40_device(b), b.package, dir.path(), top.mhz, seed)
+        };
+        pb.finish_and_clear();
+        let pnr = match p {
+            Ok(pnr) => pnr,
+            Err(e) => {
+                let log =
+                    std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap_or_default();
+                return match crate::flow::check::pnr_overflow(&log, inner, b, t.part) {
+                    Some(message) => Ok(Built::TooBig {
+                        message,
+                        log: Some(dir),
+                    }),
+                    None => Err(keep_logs(e, dir)),
+                };
             }
+        };
+        tried.push(SeedTried {
+            seed,
+            fmax_mhz: pnr.timing.fmax_mhz,
+        });
+        if pnr.timing.fmax_mhz >= top.mhz || i + 1 == seeds.len() {
+            return Ok(Built::Routed(Routed {
+                dir,
+                top,
+                synth: s,
+                pnr,
+                seeds: tried,
+            }));
         }
     }
+    unreachable!("the last seed returns")
 }

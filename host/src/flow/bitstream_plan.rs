@@ -2,7 +2,9 @@
 //! (hdl/src/board/linked_top.rs: the stage, its links on the board file's `[link.pins]`, the
 //! UART host link), through the same flow as one board's bitstream, stage by stage.
 
-use super::bitstream::{ice40_device, outputs, place_route, write_outputs, Built, Routed};
+use super::bitstream::{
+    ice40_device, outputs, place_route, seeds_text, write_outputs, Built, Routed,
+};
 use super::synth::fmax_note;
 use crate::report::{emit, Format, Written};
 use anyhow::{anyhow, bail, Context, Result};
@@ -76,7 +78,7 @@ pub fn bitstream_plan_cmd(
     out: &Path,
     freq: Option<f64>,
     baud: u32,
-    seed: u32,
+    seeds: &[u32],
     json: bool,
 ) -> Result<()> {
     let text = std::fs::read_to_string(plan)
@@ -108,7 +110,8 @@ pub fn bitstream_plan_cmd(
             top,
             synth: s,
             pnr,
-        } = match place_route(&inner, b, mhz, baud, seed)? {
+            seeds: tried,
+        } = match place_route(&inner, b, mhz, baud, seeds)? {
             Built::Routed(r) => r,
             Built::TooBig { message, .. } => {
                 writeln!(text, "stage {} on {}: {message}", d.stage + 1, b.name)?;
@@ -133,7 +136,7 @@ pub fn bitstream_plan_cmd(
         let bin = out.join(&outputs[0].1);
         writeln!(
             text,
-            "stage {} on {} (junctions {}-{}): {}\n  clock {:.2} MHz, Fmax {:.2} MHz ({}): {}; block cycle {cycle} clocks",
+            "stage {} on {} (junctions {}-{}): {}\n  clock {:.2} MHz, Fmax {:.2} MHz ({}): {}; {}; block cycle {cycle} clocks",
             d.stage + 1,
             b.name,
             d.range.0 + 1,
@@ -142,7 +145,8 @@ pub fn bitstream_plan_cmd(
             top.mhz,
             pnr.timing.fmax_mhz,
             if met { "met" } else { "NOT met" },
-            fmax_note(&pnr)
+            fmax_note(&pnr),
+            seeds_text(&tried)
         )?;
         write!(text, "{}", s.table.to_text())?;
         stages.push(json!({
@@ -150,6 +154,7 @@ pub fn bitstream_plan_cmd(
             "fits": true, "bitstream": bin.display().to_string(),
             "clock_mhz": top.mhz, "fmax_mhz": pnr.timing.fmax_mhz, "timing_met": met,
             "critical_path": pnr.timing.critical_path,
+            "seed": tried.last().map(|t| t.seed), "seeds_tried": tried,
             "block_cycle_clocks": cycle, "resources": s.table, "nextpnr_utilisation": pnr.utilisation,
             "link": {"width": d.width, "fifo_words": 1usize << d.fifo_bits,
                      "previous": d.has_prev(), "next": d.has_next()},
@@ -157,7 +162,7 @@ pub fn bitstream_plan_cmd(
         }));
     }
     let report = json!({
-        "plan": name, "spec": p.spec.name, "baud": baud, "seed": seed,
+        "plan": name, "spec": p.spec.name, "baud": baud,
         "all_built": failures.is_empty(), "stages": stages,
     });
     emit(&Written::new(report, text), Format::json(json));

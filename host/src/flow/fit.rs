@@ -152,7 +152,7 @@ pub fn verify(
             };
             (fits, outcome, Some(ok))
         } else {
-            match place_route(&inner, b, mhz, BAUD, seed)? {
+            match place_route(&inner, b, mhz, BAUD, &[seed])? {
                 Built::TooBig { message, .. } => (false, message, None),
                 Built::Routed(r) => {
                     let ecp5 = b.target.starts_with("ecp5");

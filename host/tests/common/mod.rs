@@ -233,6 +233,32 @@ pub fn toy_chain(dir: &Path) -> (String, String, String) {
     (spec, boards, data)
 }
 
+/// A bitstream report's seed sweep (`--seed A,B,...`): the seeds were tried in the order
+/// given, stopping at the first that met the clock (every one before it missed), and the
+/// report's Fmax and seed are the last one's.
+pub fn assert_seed_sweep(report: &Value, seeds: &[u64]) {
+    let tried = report["seeds_tried"].as_array().expect("seeds_tried");
+    let clock = report["clock_mhz"].as_f64().unwrap();
+    let order: Vec<u64> = tried.iter().map(|t| t["seed"].as_u64().unwrap()).collect();
+    assert_eq!(order, seeds[..order.len()], "{report}");
+    let (last, before) = tried.split_last().unwrap();
+    for t in before {
+        assert!(
+            t["fmax_mhz"].as_f64().unwrap() < clock,
+            "{t} met the clock: {report}"
+        );
+    }
+    if last["fmax_mhz"].as_f64().unwrap() < clock {
+        assert_eq!(
+            order.len(),
+            seeds.len(),
+            "stopped on a missed clock: {report}"
+        );
+    }
+    assert_eq!(report["seed"], last["seed"], "{report}");
+    assert_eq!(report["fmax_mhz"], last["fmax_mhz"], "{report}");
+}
+
 /// The slowest clock's achieved Fmax in a nextpnr `--report` JSON (MHz).
 pub fn nextpnr_fmax(report: &Path) -> f64 {
     let text = std::fs::read_to_string(report).unwrap();

@@ -1,14 +1,15 @@
 //! A two-board linked plan built for real: a small network that the planner splits over two
 //! iCEBreakers, each stage with its board-to-board link on the board file's PMOD pins and its
-//! UART host link, through yosys → nextpnr-ice40 → icepack → static timing, with a fixed
-//! placement seed. Both bitstreams must exist, fit the UP5K and meet their clock (the
+//! UART host link, through yosys → nextpnr-ice40 → icepack → static timing, with a sweep of
+//! placement seeds. Both bitstreams must exist, fit the UP5K and meet their clock (the
 //! forwarded link clock is timed too); the constraint files place the link pins; `deploy
 //! --plan` loads them in chain order (dry run).
 
-/// The stages' clock: the iCEBreaker's 30 MHz, met by both stages with placement seed 4
-/// (docs/hardware.md, "Linked boards"; seeds 1 and 2 leave one stage just under it).
+/// The stages' clock: the iCEBreaker's 30 MHz. The stages meet it with some placement seeds
+/// and miss it by a few percent with others (docs/hardware.md, "Linked boards"), so each stage
+/// sweeps seeds until one meets it.
 const CLOCK_MHZ: &str = "30";
-const SEED: &str = "4";
+const SEEDS: &str = "1,2,3,4,5,6";
 
 use crate::common::{edgeflow, have, ok_json, path_str, tmpdir};
 
@@ -63,7 +64,7 @@ fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
         "--plan",
         path_str(&plan),
         "--seed",
-        SEED,
+        SEEDS,
         "--freq",
         CLOCK_MHZ,
         "-o",
@@ -98,6 +99,7 @@ fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
             s["clock_mhz"].as_f64().unwrap(),
         );
         assert!((clock - 30.0).abs() < 0.5, "{clock} MHz");
+        crate::common::assert_seed_sweep(s, &[1, 2, 3, 4, 5, 6]);
         assert!(
             fmax >= clock && s["timing_met"] == true,
             "stage {n}: Fmax {fmax} MHz below the {clock} MHz clock; critical path {}",
