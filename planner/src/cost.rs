@@ -14,8 +14,10 @@
 //!   takes at least `N_0` clocks a sample (its inputs come one word a clock).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
 //!   `edgeflow spec check` counts them; none for junction 1's FF when one-bit inputs make its
-//!   lanes selects (`Spec::input_selects`). DSPs are used first; the rest are built from logic at
-//!   `⌈lut_per_multiplier · w² / 256⌉` cells each.
+//!   lanes selects (`Spec::input_selects`). Across a board's own link the boundary layer's σ′
+//!   multiplies move to the board before it, one per neuron group ([`link_multipliers`]).
+//!   DSPs are used first; the rest are built from logic at `⌈lut_per_multiplier · w² / 256⌉`
+//!   cells each.
 //! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
 //!   activation ROM) plus `fit.logic_per_lane_bit · w` per lane (the FF, BP and UP adders and
 //!   saturation), plus once per board `fit.logic_per_board` (control, host link),
@@ -264,6 +266,45 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
         logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
         ram_bits: fixed + s * per_s,
         ram_blocks: blocks,
+    }
+}
+
+/// Neurons of junction `j`'s right layer finished per clock with `z` lanes: `z / fan-in`
+/// when `z` covers whole fan-ins, else one (hdl `JunctionParams::groups`).
+pub fn groups(net: &Net, j: usize, z: u64) -> u64 {
+    let fan_in = net.edges(j) / net.layers[j + 1];
+    if z >= fan_in {
+        z / fan_in
+    } else {
+        1
+    }
+}
+
+/// The multipliers a stage on a board with its own link (hdl/src/link) has beyond or short of
+/// its junctions' [`junction_need`]: across a link the boundary layer's deltas are made on the
+/// board that holds the layer's σ′, from the sums the next board sends back (σ′ × sum, one
+/// multiplier per neuron group of the stage's last junction, `right = (j, z)`), so the next
+/// stage's first junction (`left = (j, z)`, `j > 0`) has no σ′ multiplier in its lanes.
+/// Nothing on a board without a link or in a plan of one board.
+pub fn link_multipliers(
+    net: &Net,
+    board: &Board,
+    left: Option<(usize, u64)>,
+    right: Option<(usize, u64)>,
+) -> (u64, u64) {
+    if !(net.chained && board.link.is_some()) {
+        return (0, 0);
+    }
+    let added = right.map_or(0, |(j, z)| groups(net, j, z));
+    let saved = left.map_or(0, |(j, z)| if j > 0 { z } else { 0 });
+    (added, saved)
+}
+
+impl Need {
+    /// With [`link_multipliers`]' change.
+    pub fn with_link_multipliers(mut self, (added, saved): (u64, u64)) -> Need {
+        self.multipliers = self.multipliers + added - saved;
+        self
     }
 }
 

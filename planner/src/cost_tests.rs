@@ -236,3 +236,36 @@ fn link_delay_rounds_up() {
     assert_eq!(l.delay(500), 2);
     assert_eq!(l.delay(499), 3);
 }
+
+/// A linked stage's multipliers (hdl/src/link): the σ′ × sum of the boundary layer's deltas
+/// is made once per neuron group of the stage's last junction on its own board, and the next
+/// stage's first junction loses its lanes' σ′ multipliers. digits (fan-in 16 and 16): four
+/// lanes make one group, 32 lanes two.
+#[test]
+fn a_link_moves_the_boundary_layers_sigma_prime_multipliers() {
+    let spec = edgeflow_core::spec::Spec::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"),
+    )
+    .unwrap();
+    let mut net = Net::from_spec(&spec);
+    let linked = Board::built_in("icebreaker").unwrap();
+    assert!(linked.link.is_some());
+    // one board alone: no links
+    assert_eq!(link_multipliers(&net, &linked, None, Some((0, 4))), (0, 0));
+    net.chained = true;
+    assert_eq!(link_multipliers(&net, &linked, None, Some((0, 4))), (1, 0));
+    assert_eq!(link_multipliers(&net, &linked, None, Some((0, 32))), (2, 0));
+    assert_eq!(link_multipliers(&net, &linked, Some((1, 1)), None), (0, 1));
+    assert_eq!(
+        link_multipliers(&net, &linked, Some((1, 2)), Some((1, 2))),
+        (1, 2)
+    );
+    // an input layer has no σ′: a stage starting at junction 1 keeps its lanes
+    assert_eq!(link_multipliers(&net, &linked, Some((0, 4)), None), (0, 0));
+    let mut hostlinked = linked.clone();
+    hostlinked.link = None;
+    assert_eq!(
+        link_multipliers(&net, &hostlinked, Some((1, 1)), Some((1, 1))),
+        (0, 0)
+    );
+}

@@ -14,7 +14,7 @@
 //!   where some link delay steps down, `⌈span / k⌉`; both sets are enumerated.
 
 use crate::catalog::Board;
-use crate::cost::{junction_need, junction_time, LinkCost, Need, Net, Ps, Usage};
+use crate::cost::{junction_need, junction_time, link_multipliers, LinkCost, Need, Net, Ps, Usage};
 use serde::Serialize;
 
 /// One group of consecutive junctions on one board.
@@ -78,6 +78,12 @@ pub fn evaluate(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u64], p:
             t = t.max(junction_time(net, board, j, z[j]));
         }
         let endpoints = (i > 0) as u64 + (i + 1 < n) as u64;
+        let need = need.with_link_multipliers(link_multipliers(
+            net,
+            board,
+            (i > 0).then_some((st.first, z[st.first])),
+            (i + 1 < n).then_some((st.last, z[st.last])),
+        ));
         let u = Usage::new(net, board, &need, endpoints);
         feasible &= u.fits() && t <= p;
         stage_time.push(t);
@@ -189,6 +195,9 @@ struct Grow<'a> {
     board: &'a Board,
     need: Need,
     per_delay_bits: u64,
+    /// The first and the last junction added, with their lanes.
+    first: Option<(usize, u64)>,
+    last: Option<(usize, u64)>,
 }
 
 enum StageFit {
@@ -207,18 +216,46 @@ impl<'a> Grow<'a> {
         let n1 = junction_need(self.net, self.board, j, z, s0 + 2);
         self.per_delay_bits += n1.ram_bits - n.ram_bits;
         self.need += n;
+        self.first.get_or_insert((j, z));
+        self.last = Some((j, z));
+    }
+
+    /// The stage's needs with the links it has.
+    fn need(&self, left_link: bool, right_link: bool) -> Need {
+        self.need.with_link_multipliers(link_multipliers(
+            self.net,
+            self.board,
+            self.first.filter(|_| left_link),
+            self.last.filter(|_| right_link),
+        ))
     }
 
     fn fits_last(&self, left_link: bool) -> bool {
-        Usage::new(self.net, self.board, &self.need, left_link as u64).fits()
+        Usage::new(
+            self.net,
+            self.board,
+            &self.need(left_link, false),
+            left_link as u64,
+        )
+        .fits()
     }
 
     fn with_link(&self, left_link: bool) -> StageFit {
-        let u = Usage::new(self.net, self.board, &self.need, left_link as u64);
+        let u = Usage::new(
+            self.net,
+            self.board,
+            &self.need(left_link, false),
+            left_link as u64,
+        );
         if !u.fits() {
             return StageFit::Never;
         }
-        let u = Usage::new(self.net, self.board, &self.need, left_link as u64 + 1);
+        let u = Usage::new(
+            self.net,
+            self.board,
+            &self.need(left_link, true),
+            left_link as u64 + 1,
+        );
         if !u.fits() {
             return StageFit::NotWithLink;
         }
@@ -248,6 +285,8 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
                 board: &boards[b],
                 need: Need::default(),
                 per_delay_bits: 0,
+                first: None,
+                last: None,
             };
             let mut cell: Option<Cell> = None;
             for r in j..l {
@@ -374,6 +413,8 @@ fn feasible_permute(
                 board: &boards[b],
                 need: Need::default(),
                 per_delay_bits: 0,
+                first: None,
+                last: None,
             };
             let mut fits: Vec<(usize, Option<u64>, bool)> = Vec::new(); // (r, max_d with link, fits as last)
             for r in j..l {

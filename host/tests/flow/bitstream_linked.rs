@@ -94,6 +94,22 @@ fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
                 "does not fit: {r}"
             );
         }
+        // the plan counts the multipliers the link moves: the σ′ multiplier of the boundary
+        // layer's deltas on stage 1, none in stage 2's lanes (planner/src/cost.rs)
+        let dsp = s["resources"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "DSP")
+            .unwrap()["used"]
+            .as_f64()
+            .unwrap();
+        let planned = &p["stages"][i]["utilisation"];
+        assert_eq!(
+            planned["dsp"].as_f64().unwrap() + planned["lut_multipliers"].as_f64().unwrap(),
+            dsp,
+            "stage {n}: planned {planned}, synthesized {s}"
+        );
         let (fmax, clock) = (
             s["fmax_mhz"].as_f64().unwrap(),
             s["clock_mhz"].as_f64().unwrap(),
