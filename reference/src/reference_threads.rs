@@ -144,6 +144,9 @@ struct ShareWork {
     spread: Vec<i32>,
     products: Vec<i32>,
     sums: Vec<i32>,
+    /// Block cycles whose FF this share has run: junction 1's FF may run a block cycle
+    /// early (see [`ShareWork::ff_ahead`]).
+    ff_done: usize,
 }
 
 impl ShareWork {
@@ -167,6 +170,25 @@ impl ShareWork {
         self.sums = vec![0; left];
     }
 
+    /// FF of `cycle`, unless it ran ahead.
+    fn ff_once(&mut self, c: &Context, cycle: usize) {
+        if self.ff_done <= cycle {
+            self.ff(c, cycle);
+            self.ff_done = cycle + 1;
+        }
+    }
+
+    /// Junction 1's FF of block cycle `cycle + 1`, run while the other parts finish `cycle`:
+    /// it reads only the inputs and its own weights (its share's UP of `cycle` is done), and
+    /// writes its own buffers and a mailbox slot no one reads in `cycle` (the ring holds at
+    /// least four samples when a junction follows), so waiting for the others is not idle.
+    fn ff_ahead(&mut self, c: &Context, cycle: usize) {
+        if self.j == 0 && self.ff_done == cycle + 1 {
+            self.ff(c, cycle + 1);
+            self.ff_done = cycle + 2;
+        }
+    }
+
     fn ff(&mut self, c: &Context, cycle: usize) {
         let (j, s_count) = (self.j, c.data.len());
         if cycle < j || cycle - j >= s_count {
@@ -188,17 +210,21 @@ impl ShareWork {
         let x = &mut self.x[slot];
         kernels::gather(&p.left_of_edge[self.edges.clone()], a_left, x);
         kernels::ff_sums(c.q, p.fan_in, &self.w, x, &self.b, &mut self.t, &mut self.h);
-        let last = j + 1 == c.patterns.len();
         let table = &c.tables[j];
-        let label = c.data.labels[n];
-        for (i, &h) in self.h.iter().enumerate() {
-            let (a, sp) = activate(table, h);
-            self.sp[slot][i] = sp;
-            let r = self.rows.start + i;
-            if last {
-                self.out_delta[slot][i] = output_delta(c.format, c.ends, a, r == label);
-            } else {
-                c.mailbox.acts[slot][j][self.index][i].store(a, Ordering::Relaxed);
+        let made = self.h.iter().zip(self.sp[slot].iter_mut());
+        if j + 1 == c.patterns.len() {
+            let label = c.data.labels[n];
+            let rows = self.rows.clone();
+            for ((&h, sp), (r, out)) in made.zip(rows.zip(self.out_delta[slot].iter_mut())) {
+                let (a, s) = activate(table, h);
+                *sp = s;
+                *out = output_delta(c.format, c.ends, a, r == label);
+            }
+        } else {
+            for ((&h, sp), to) in made.zip(&c.mailbox.acts[slot][j][self.index]) {
+                let (a, s) = activate(table, h);
+                *sp = s;
+                to.store(a, Ordering::Relaxed);
             }
         }
     }
@@ -214,10 +240,10 @@ impl ShareWork {
             self.d.copy_from_slice(&self.out_delta[slot]);
         } else {
             let from = &c.mailbox.sums[slot][j];
-            for (i, d) in self.d.iter_mut().enumerate() {
-                let r = self.rows.start + i;
+            let rows = self.rows.clone();
+            for ((d, &sp), r) in self.d.iter_mut().zip(&self.sp[slot]).zip(rows) {
                 let s: i32 = from.iter().map(|f| f[r].load(Ordering::Relaxed)).sum();
-                *d = hidden_delta(c.hidden, c.format, self.sp[slot][i], c.q.saturate(s));
+                *d = hidden_delta(c.hidden, c.format, sp, c.q.saturate(s));
             }
         }
         if c.q.rounding == Rounding::Stochastic {
@@ -341,6 +367,7 @@ pub(crate) fn train(
                 spread: vec![],
                 products: vec![],
                 sums: vec![],
+                ff_done: 0,
             });
         }
     }
@@ -377,6 +404,7 @@ pub(crate) fn train(
             // whoever is waiting.
             let alone = me == 0 && c.meeting.active() == 1;
             let mut spins = 0u32;
+            let mut ahead = false;
             loop {
                 let order = if alone || spins >= SPINS { &all } else { &own };
                 for &i in order {
@@ -393,13 +421,27 @@ pub(crate) fn train(
                         continue;
                     }
                     for s in part.iter_mut() {
-                        s.ff(&c, cycle);
+                        s.ff_once(&c, cycle);
                         s.bp_up(&c, cycle);
                     }
                     c.meeting.finish(i, cycle);
                 }
                 if (0..parts.len()).all(|i| c.meeting.finished(i) > cycle) {
                     break;
+                }
+                if !ahead {
+                    // the thread's own parts are done: the next block cycle's independent
+                    // work instead of waiting
+                    ahead = true;
+                    for &i in order {
+                        if c.meeting.finished(i) <= cycle {
+                            continue;
+                        }
+                        if let Ok(mut part) = parts[i].0.try_lock() {
+                            part.iter_mut().for_each(|s| s.ff_ahead(&c, cycle));
+                        }
+                    }
+                    continue;
                 }
                 spins += 1;
                 if spins < SPINS {
