@@ -117,6 +117,13 @@ impl Fast {
     }
 }
 
+/// Reads one value per cache line of `row` in order: the hardware then streams the row into
+/// the cache while the current sample's work runs, instead of the next sample's gather
+/// missing on lines in random order.
+pub fn warm(row: &[i32]) {
+    std::hint::black_box(row.iter().step_by(16).fold(0, |acc, &v| acc ^ v));
+}
+
 /// `x[e] = a[left_of_edge[e]]`: the left activation of every edge. Every index is below
 /// `a.len()`, so where that is a power of two the index can be masked into a fixed-size array
 /// instead of checked, and the loop vectorizes (AVX2 gathers).

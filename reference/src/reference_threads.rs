@@ -197,6 +197,9 @@ impl ShareWork {
         let n = cycle - j;
         let (slot, p) = (n % c.depth, &c.patterns[j]);
         let a_left: &[i32] = if j == 0 {
+            if n + 1 < s_count {
+                kernels::warm(c.data.input(n + 1));
+            }
             c.data.input(n)
         } else {
             let made = c.mailbox.acts[slot][j - 1].iter();
