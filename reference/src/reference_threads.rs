@@ -184,8 +184,7 @@ impl ShareWork {
     /// least four samples when a junction follows), so waiting for the others is not idle.
     fn ff_ahead(&mut self, c: &Context, cycle: usize) {
         if self.j == 0 && self.ff_done == cycle + 1 {
-            self.ff(c, cycle + 1);
-            self.ff_done = cycle + 2;
+            self.ff_once(c, cycle + 1);
         }
     }
 
