@@ -2,14 +2,15 @@
 
 use super::*;
 
+/// A bundled spec (specs/NAME.toml).
+fn bundled(name: &str) -> Spec {
+    let path = format!("{}/../specs/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    Spec::from_toml_str(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+}
+
 #[test]
 fn z_options_follow_spec_validation() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../specs/dey-mnist.toml"
-    ))
-    .unwrap();
-    let spec = Spec::from_toml_str(&text, "dey").unwrap();
+    let spec = bundled("dey-mnist");
     let net = Net::from_spec(&spec);
     for j in 0..net.junctions() {
         for z in 1..=net.layers[j] {
@@ -26,12 +27,7 @@ fn z_options_follow_spec_validation() {
 
 #[test]
 fn needs_grow_with_z_and_staleness() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../specs/dey-mnist.toml"
-    ))
-    .unwrap();
-    let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
+    let net = Net::from_spec(&bundled("dey-mnist"));
     let b = Board::built_in("nexys4-ddr").unwrap();
     for j in 0..net.junctions() {
         let zs = &net.z_options[j];
@@ -59,12 +55,7 @@ fn needs_grow_with_z_and_staleness() {
 fn dey_mnist_uses_published_multipliers() {
     // 2·128 (junction 1: FF + UP) + 4·32 (junction 2: FF + 2 BP + UP) = 384 multipliers
     // in this model; the published design shared its UP multipliers and used 224 DSPs.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../specs/dey-mnist.toml"
-    ))
-    .unwrap();
-    let net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
+    let net = Net::from_spec(&bundled("dey-mnist"));
     let b = Board::built_in("nexys4-ddr").unwrap();
     let m = junction_need(&net, &b, 0, 128, 3).multipliers
         + junction_need(&net, &b, 1, 32, 1).multipliers;
@@ -75,12 +66,7 @@ fn dey_mnist_uses_published_multipliers() {
 /// holding junction 1 takes a sample's inputs a word a clock; alone it adds neither.
 #[test]
 fn a_linked_board_pays_its_sequencer_and_its_one_word_feed() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../specs/dey-mnist.toml"
-    ))
-    .unwrap();
-    let mut net = Net::from_spec(&Spec::from_toml_str(&text, "dey").unwrap());
+    let mut net = Net::from_spec(&bundled("dey-mnist"));
     let b = Board::built_in("ulx3s-45f").unwrap();
     let time = |net: &Net, j, z| junction_time(net, &b, j, z);
     let pass = |net: &Net, j, z| clocks(net, j, z) + net.overhead_on(&b);
@@ -97,10 +83,7 @@ fn a_linked_board_pays_its_sequencer_and_its_one_word_feed() {
 
 #[test]
 fn one_bit_inputs_drop_junction_ones_ff_multipliers() {
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))
-            .unwrap();
-    let mut spec = Spec::from_toml_str(&text, "digits").unwrap();
+    let mut spec = bundled("digits");
     let b = Board::built_in("icebreaker").unwrap();
     let z = [2, 1];
     // FF 2 + UP 2, then FF 1 + BP 2 + UP 1: the UP5K's 8 DSPs
@@ -123,9 +106,7 @@ fn one_bit_inputs_drop_junction_ones_ff_multipliers() {
 /// multiplier in logic; a budget above the part's DSPs changes nothing.
 #[test]
 fn a_dsp_budget_builds_the_rest_in_logic() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/tiny.toml"))
-        .unwrap();
-    let mut spec = Spec::from_toml_str(&text, "tiny").unwrap();
+    let mut spec = bundled("tiny");
     let b = Board::built_in("ulx3s-85f").unwrap();
     let z: Vec<u64> = spec.z.iter().map(|&z| z as u64).collect();
     let all = single_board_usage(&Net::from_spec(&spec), &b, &z);
@@ -179,10 +160,7 @@ fn linked_pairs_use_the_link_figures() {
 /// bridge with its checked frames) is not a fit.
 #[test]
 fn the_board_top_takes_logic_of_its_own() {
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))
-            .unwrap();
-    let net = Net::from_spec(&Spec::from_toml_str(&text, "digits").unwrap());
+    let net = Net::from_spec(&bundled("digits"));
     let mut b = Board::built_in("icebreaker").unwrap();
     assert!(
         b.fit.logic_serial_link > 0,
@@ -206,10 +184,7 @@ fn the_board_top_takes_logic_of_its_own() {
 /// fitting only beyond `(1 + e)`.
 #[test]
 fn near_the_limit_is_neither_a_fit_nor_a_miss() {
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/digits.toml"))
-            .unwrap();
-    let net = Net::from_spec(&Spec::from_toml_str(&text, "digits").unwrap());
+    let net = Net::from_spec(&bundled("digits"));
     let mut b = Board::built_in("icebreaker").unwrap();
     b.fit.logic_error = 0.1;
     let z = [2, 1];
@@ -243,11 +218,7 @@ fn link_delay_rounds_up() {
 /// lanes make one group, 32 lanes two.
 #[test]
 fn a_link_moves_the_boundary_layers_sigma_prime_multipliers() {
-    let spec = edgeflow_core::spec::Spec::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/digits.toml"),
-    )
-    .unwrap();
-    let mut net = Net::from_spec(&spec);
+    let mut net = Net::from_spec(&bundled("digits"));
     let linked = Board::built_in("icebreaker").unwrap();
     assert!(linked.link.is_some());
     // one board alone: no links
