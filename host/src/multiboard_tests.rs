@@ -121,7 +121,8 @@ fn mnist_large_plan_is_bit_exact() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/mnist-large.toml");
     let sp = Spec::load(std::path::Path::new(path)).unwrap();
     let boards = edgeflow_planner::Board::resolve_list("nexys4-ddrx4").unwrap();
-    let p = edgeflow_planner::report::plan(&sp, path, &boards, false).unwrap();
+    let p = edgeflow_planner::report::plan(&sp, path, &boards, edgeflow_planner::dp::Order::Chain)
+        .unwrap();
     assert!(p.stages.len() >= 2, "mnist-large must not fit one board");
     let stages: Vec<(usize, usize)> = p
         .stages

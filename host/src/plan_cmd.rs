@@ -37,7 +37,7 @@ pub fn plan_cmd(
     spec_path: &Path,
     boards: &str,
     link: Option<&str>,
-    permute: bool,
+    order: edgeflow_planner::dp::Order,
     json: bool,
     out: Option<&Path>,
 ) -> Result<()> {
@@ -48,7 +48,7 @@ pub fn plan_cmd(
         boards.iter_mut().for_each(|b| l.apply(b));
     }
     let t0 = Instant::now();
-    let p = plan(&spec, &spec_path.display().to_string(), &boards, permute)?;
+    let p = plan(&spec, &spec_path.display().to_string(), &boards, order)?;
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(o) = out {
         let text = serde_json::to_string_pretty(&p)?;

@@ -314,3 +314,44 @@ fn ecp5_block_rams_are_counted_per_bank() {
         .collect();
     assert!(off.is_empty(), "(case, DP16KD, model): {off:?}");
 }
+
+/// On the iCE40 (no LUT RAM) the model counts every memory of the board's Verilog as yosys
+/// maps it (planner/src/memories.rs). On every board-top run it is never below the EBR that
+/// synthesis maps, so a plan it says fits has the blocks it needs; on digits, which fills the
+/// UP5K's 30, it is exact. Where the pattern's dither leaves a lane's banks open the model
+/// takes the largest layout (tiny: 22 counted, 16 mapped).
+#[test]
+fn ice40_block_rams_are_counted_per_memory() {
+    let cases: Vec<(String, f64, u64)> = runs("boards")
+        .iter()
+        .filter(|r| r.board == "icebreaker" || r.board == "alchitry-cu")
+        .map(|r| {
+            (
+                r.name.clone(),
+                r.used("BRAM").unwrap().0,
+                r.model().ram_blocks,
+            )
+        })
+        .collect();
+    assert!(cases.len() >= 5, "{cases:?}");
+    let under: Vec<_> = cases
+        .iter()
+        .filter(|(_, real, model)| (*model as f64) < *real)
+        .collect();
+    assert!(
+        under.is_empty(),
+        "(case, EBR, model) below synthesis: {under:?}"
+    );
+    let over: Vec<_> = cases
+        .iter()
+        .filter(|(_, real, model)| *model as f64 > real + 6.0)
+        .collect();
+    assert!(
+        over.is_empty(),
+        "(case, EBR, model) over by more than 6: {over:?}"
+    );
+    for digits in ["digits-icebreaker", "digits-alchitry-cu"] {
+        let (_, real, model) = cases.iter().find(|c| c.0 == digits).unwrap();
+        assert_eq!(*model as f64, *real, "{digits}");
+    }
+}

@@ -14,6 +14,7 @@ fn plan_digits_on_two_icebreakers(plan: &str) {
         common::path_str(&digits),
         "--boards",
         "icebreakerx2",
+        "--all-boards",
         "-o",
         plan,
         "--json",

@@ -58,6 +58,7 @@ fn plan_file_drives_training() {
         "specs/digits.toml",
         "--boards",
         "icebreakerx2",
+        "--all-boards",
         "-o",
         p,
     ]);

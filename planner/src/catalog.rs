@@ -35,6 +35,11 @@ pub struct Board {
     /// counts one wide weight memory per junction (`cost::junction_need`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram_bank_min_rows: Option<u64>,
+    /// The shapes (rows, width) one block RAM takes, on a part without LUT RAM (the iCE40):
+    /// the cost model then counts every memory the board's Verilog declares as yosys maps it,
+    /// in blocks or in logic (crate::memories), against `ram_blocks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_block_shapes: Option<Vec<[u64; 2]>>,
     /// Bandwidth of the board's link to its neighbour in the chain, Mbit/s; derived from
     /// `[link]` when the board file has one.
     #[serde(default)]
@@ -212,6 +217,22 @@ impl Board {
                  synthesis gives it a block RAM of its own)"
                     .into(),
             );
+        }
+        if let Some(shapes) = &self.ram_block_shapes {
+            if shapes.is_empty() || shapes.iter().any(|&[r, w]| r == 0 || w == 0) {
+                bad.push(
+                    "ram_block_shapes: must list [rows, width] pairs, both positive (e.g. \
+                     [[256, 16], [512, 8]] for one block's configurations)"
+                        .into(),
+                );
+            }
+            if self.ram_bank_min_rows.is_some() {
+                bad.push(
+                    "ram_bank_min_rows and ram_block_shapes: give one (the first for a part \
+                     with LUT RAM, the second for one without)"
+                        .into(),
+                );
+            }
         }
         if bad.is_empty() {
             Ok(())

@@ -91,6 +91,8 @@ pub struct Net {
     pub width: u64,
     pub activation: Activation,
     pub type1: bool,
+    /// The pattern's dither: a lane may read any bank of the left layer.
+    pub dither: bool,
     /// Valid `z` of every junction, ascending (the rules of docs/spec.md, as `Spec::validate`).
     pub z_options: Vec<Vec<u64>>,
     /// Clocks a block cycle spends beyond the longest pass (`Spec::block_cycle_overhead`),
@@ -118,6 +120,7 @@ impl Net {
             spec.activation,
             spec.pattern.kind == PatternKind::Type1,
         );
+        n.dither = spec.pattern.dither;
         n.overhead = spec.block_cycle_overhead() as u64;
         n.registered_reads = spec.registered_reads;
         n.deep_pipeline = spec.deep_pipeline;
@@ -161,6 +164,7 @@ impl Net {
             width,
             activation,
             type1,
+            dither: false,
             z_options,
             overhead: BLOCK_CYCLE_OVERHEAD as u64,
             registered_reads: false,
@@ -257,9 +261,11 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
 pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need {
     let w = net.width;
     let (fixed, per_s) = junction_bits(net, j);
-    let blocks = match board.ram_bank_min_rows {
-        Some(min_rows) => bank_blocks(net, board, j, z, s, min_rows),
-        None => z.saturating_mul(w).div_ceil(board.ram_block_width) + 3,
+    let blocks = match (&board.ram_block_shapes, board.ram_bank_min_rows) {
+        // counted per stage, with the board top's memories (crate::memories::stage_blocks)
+        (Some(_), _) => 0,
+        (None, Some(min_rows)) => bank_blocks(net, board, j, z, s, min_rows),
+        (None, None) => z.saturating_mul(w).div_ceil(board.ram_block_width) + 3,
     };
     Need {
         multipliers: z * (mult_factor(j) - (j == 0 && net.input_selects) as u64),
@@ -349,8 +355,14 @@ fn bank_blocks(net: &Net, board: &Board, j: usize, z: u64, s: u64, min_rows: u64
 /// `edgeflow cost` compares with `edgeflow synth`.
 pub fn single_board_usage(net: &Net, board: &Board, z: &[u64]) -> Usage {
     let mut need = Need::default();
+    let mut stage = Vec::new();
     for (j, &zj) in z.iter().enumerate() {
-        need += junction_need(net, board, j, zj, net.staleness(j, 0));
+        let s = net.staleness(j, 0);
+        need += junction_need(net, board, j, zj, s);
+        stage.push((j, zj, s));
+    }
+    if let Some(b) = crate::memories::stage_blocks(net, board, &stage, false, false) {
+        need.ram_blocks = b;
     }
     Usage::new(net, board, &need, 0)
 }

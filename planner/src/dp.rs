@@ -15,6 +15,7 @@
 
 use crate::catalog::Board;
 use crate::cost::{junction_need, junction_time, link_multipliers, LinkCost, Need, Net, Ps, Usage};
+use crate::memories::stage_blocks;
 use serde::Serialize;
 
 /// One group of consecutive junctions on one board.
@@ -71,11 +72,16 @@ pub fn evaluate(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u64], p:
         let after: u64 = link_delay[i.min(link_delay.len())..].iter().sum();
         let mut need = Need::default();
         let mut t = 0;
+        let mut stage = Vec::new();
         for j in st.first..=st.last {
             let s = net.staleness(j, after);
             staleness[j] = s;
             need += junction_need(net, board, j, z[j], s);
             t = t.max(junction_time(net, board, j, z[j]));
+            stage.push((j, z[j], s));
+        }
+        if let Some(b) = stage_blocks(net, board, &stage, i > 0, i + 1 < n) {
+            need.ram_blocks = b;
         }
         let endpoints = (i > 0) as u64 + (i + 1 < n) as u64;
         let need = need.with_link_multipliers(link_multipliers(
@@ -135,9 +141,14 @@ pub fn min_period_for(net: &Net, boards: &[Board], stages: &[StagePlan], z: &[u6
 pub enum Order {
     /// Boards in the given chain order; a board may be left out.
     Chain,
+    /// Boards in the given chain order, every one holding at least one junction.
+    Every,
     /// Any order of any subset.
     Permute,
 }
+
+/// Downstream delays (block cycles) up to which a stage's block RAMs are checked one by one.
+const MAX_SEARCHED_DELAY: u64 = 64;
 
 /// Precomputed per-problem tables.
 struct Tables {
@@ -198,6 +209,8 @@ struct Grow<'a> {
     /// The first and the last junction added, with their lanes.
     first: Option<(usize, u64)>,
     last: Option<(usize, u64)>,
+    /// Every junction added, with its lanes.
+    added: Vec<(usize, u64)>,
 }
 
 enum StageFit {
@@ -218,16 +231,32 @@ impl<'a> Grow<'a> {
         self.need += n;
         self.first.get_or_insert((j, z));
         self.last = Some((j, z));
+        self.added.push((j, z));
     }
 
-    /// The stage's needs with the links it has.
+    /// The stage's block RAMs on a board that counts them per stage, with `delay` block
+    /// cycles of downstream link delay.
+    fn blocks(&self, left_link: bool, right_link: bool, delay: u64) -> Option<u64> {
+        let stage: Vec<(usize, u64, u64)> = self
+            .added
+            .iter()
+            .map(|&(j, z)| (j, z, self.net.staleness(j, delay)))
+            .collect();
+        stage_blocks(self.net, self.board, &stage, left_link, right_link)
+    }
+
+    /// The stage's needs with the links it has (no downstream delay).
     fn need(&self, left_link: bool, right_link: bool) -> Need {
-        self.need.with_link_multipliers(link_multipliers(
+        let mut need = self.need.with_link_multipliers(link_multipliers(
             self.net,
             self.board,
             self.first.filter(|_| left_link),
             self.last.filter(|_| right_link),
-        ))
+        ));
+        if let Some(b) = self.blocks(left_link, right_link, 0) {
+            need.ram_blocks = b;
+        }
+        need
     }
 
     fn fits_last(&self, left_link: bool) -> bool {
@@ -260,7 +289,18 @@ impl<'a> Grow<'a> {
             return StageFit::NotWithLink;
         }
         let spare = u.ram_bits_available - u.ram_bits;
-        StageFit::UpTo(spare.checked_div(self.per_delay_bits).unwrap_or(u64::MAX))
+        let by_bits = spare.checked_div(self.per_delay_bits).unwrap_or(u64::MAX);
+        // blocks grow with the delay too (more copies in flight): the most delay they allow,
+        // searched up to a bound no link of a real chain reaches
+        let fits = |d: u64| {
+            self.blocks(left_link, true, d)
+                .map_or(true, |b| b <= u.ram_blocks_available)
+        };
+        let mut d = 0;
+        while d < by_bits.min(MAX_SEARCHED_DELAY) && fits(d + 1) {
+            d += 1;
+        }
+        StageFit::UpTo(if d == MAX_SEARCHED_DELAY { by_bits } else { d })
     }
 }
 
@@ -274,7 +314,7 @@ struct Cell {
 }
 
 /// Chain order: state (first junction, board).
-fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solution> {
+fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps, every: bool) -> Option<Solution> {
     let l = net.junctions();
     let k = boards.len();
     let mut best: Vec<Option<Cell>> = vec![None; l * k];
@@ -287,13 +327,14 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
                 per_delay_bits: 0,
                 first: None,
                 last: None,
+                added: Vec::new(),
             };
             let mut cell: Option<Cell> = None;
             for r in j..l {
                 let Some(z) = t.zmin(r, b, p) else { break };
                 g.add(r, z);
                 if r == l - 1 {
-                    if g.fits_last(j > 0) {
+                    if g.fits_last(j > 0) && (!every || b + 1 == k) {
                         cell = Some(Cell {
                             delay: 0,
                             last: r,
@@ -307,7 +348,12 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
                     StageFit::NotWithLink => continue,
                     StageFit::UpTo(d) => d,
                 };
-                for nb in b + 1..k {
+                let after = if every {
+                    b + 1..(b + 2).min(k)
+                } else {
+                    b + 1..k
+                };
+                for nb in after {
                     let Some(next) = best[(r + 1) * k + nb] else {
                         continue;
                     };
@@ -328,7 +374,8 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps) -> Option<Solu
             best[j * k + b] = cell;
         }
     }
-    let start = (0..k).filter_map(|b| best[b].map(|c| (c.delay, b))).min()?;
+    let starts = if every { 0..1 } else { 0..k };
+    let start = starts.filter_map(|b| best[b].map(|c| (c.delay, b))).min()?;
     let mut stages = Vec::new();
     let mut z = vec![0; l];
     let mut at = Some((0, start.1));
@@ -415,6 +462,7 @@ fn feasible_permute(
                 per_delay_bits: 0,
                 first: None,
                 last: None,
+                added: Vec::new(),
             };
             let mut fits: Vec<(usize, Option<u64>, bool)> = Vec::new(); // (r, max_d with link, fits as last)
             for r in j..l {
@@ -517,7 +565,7 @@ fn time_candidates(net: &Net, t: &Tables, order: Order) -> Vec<Ps> {
     for j in 0..l.saturating_sub(1) {
         for a in 0..t.k {
             for b in 0..t.k {
-                if (order == Order::Chain && b <= a) || (order == Order::Permute && a == b) {
+                if (order != Order::Permute && b <= a) || (order == Order::Permute && a == b) {
                     continue;
                 }
                 let link = t.link(j, a, b);
@@ -538,7 +586,7 @@ fn spans(net: &Net, t: &Tables, order: Order) -> Vec<Ps> {
     for j in 0..net.junctions().saturating_sub(1) {
         for a in 0..t.k {
             for b in 0..t.k {
-                if (order == Order::Chain && b <= a) || (order == Order::Permute && a == b) {
+                if (order != Order::Permute && b <= a) || (order == Order::Permute && a == b) {
                     continue;
                 }
                 v.push(t.link(j, a, b).span());
@@ -628,7 +676,9 @@ pub fn optimize(net: &Net, boards: &[Board], order: Order) -> Result<Solution, P
     }
     let t = Tables::new(net, boards);
     match order {
-        Order::Chain => minimize(net, boards, order, |p| feasible_chain(net, boards, &t, p)),
+        Order::Chain | Order::Every => minimize(net, boards, order, |p| {
+            feasible_chain(net, boards, &t, p, order == Order::Every)
+        }),
         Order::Permute => {
             let kinds = Kinds::new(boards);
             let cells = kinds

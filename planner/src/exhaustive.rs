@@ -20,7 +20,7 @@ pub fn best_period(net: &Net, boards: &[Board], order: Order) -> Option<Ps> {
                 first = c + 1;
             }
         }
-        if groups.len() > boards.len() {
+        if groups.len() > boards.len() || (order == Order::Every && groups.len() != boards.len()) {
             continue;
         }
         let mut chosen = Vec::new();
@@ -54,6 +54,7 @@ fn assign(
     for b in 0..boards.len() {
         let ok = match order {
             Order::Chain => chosen.last().map_or(true, |&p| b > p),
+            Order::Every => b == chosen.len(),
             Order::Permute => !chosen.contains(&b),
         };
         if ok {

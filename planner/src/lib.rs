@@ -10,6 +10,7 @@ pub mod dp;
 pub mod error;
 pub mod exhaustive;
 pub mod instances;
+pub mod memories;
 pub mod report;
 
 pub use catalog::{Board, Fit};

@@ -80,6 +80,9 @@ pub struct PlanFile {
     /// The boards offered, in the given order.
     pub boards: Vec<Board>,
     pub permute: bool,
+    /// Every board holds at least one junction (`edgeflow plan --all-boards`).
+    #[serde(default)]
+    pub all_boards: bool,
     pub stages: Vec<StageReport>,
     pub links: Vec<LinkReport>,
     /// Block cycles of delay between junction `j` and `j+1` (L-1 entries; 0 within a board):
@@ -369,16 +372,11 @@ pub fn plan(
     spec: &Spec,
     spec_source: &str,
     boards: &[Board],
-    permute: bool,
+    order: Order,
 ) -> Result<PlanFile, PlanFailure> {
     let alone = Net::from_spec(spec);
     let mut net = alone.clone();
     net.chained = boards.len() > 1;
-    let order = if permute {
-        Order::Permute
-    } else {
-        Order::Chain
-    };
     let chained = optimize(&net, boards, order).map_err(|e| match e {
         PlanError::NoFit => PlanFailure::NoFit {
             spec: spec.name.clone(),
@@ -389,13 +387,16 @@ pub fn plan(
     })?;
     // A plan of one stage is a board on its own, without a link's sequencer or its
     // one-word feed: priced as such, it wins over the same stage priced as linked.
-    let sol = match best_alone(&alone, boards) {
-        Some(s) if chained.stages.len() == 1 || s.period <= chained.period => {
-            net = alone;
-            s
-        }
-        _ => chained,
-    };
+    // the baselines split over every board: priced as linked
+    let chain_net = net.clone();
+    let sol =
+        match best_alone(&alone, boards).filter(|_| order != Order::Every || boards.len() == 1) {
+            Some(s) if chained.stages.len() == 1 || s.period <= chained.period => {
+                net = alone;
+                s
+            }
+            _ => chained,
+        };
     let ev = evaluate(&net, boards, &sol.stages, &sol.z, sol.period);
     let mut planned = spec.clone();
     planned.z = sol.z.iter().map(|&z| z as usize).collect();
@@ -449,13 +450,13 @@ pub fn plan(
     let k = boards.len();
     let baselines = vec![
         baseline(
-            &net,
+            &chain_net,
             boards,
             "equal junction counts",
             equal_groups(net.junctions(), k),
         ),
         baseline(
-            &net,
+            &chain_net,
             boards,
             "parameter-balanced",
             parameter_groups(&net, k),
@@ -466,7 +467,8 @@ pub fn plan(
         spec_source: spec_source.into(),
         spec: planned,
         boards: boards.to_vec(),
-        permute,
+        permute: order == Order::Permute,
+        all_boards: order == Order::Every,
         stages,
         links,
         link_delay,
@@ -584,13 +586,15 @@ mod tests {
     fn permute_over_too_many_distinct_boards_is_a_clear_error() {
         let spec = mnist_large();
         let boards = crate::instances::mixed_boards(24);
-        let e = plan(&spec, "x", &boards, true).unwrap_err().to_string();
+        let e = plan(&spec, "x", &boards, Order::Permute)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("--permute") && e.contains("drop --permute"),
             "{e}"
         );
         // The same boards in chain order plan fine.
-        assert!(plan(&spec, "x", &boards, false).is_ok());
+        assert!(plan(&spec, "x", &boards, Order::Chain).is_ok());
     }
 
     #[test]
@@ -600,8 +604,8 @@ mod tests {
             "icebreaker,nexys4-ddr,alchitry-cu,opencl-device,nexys4-ddr,opencl-device",
         )
         .unwrap();
-        let chain = plan(&spec, "x", &boards, false).unwrap();
-        let any = plan(&spec, "x", &boards, true).unwrap();
+        let chain = plan(&spec, "x", &boards, Order::Chain).unwrap();
+        let any = plan(&spec, "x", &boards, Order::Permute).unwrap();
         assert!(any.figures.period_ps <= chain.figures.period_ps);
     }
 
@@ -611,7 +615,7 @@ mod tests {
     fn damaged_plan_files_are_refused() {
         let spec = mnist_large();
         let boards = Board::resolve_list("nexys4-ddrx4").unwrap();
-        let good = plan(&spec, "x", &boards, false).unwrap();
+        let good = plan(&spec, "x", &boards, Order::Chain).unwrap();
         assert!(good.stages.len() >= 2);
         let text = serde_json::to_string(&good).unwrap();
         assert!(PlanFile::from_json(&text, "p.json").is_ok());

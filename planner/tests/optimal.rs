@@ -73,6 +73,9 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             ram_blocks: 8 + r.below(60) as u64,
             ram_block_width: [16, 36, 72][r.below(3)],
             ram_bank_min_rows: None,
+            // a third of the boards count block RAMs per memory, as the iCE40's do
+            ram_block_shapes: (r.below(3) == 0)
+                .then(|| vec![[256, 16], [512, 8], [1024, 4], [2048, 2]]),
             link_mbps: [1.0, 10.0, 100.0, 1000.0][r.below(4)],
             link_latency_us: [0.0, 0.05, 1.0, 5.0][r.below(4)],
             link: None,
@@ -104,7 +107,7 @@ fn planner_matches_exhaustive_search_on_1000_random_instances() {
     while checked < 1000 {
         let net = random_net(&mut r);
         let boards = random_boards(&mut r, &net);
-        for order in [Order::Chain, Order::Permute] {
+        for order in [Order::Chain, Order::Every, Order::Permute] {
             let want = best_period(&net, &boards, order);
             let got = optimize(&net, &boards, order);
             match (&got, want) {
@@ -124,11 +127,14 @@ fn planner_matches_exhaustive_search_on_1000_random_instances() {
                     }
                     // The plan's own smallest period is its reported one.
                     assert_eq!(min_period_for(&net, &boards, &sol.stages, &sol.z), Some(p));
-                    if order == Order::Chain {
+                    if order != Order::Permute {
                         assert!(
                             sol.stages.windows(2).all(|w| w[0].board < w[1].board),
                             "chain order broken: {sol:?}"
                         );
+                    }
+                    if order == Order::Every {
+                        assert_eq!(sol.stages.len(), boards.len(), "a board left out: {sol:?}");
                     }
                     feasible += 1;
                     multi += (sol.stages.len() > 1) as usize;
@@ -192,6 +198,7 @@ fn a_plan_at_the_smallest_candidate_period_is_found() {
             ram_blocks: 61,
             ram_block_width: width,
             ram_bank_min_rows: None,
+            ram_block_shapes: None,
             link_mbps: 1000.0,
             link_latency_us: lat,
             link: None,

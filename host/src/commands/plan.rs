@@ -2,6 +2,7 @@
 
 use crate::paths::Paths;
 use anyhow::Result;
+use edgeflow_planner::dp::Order;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -19,8 +20,12 @@ pub struct Args {
     #[arg(long)]
     link: Option<String>,
     /// Let the planner choose the order of the boards too.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all_boards")]
     permute: bool,
+    /// Give every board at least one junction, in the given order (by default the planner
+    /// leaves a board out when the network is faster without it).
+    #[arg(long)]
+    all_boards: bool,
     /// Print the plan as one JSON object (the plan file's content plus the planning time).
     #[arg(long)]
     json: bool,
@@ -41,7 +46,13 @@ impl Args {
             &self.spec,
             &self.boards,
             self.link.as_deref(),
-            self.permute,
+            if self.permute {
+                Order::Permute
+            } else if self.all_boards {
+                Order::Every
+            } else {
+                Order::Chain
+            },
             self.json,
             self.out.as_deref(),
         )

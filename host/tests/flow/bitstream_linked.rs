@@ -110,6 +110,20 @@ fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
             dsp,
             "stage {n}: planned {planned}, synthesized {s}"
         );
+        // the plan's block RAMs (planner/src/memories.rs) are never fewer than yosys maps:
+        // a stage the planner says fits has the EBR it needs
+        let ebr = s["resources"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "BRAM")
+            .unwrap()["used"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            planned["ram_blocks"].as_f64().unwrap() >= ebr,
+            "stage {n}: planned {planned}, synthesized {s}"
+        );
         let (fmax, clock) = (
             s["fmax_mhz"].as_f64().unwrap(),
             s["clock_mhz"].as_f64().unwrap(),
