@@ -352,10 +352,10 @@ mod tests {
     fn a_link_table_derives_the_link_figures() {
         let b = Board::built_in("icebreaker").unwrap();
         let l = b.link.as_ref().expect("the iCEBreaker has a [link]");
-        assert_eq!((l.width, l.clocks_per_word, l.latency_clocks), (4, 4.0, 4));
-        // 30 MHz, 4 clocks per 16-bit word.
+        assert_eq!((l.width, l.clocks_per_word, l.latency_clocks), (4, 4.0, 5));
+        // 30 MHz, 4 clocks per 16-bit word, 5 clocks of latency.
         assert_eq!(b.link_mbps, 120.0);
-        assert_eq!(b.link_latency_us, 4.0 / 30.0);
+        assert_eq!(b.link_latency_us, 5.0 / 30.0);
         let t = include_str!("../../boards/icebreaker.toml");
         for (from, to, field) in [
             ("[link]\n", "link_mbps = 5.0\n[link]\n", "not both"),

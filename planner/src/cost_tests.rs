@@ -141,12 +141,12 @@ fn linked_pairs_use_the_link_figures() {
     )
     .unwrap();
     let nexys = Board::built_in("nexys4-ddr").unwrap();
-    // 66 words x 4 clocks at 30 MHz: 8.8 us; 4 clocks: 0.1333 us.
+    // 66 words x 4 clocks at 30 MHz: 8.8 us; 5 clocks: 0.1667 us.
     let l = LinkCost::new(&net, 0, &ice, &ice);
-    assert_eq!((l.transfer, l.latency), (8_800_000, 133_334));
+    assert_eq!((l.transfer, l.latency), (8_800_000, 166_667));
     // 66 x 4 clocks (the iCEBreaker's 4 pins) at 28.125 MHz.
     let l = LinkCost::new(&net, 0, &ice, &ulx);
-    assert_eq!((l.transfer, l.latency), (9_386_667, 142_223));
+    assert_eq!((l.transfer, l.latency), (9_386_667, 177_778));
     // 66 x 2 clocks at 28.125 MHz.
     let l = LinkCost::new(&net, 0, &ulx, &ulx);
     assert_eq!(l.transfer, 4_693_334);

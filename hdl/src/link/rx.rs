@@ -82,6 +82,13 @@ pub struct LinkRx<const W: usize, const N: usize, const NP1: usize> {
     fault_q: DFF<Bits<5>>,
     good_q: DFF<Bit>,
     good_count: DFF<Bits<16>>,
+    /// The word at the FIFO's head, held in flip-flops for the checks (`held` says one is):
+    /// the header, CRC and state logic then start at a register, not at the FIFO's empty
+    /// flag and block RAM, and still take a word every clock.
+    held: DFF<Bit>,
+    held_word: DFF<Bits<17>>,
+    /// The checks take the held word this clock.
+    take: Signal<Local, Bit>,
     crc_step: Crc16Step,
     word: Signal<Local, Bits<16>>,
     is_start: Signal<Local, Bit>,
@@ -142,6 +149,9 @@ impl<const W: usize, const N: usize, const NP1: usize> LinkRx<W, N, NP1> {
             fault_q: Default::default(),
             good_q: Default::default(),
             good_count: Default::default(),
+            held: Default::default(),
+            held_word: Default::default(),
+            take: Default::default(),
             crc_step: Default::default(),
             word: Default::default(),
             is_start: Default::default(),
@@ -172,7 +182,7 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         );
         dff_setup!(
             self, clock, cut_sync1, cut_sync2, over_sync1, over_sync2, state, count, expected, crc,
-            idle, flags, fault_q, good_q, good_count
+            idle, flags, fault_q, good_q, good_count, held, held_word
         );
         self.fifo.write_clock.next = self.link_clock.val();
         self.fifo.read_clock.next = self.clock.val();
@@ -220,12 +230,20 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         self.cut_sync2.d.next = self.cut_sync1.q.val();
         self.over_sync1.d.next = self.fifo.overflow.val();
         self.over_sync2.d.next = self.over_sync1.q.val();
-        self.word.next = bit_cast::<16, 17>(self.fifo.data_out.val());
-        self.is_start.next = self.fifo.data_out.val().get_bit(16);
-        self.have.next = !self.fifo.empty.val();
+        self.word.next = bit_cast::<16, 17>(self.held_word.q.val());
+        self.is_start.next = self.held_word.q.val().get_bit(16);
+        self.have.next = self.held.q.val();
         self.crc_step.crc.next = self.crc.q.val();
         self.crc_step.word.next = self.word.val();
-        self.fifo.read.next = false;
+        // written once, not defaulted and then set: an always block that reads back a value it
+        // set twice in one pass re-runs itself in Icarus
+        self.take.next = (self.state.q.val() == RxState::Failed)
+            | (self.have.val()
+                & ((self.state.q.val() == RxState::Header)
+                    | (self.state.q.val() == RxState::Check)
+                    | ((self.state.q.val() == RxState::Payload)
+                        & !self.is_start.val()
+                        & self.words.ready.val())));
         self.words.valid.next = false;
         self.words.data.next = self.word.val();
         self.good_q.d.next = false;
@@ -251,7 +269,6 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
         match self.state.q.val() {
             RxState::Header => {
                 if self.have.val() {
-                    self.fifo.read.next = true;
                     if !self.is_start.val() {
                         self.fault.next = self.err_framing.val();
                     } else if self.word.val() != self.expected.q.val() {
@@ -270,7 +287,6 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
                     } else {
                         self.words.valid.next = true;
                         if self.words.ready.val() {
-                            self.fifo.read.next = true;
                             self.crc.d.next = self.crc_step.out.val();
                             self.count.d.next = self.count.q.val() + 1;
                             if self.count.q.val() == self.len_last.val() {
@@ -282,7 +298,6 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
             }
             RxState::Check => {
                 if self.have.val() {
-                    self.fifo.read.next = true;
                     if self.is_start.val() {
                         self.fault.next = self.err_framing.val();
                     } else if self.word.val() != self.crc.q.val() {
@@ -298,11 +313,19 @@ impl<const W: usize, const N: usize, const NP1: usize> Logic for LinkRx<W, N, NP
             }
             RxState::Failed => {
                 // Drain, so the sender is not left holding words; deliver nothing.
-                self.fifo.read.next = true;
             }
             _ => {
                 self.state.d.next = RxState::Failed;
             }
+        }
+        // refill the held word from the FIFO when it is free or taken now
+        self.fifo.read.next = false;
+        if !self.fifo.empty.val() & (!self.held.q.val() | self.take.val()) {
+            self.fifo.read.next = true;
+            self.held.d.next = true;
+            self.held_word.d.next = self.fifo.data_out.val();
+        } else if self.take.val() {
+            self.held.d.next = false;
         }
         self.fault_q.d.next = self.fault.val();
         if self.fault_q.q.val() != 0 {
