@@ -47,6 +47,16 @@ pub fn plan_cmd(
         let l = edgeflow_planner::cost::LinkFigure::resolve(l)?;
         boards.iter_mut().for_each(|b| l.apply(b));
     }
+    if order == edgeflow_planner::dp::Order::Every && boards.len() > spec.junctions() {
+        return Err(anyhow!(
+            "--all-boards: {} boards for the {} junctions of {}: every board holds at least \
+             one junction; give at most {} boards, or drop --all-boards",
+            boards.len(),
+            spec.junctions(),
+            spec_path.display(),
+            spec.junctions()
+        ));
+    }
     let t0 = Instant::now();
     let p = plan(&spec, &spec_path.display().to_string(), &boards, order)?;
     let seconds = t0.elapsed().as_secs_f64();

@@ -191,6 +191,17 @@ fn plan_errors_name_the_problem() {
         ],
         &["nosuch.toml", "cannot be read"],
     );
+    fails_with(
+        &[
+            "plan",
+            "--spec",
+            "specs/tiny.toml",
+            "--boards",
+            "icebreakerx3",
+            "--all-boards",
+        ],
+        &["--all-boards", "3 boards for the 2 junctions", "at most 2 boards"],
+    );
 }
 
 /// `edgeflow cost --fit` on runs made from known constants gives those constants back, leaves
