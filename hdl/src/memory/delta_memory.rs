@@ -348,25 +348,26 @@ end
     /// contents, so the rising edge sees what a combinational read would give.
     fn hdl_bram(&self) -> Verilog {
         let n = self._size;
+        // an entry keeps the sum's exact width (`with_sum_terms`) and is sign-extended on
+        // read: the accumulate's carry chain is no longer than the sum
+        let bm = self._bits - 1;
         let mut v = String::from("integer i;\n");
         v += &format!(
-            "reg signed [31:0] m0 [0:{}];\nreg signed [31:0] m1 [0:{}];\n",
+            "reg signed [{bm}:0] m0 [0:{}];\nreg signed [{bm}:0] m1 [0:{}];\n",
             n - 1,
             n - 1
         );
-        v += "reg signed [31:0] q0;\nreg signed [31:0] q1;\n";
-        v += "reg [15:0] ra0;\nreg [15:0] ra1;\nreg we0;\nreg we1;\nreg signed [31:0] wd0;\nreg signed [31:0] wd1;\n";
-        v += &format!(
-            "initial for (i = 0; i < {n}; i = i + 1) begin m0[i] = 32'sd0; m1[i] = 32'sd0; end\n"
-        );
+        v += &format!("reg signed [{bm}:0] q0;\nreg signed [{bm}:0] q1;\n");
+        v += &format!("reg [15:0] ra0;\nreg [15:0] ra1;\nreg we0;\nreg we1;\nreg signed [{bm}:0] wd0;\nreg signed [{bm}:0] wd1;\n");
+        v += &format!("initial for (i = 0; i < {n}; i = i + 1) begin m0[i] = 0; m1[i] = 0; end\n");
         v += &format!(
             "always @(*) begin
     ra0 = parity ? rd_addr$0 : acc_addr$0;
     ra1 = parity ? acc_addr$0 : rd_addr$0;
     we0 = parity ? (rd_clear$0 && (rd_addr$0 < 16'd{n})) : (acc_en$0 && (acc_addr$0 < 16'd{n}));
     we1 = parity ? (acc_en$0 && (acc_addr$0 < 16'd{n})) : (rd_clear$0 && (rd_addr$0 < 16'd{n}));
-    wd0 = parity ? 32'sd0 : q0 + $signed(acc_add$0);
-    wd1 = parity ? q1 + $signed(acc_add$0) : 32'sd0;
+    wd0 = parity ? 0 : q0 + $signed(acc_add$0[{bm}:0]);
+    wd1 = parity ? q1 + $signed(acc_add$0[{bm}:0]) : 0;
     rd_data$0 = (rd_addr$0 < 16'd{n}) ? (parity ? q0 : q1) : 32'sd0;
 end
 always @(negedge clock) q0 <= m0[ra0];
