@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Linked boards against their plan: for each spec and chain, `edgeflow plan` and then
+# Linked boards against their plan: for each spec and chain, `edgeflow plan` (with the row's
+# flags: digits is split over both iCEBreakers, though one alone is as fast) and then
 # `edgeflow sim --plan P --engine verilator --linked --json` (every board its Verilog and its
 # own links, clocks 300 ppm apart), collected in docs/bench/linked.json. docs/tables.sh
 # renders the table from it. mnist-large's 200 samples take about 15 minutes of Verilator.
@@ -10,15 +11,16 @@ samples="${1:-200}"
 cargo build --release -q -p edgeflow
 ef=target/release/edgeflow
 rows=(
-  "digits|icebreakerx2"
-  "mnist-large|ulx3s-85fx4"
+  "digits|icebreakerx2|--all-boards"
+  "mnist-large|ulx3s-85fx4|"
 )
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 out=docs/bench/linked.json
 for r in "${rows[@]}"; do
-  IFS='|' read -r spec boards <<<"$r"
-  "$ef" plan --spec "specs/$spec.toml" --boards "$boards" -o "$work/$spec.json" --json >/dev/null
+  IFS='|' read -r spec boards flags <<<"$r"
+  # shellcheck disable=SC2086
+  "$ef" plan --spec "specs/$spec.toml" --boards "$boards" $flags -o "$work/$spec.json" --json >/dev/null
   sim=$("$ef" sim --plan "$work/$spec.json" --engine verilator --linked --samples "$samples" --json)
   # the plan's path is a temporary one; the build time varies from run to run
   jq -n --arg spec "$spec" --arg boards "$boards" --argjson sim "$sim" \
