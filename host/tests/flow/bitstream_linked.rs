@@ -14,7 +14,8 @@ const SEEDS: &str = "1,2,3,4,5,6";
 use crate::common::{edgeflow, have, ok_json, path_str, tmpdir};
 
 /// Two junctions of 64 edges: on one iCEBreaker the planner gives them one lane each, on two
-/// it gives each two lanes, so it splits them (the link's 4-word vector is short).
+/// it gives each two lanes, so it splits them (the link's 4-word vector is short). At 8 bits
+/// the second stage, with its link receiver, stays inside the UP5K's 5,280 logic cells.
 const PAIR: &str = r#"
 name = "pair"
 layers = [64, 4, 16]
@@ -25,9 +26,9 @@ learning_rate_shift = 2
 seed = 1
 
 [fixed]
-width = 10
+width = 8
 int_bits = 2
-frac_bits = 7
+frac_bits = 5
 
 [pattern]
 kind = "type2"
