@@ -200,7 +200,11 @@ fn plan_errors_name_the_problem() {
             "icebreakerx3",
             "--all-boards",
         ],
-        &["--all-boards", "3 boards for the 2 junctions", "at most 2 boards"],
+        &[
+            "--all-boards",
+            "3 boards for the 2 junctions",
+            "at most 2 boards",
+        ],
     );
 }
 

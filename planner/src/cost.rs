@@ -341,12 +341,19 @@ fn bank_blocks(net: &Net, board: &Board, j: usize, z: u64, s: u64, min_rows: u64
         }
         b
     };
+    most_up_to(net, j, z, at)
+}
+
+/// The most `f` gives over junction `j`'s valid `z' ≤ z` (and `z` itself): a count that
+/// smaller banks can make drop (into LUT RAM or logic) made to grow with `z`, as the
+/// planner's exactness needs.
+pub fn most_up_to(net: &Net, j: usize, z: u64, f: impl Fn(u64) -> u64) -> u64 {
     net.z_options[j]
         .iter()
         .copied()
         .filter(|&o| o <= z)
         .chain(std::iter::once(z))
-        .map(at)
+        .map(f)
         .max()
         .unwrap_or(0)
 }

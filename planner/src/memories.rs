@@ -9,7 +9,7 @@
 //! so a stage it says fits has at most the blocks it counts.
 
 use crate::catalog::Board;
-use crate::cost::{groups, lut_multiplier_cost, Net};
+use crate::cost::{groups, lut_multiplier_cost, most_up_to, Net};
 
 /// How a memory is read, which sets what yosys adds around a block RAM for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -241,16 +241,8 @@ pub fn stage_blocks(
                 .max()
                 .unwrap_or(0)
         };
-        // more lanes make smaller banks, which can drop into logic: the most any z' ≤ z
-        // gives, so that blocks grow with z as the planner needs
-        total += net.z_options[j]
-            .iter()
-            .copied()
-            .filter(|&o| o <= z)
-            .chain(std::iter::once(z))
-            .map(at)
-            .max()
-            .unwrap_or(0);
+        // more lanes make smaller banks, which can drop into logic
+        total += most_up_to(net, j, z, at);
     }
     let right = stage.last().filter(|_| right_link).copied();
     total += count(&top_memories(net, board, left_link, right));

@@ -97,14 +97,17 @@ fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
         }
         // the plan counts the multipliers the link moves: the σ′ multiplier of the boundary
         // layer's deltas on stage 1, none in stage 2's lanes (planner/src/cost.rs)
-        let dsp = s["resources"]["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["resource"] == "DSP")
-            .unwrap()["used"]
-            .as_f64()
-            .unwrap();
+        let used = |resource: &str| {
+            s["resources"]["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["resource"] == resource)
+                .unwrap()["used"]
+                .as_f64()
+                .unwrap()
+        };
+        let dsp = used("DSP");
         let planned = &p["stages"][i]["utilisation"];
         assert_eq!(
             planned["dsp"].as_f64().unwrap() + planned["lut_multipliers"].as_f64().unwrap(),
@@ -113,14 +116,7 @@ fn a_two_board_plan_builds_a_bitstream_per_stage_that_meets_its_clock() {
         );
         // the plan's block RAMs (planner/src/memories.rs) are never fewer than yosys maps:
         // a stage the planner says fits has the EBR it needs
-        let ebr = s["resources"]["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["resource"] == "BRAM")
-            .unwrap()["used"]
-            .as_f64()
-            .unwrap();
+        let ebr = used("BRAM");
         assert!(
             planned["ram_blocks"].as_f64().unwrap() >= ebr,
             "stage {n}: planned {planned}, synthesized {s}"
