@@ -102,7 +102,6 @@ fn bit_length(x: u64) -> u64 {
 /// before (its σ′ memory is unused, and yosys removes it).
 pub fn junction_memories(
     net: &Net,
-    board: &Board,
     (j, z, s): (usize, u64, u64),
     prev: u64,
     left_link: bool,
@@ -140,15 +139,10 @@ pub fn junction_memories(
         if !left_link {
             m.extend((0..prev * prev).map(|_| Memory::ram(rows, 16)));
         }
-        // delta sums, double-buffered: block RAM for one lane read by one group, registers
-        // otherwise; registered reads keep a sum's exact width (neighbours on one board)
+        // delta sums, double-buffered at a sum's exact width (a left neuron's fan-out of
+        // contributions): block RAM for one lane read by one group, registers otherwise
         if z == 1 && prev == 1 {
-            let registered = !net.chained && (net.registered_reads || board.registered_reads);
-            let width = if registered {
-                w + 1 + bit_length(net.fan_out[j])
-            } else {
-                32
-            };
+            let width = w + 1 + bit_length(net.fan_out[j]);
             m.extend([Memory::ram(left, width), Memory::ram(left, width)]);
         }
     }
@@ -232,7 +226,6 @@ pub fn stage_blocks(
                 .map(|&prev| {
                     count(&junction_memories(
                         net,
-                        board,
                         (j, z, s),
                         prev,
                         i == 0 && left_link,
