@@ -74,7 +74,7 @@ pub const LOGIC_PER_LINK: u64 = 120;
 /// Picoseconds.
 pub type Ps = u64;
 
-fn ceil_log2(x: u64) -> u64 {
+pub(crate) fn ceil_log2(x: u64) -> u64 {
     if x <= 1 {
         0
     } else {

@@ -206,10 +206,7 @@ struct Grow<'a> {
     board: &'a Board,
     need: Need,
     per_delay_bits: u64,
-    /// The first and the last junction added, with their lanes.
-    first: Option<(usize, u64)>,
-    last: Option<(usize, u64)>,
-    /// Every junction added, with its lanes.
+    /// Every junction added, in order, with its lanes.
     added: Vec<(usize, u64)>,
 }
 
@@ -229,8 +226,6 @@ impl<'a> Grow<'a> {
         let n1 = junction_need(self.net, self.board, j, z, s0 + 2);
         self.per_delay_bits += n1.ram_bits - n.ram_bits;
         self.need += n;
-        self.first.get_or_insert((j, z));
-        self.last = Some((j, z));
         self.added.push((j, z));
     }
 
@@ -250,8 +245,8 @@ impl<'a> Grow<'a> {
         let mut need = self.need.with_link_multipliers(link_multipliers(
             self.net,
             self.board,
-            self.first.filter(|_| left_link),
-            self.last.filter(|_| right_link),
+            self.added.first().copied().filter(|_| left_link),
+            self.added.last().copied().filter(|_| right_link),
         ));
         if let Some(b) = self.blocks(left_link, right_link, 0) {
             need.ram_blocks = b;
@@ -325,8 +320,6 @@ fn feasible_chain(net: &Net, boards: &[Board], t: &Tables, p: Ps, every: bool) -
                 board: &boards[b],
                 need: Need::default(),
                 per_delay_bits: 0,
-                first: None,
-                last: None,
                 added: Vec::new(),
             };
             let mut cell: Option<Cell> = None;
@@ -460,8 +453,6 @@ fn feasible_permute(
                 board: &boards[b],
                 need: Need::default(),
                 per_delay_bits: 0,
-                first: None,
-                last: None,
                 added: Vec::new(),
             };
             let mut fits: Vec<(usize, Option<u64>, bool)> = Vec::new(); // (r, max_d with link, fits as last)

@@ -9,7 +9,7 @@
 //! so a stage it says fits has at most the blocks it counts.
 
 use crate::catalog::Board;
-use crate::cost::{groups, lut_multiplier_cost, most_up_to, Net};
+use crate::cost::{ceil_log2, groups, lut_multiplier_cost, most_up_to, Net};
 
 /// How a memory is read, which sets what yosys adds around a block RAM for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -81,14 +81,6 @@ pub fn blocks(shapes: &[[u64; 2]], m: &Memory) -> u64 {
         b
     } else {
         0
-    }
-}
-
-fn ceil_log2(x: u64) -> u64 {
-    if x <= 1 {
-        0
-    } else {
-        64 - (x - 1).leading_zeros() as u64
     }
 }
 
@@ -204,23 +196,24 @@ pub fn stage_blocks(
     let count = |ms: &[Memory]| ms.iter().map(|m| blocks(shapes, m)).sum::<u64>();
     let mut total = 0;
     for (i, &(j, z, s)) in stage.iter().enumerate() {
+        // the previous junction's groups: known on this board, else each its z options give
+        let prevs: Vec<u64> = if j == 0 {
+            vec![0]
+        } else if i > 0 {
+            vec![groups(net, j - 1, stage[i - 1].1)]
+        } else {
+            // lanes a board of this kind could hold: about four multipliers each
+            let most = board.dsp + board.logic / lut_multiplier_cost(board, net.width).max(1);
+            let mut v: Vec<u64> = net.z_options[j - 1]
+                .iter()
+                .filter(|&&o| o == 1 || 4 * o <= most)
+                .map(|&o| groups(net, j - 1, o))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
         let at = |z: u64| -> u64 {
-            let prevs: Vec<u64> = if j == 0 {
-                vec![0]
-            } else if i > 0 {
-                vec![groups(net, j - 1, stage[i - 1].1)]
-            } else {
-                // lanes a board of this kind could hold: about four multipliers each
-                let most = board.dsp + board.logic / lut_multiplier_cost(board, net.width).max(1);
-                let mut v: Vec<u64> = net.z_options[j - 1]
-                    .iter()
-                    .filter(|&&o| o == 1 || 4 * o <= most)
-                    .map(|&o| groups(net, j - 1, o))
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
-                v
-            };
             prevs
                 .iter()
                 .map(|&prev| {
