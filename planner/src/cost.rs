@@ -26,8 +26,11 @@
 //!   packed logic cells on the iCE40, LUTs elsewhere. Within the model's error `e` on its
 //!   calibration runs (`fit.logic_error`) of the part a design is near the limit
 //!   ([`LogicVerdict`]): `edgeflow cost` says so and `edgeflow synth --board` decides.
-//! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}·w`
-//!   (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i); σ′ of the right
+//! * **Memory bits**: weights `|W|·w`; biases `N_i·w`; left activations `(s_i + 2)·N_{i-1}`
+//!   words (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i, one more
+//!   for the input layer) in a replica per read port, FF and UP of every lane: a bank of
+//!   `N_{i-1}/z_i` neurons at `w` bits each, or under dither the whole layer at 16 bits
+//!   ([`activation_bits`]); σ′ of the right
 //!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
 //!   final); right deltas double-buffered `2·N_i·w`; BP partial sums of the left layer when
 //!   hidden, double-buffered at accumulator width `2·N_{i-1}·(w + ⌈log2 fo⌉ + 1)`; the sigmoid
@@ -227,8 +230,8 @@ impl std::ops::AddAssign for Need {
     }
 }
 
-/// Memory bits of junction `j` that do not depend on staleness, and those per unit of
-/// staleness (so that bits = fixed + s · per_s).
+/// Memory bits of junction `j` beyond its left activations ([`activation_bits`]) that do not
+/// depend on staleness, and those per unit of staleness (so that bits = fixed + s · per_s).
 pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
     let w = net.width;
     let l = net.junctions();
@@ -237,8 +240,7 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
     let hidden_right = j + 1 < l;
     let hidden_left = j > 0;
     let mut fixed = edges * w + right * w + 2 * right * w;
-    let mut per_s = left * w;
-    fixed += 2 * left * w;
+    let mut per_s = 0;
     if hidden_right {
         per_s += right * w;
         fixed += right * w;
@@ -256,6 +258,19 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
     (fixed, per_s)
 }
 
+/// Bits of junction `j`'s left activations with `z` lanes and staleness `s`, as the Verilog
+/// keeps them: a replica per read port ([`crate::memories::activation_memories`]). One lane
+/// keeps 16-bit words where more lanes keep banks at the format's width, so the count is the
+/// most of any `z' ≤ z` ([`most_up_to`]).
+pub fn activation_bits(net: &Net, j: usize, z: u64, s: u64) -> u64 {
+    most_up_to(net, j, z, |z| {
+        crate::memories::activation_memories(net, (j, z, s), 1)
+            .iter()
+            .map(|m| m.rows * m.width)
+            .sum()
+    })
+}
+
 /// Everything junction `j` needs with `z` lanes and staleness `s` on `board`, except that
 /// multipliers are counted as multipliers (the board decides DSP or logic).
 pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need {
@@ -270,7 +285,7 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
     Need {
         multipliers: z * (mult_factor(j) - (j == 0 && net.input_selects) as u64),
         logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
-        ram_bits: fixed + s * per_s,
+        ram_bits: fixed + s * per_s + activation_bits(net, j, z, s),
         ram_blocks: blocks,
     }
 }
@@ -316,12 +331,13 @@ impl Need {
 
 /// Block RAMs of junction `j` on a board whose synthesis gives every lane's bank of at least
 /// `min_rows` rows a block RAM of its own (`Board::ram_bank_min_rows`) and keeps smaller
-/// banks in LUT RAM: per lane its weights (`C_j` rows), per bank of the left layer its
-/// activations (`s + 2` copies, one more for the input layer) twice (FF and UP read them in
-/// the same clock), and where the left layer is hidden its σ′ (`s + 3` copies) and the two
-/// buffers of delta sums (at accumulator width, half the depth). More lanes make smaller
-/// banks, which can drop into LUT RAM, so the count is the most any `z' ≤ z` of the
-/// junction's options gives: resources grow with `z`, as the planner needs.
+/// banks in LUT RAM: per lane its weights (`C_j` rows), the activations' replicas
+/// ([`crate::memories::activation_memories`]: `s + 2` copies, one more for the input layer,
+/// a replica for FF and one for UP per lane, each of one bank or, with dither, of the whole
+/// layer), and where the left layer is hidden its σ′ (`s + 3` copies) and the two buffers of
+/// delta sums (at accumulator width, half the depth). More lanes make smaller banks, which
+/// can drop into LUT RAM, so the count is the most any `z' ≤ z` of the junction's options
+/// gives: resources grow with `z`, as the planner needs.
 fn bank_blocks(net: &Net, board: &Board, j: usize, z: u64, s: u64, min_rows: u64) -> u64 {
     let depth = (board.ram_bits / board.ram_blocks.max(1) / board.ram_block_width.max(1)).max(1);
     let (left, edges) = (net.layers[j], net.edges(j));
@@ -335,7 +351,10 @@ fn bank_blocks(net: &Net, board: &Board, j: usize, z: u64, s: u64, min_rows: u64
     let at = |z: u64| {
         let per_copy = left / z;
         let mut b = z * banks(edges / z, depth)
-            + 2 * z * banks((s + 2 + (j == 0) as u64) * per_copy, depth);
+            + crate::memories::activation_memories(net, (j, z, s), 1)
+                .iter()
+                .map(|m| banks(m.rows, depth))
+                .sum::<u64>();
         if j > 0 {
             b += z * banks((s + 3) * per_copy, depth) + 2 * z * banks(per_copy, depth / 2);
         }

@@ -240,3 +240,26 @@ fn a_link_moves_the_boundary_layers_sigma_prime_multipliers() {
         (0, 0)
     );
 }
+
+/// Under dither a lane may read any neuron of the left layer, so the Verilog's copy memory
+/// gives each of its 2z read ports (FF and UP per lane) every copy of the whole layer:
+/// mnist-large's first junction at z = 16 and staleness 15 declares 32 replicas of
+/// 18 × 1024 rows, 18 DP16KD (1024 × 18) each. Without dither a replica keeps its own bank,
+/// 18 × 64 rows, 2 blocks.
+#[test]
+fn dither_replicates_the_whole_layer_per_read_port() {
+    let spec = bundled("mnist-large");
+    let b = Board::built_in("ulx3s-85f").unwrap();
+    let mut net = Net::from_spec(&spec);
+    assert!(net.dither);
+    let weights = 16 * (131072 / 16u64).div_ceil(1024);
+    assert_eq!(
+        junction_need(&net, &b, 0, 16, 15).ram_blocks,
+        weights + 32 * 18
+    );
+    net.dither = false;
+    assert_eq!(
+        junction_need(&net, &b, 0, 16, 15).ram_blocks,
+        weights + 32 * 2
+    );
+}

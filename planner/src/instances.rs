@@ -5,10 +5,10 @@ use crate::catalog::{built_in_names, Board};
 use crate::cost::Net;
 use edgeflow_core::Activation;
 
-/// A network of `junctions` junctions whose layers cycle through 256, 512, 128 and 256
+/// A network of `junctions` junctions whose layers cycle through 128, 256, 64 and 128
 /// neurons with fan-ins of 16 to 64, 10-bit values.
 pub fn deep_net(junctions: usize) -> Net {
-    let cycle = [256u64, 512, 128, 256];
+    let cycle = [128u64, 256, 64, 128];
     let layers: Vec<u64> = (0..=junctions).map(|i| cycle[i % cycle.len()]).collect();
     let fan_out = (0..junctions)
         .map(|j| {

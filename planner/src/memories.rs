@@ -114,16 +114,7 @@ pub fn junction_memories(
             kind: Kind::Rom,
         }));
     }
-    // activations: copies of the left layer, a replica per read port (FF and UP per lane),
-    // a bank per write port; without dither each lane's replicas keep only its own bank
-    let copies = s + 2 + (j == 0) as u64;
-    let writes = if j == 0 { 1 } else { prev.max(1) };
-    if !net.dither && z > 1 && z % writes == 0 {
-        m.extend((0..2 * z).map(|_| Memory::ram(copies * (left / z), w)));
-    } else {
-        let rows = copies * left.div_ceil(writes);
-        m.extend((0..writes * 2 * z).map(|_| Memory::ram(rows, 16)));
-    }
+    m.extend(activation_memories(net, (j, z, s), prev));
     if j > 0 {
         let prev = prev.max(1);
         // σ′ of the left layer: a bank per write port, replicated per read port
@@ -143,6 +134,22 @@ pub fn junction_memories(
         m.extend((0..g * g).map(|_| Memory::ram(2 * right.div_ceil(g), 16)));
     }
     m
+}
+
+/// The RAMs of junction `j`'s left activations (hdl/src/memory/copy_memory.rs): copies of the
+/// left layer, a replica per read port (FF and UP per lane), a bank per write port (`prev`
+/// as in [`junction_memories`]); without dither each lane's replicas keep only its own
+/// bank, with dither every replica holds every copy of the whole layer.
+pub fn activation_memories(net: &Net, (j, z, s): (usize, u64, u64), prev: u64) -> Vec<Memory> {
+    let left = net.layers[j];
+    let copies = s + 2 + (j == 0) as u64;
+    let writes = if j == 0 { 1 } else { prev.max(1) };
+    if !net.dither && z > 1 && z % writes == 0 {
+        vec![Memory::ram(copies * (left / z), net.width); 2 * z as usize]
+    } else {
+        let rows = copies * left.div_ceil(writes);
+        vec![Memory::ram(rows, 16); (writes * 2 * z) as usize]
+    }
 }
 
 /// Words of the smallest link FIFO (hdl `LINK_FIFO_BITS`): the model counts every link's
