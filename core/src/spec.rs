@@ -21,6 +21,18 @@ pub const LINKED_STAGE_CLOCKS: usize = 3;
 /// the saturated sum's register.
 pub const DEEP_PIPELINE_CLOCKS: usize = 2;
 
+/// Most clocks one junction pass (`C_j` = edges / z) may take: the hardware counts a block
+/// cycle, the pass and every clock any build adds to it (registered reads, the deep pipeline,
+/// a linked stage's sequencer), in 16-bit counters.
+pub const MAX_PASS_CLOCKS: usize =
+    (1 << 16) - 1 - (BLOCK_CYCLE_OVERHEAD + 1 + DEEP_PIPELINE_CLOCKS + LINKED_STAGE_CLOCKS);
+
+/// Whether `z` lanes give junction passes of `edges / z` clocks the hardware can count
+/// ([`MAX_PASS_CLOCKS`]).
+pub fn pass_fits_counters(edges: usize, z: usize) -> bool {
+    z > 0 && edges / z <= MAX_PASS_CLOCKS
+}
+
 /// Most edges one junction, and the whole network, may have. Without a bound a fully connected
 /// 32768 × 32768 junction, or dozens of junctions just under the bound, pass validation and
 /// then abort on allocation (4 GiB per copy of the weights); 2^24 16-bit weights are over 50
@@ -452,7 +464,7 @@ impl Spec {
                 }
                 let good_z: Vec<usize> = divisors(left)
                     .into_iter()
-                    .filter(|&d| fi % d == 0 || d % fi == 0)
+                    .filter(|&d| (fi % d == 0 || d % fi == 0) && pass_fits_counters(left * fo, d))
                     .collect();
                 if z == 0 || left % z != 0 {
                     add(
@@ -465,6 +477,15 @@ impl Spec {
                         format!("{name}: z[{j}]"),
                         format!("= {z} and fan-in {fi}: one must divide the other"),
                         format!("try {}", list(&nearest(good_z, z, 2))),
+                    );
+                } else if !pass_fits_counters(left * fo, z) {
+                    add(
+                        format!("{name}: z[{j}]"),
+                        format!(
+                            "= {z} gives passes of {} clocks, more than {MAX_PASS_CLOCKS}: the hardware counts a block cycle in 16 bits",
+                            left * fo / z
+                        ),
+                        format!("raise z[{j}]: try {}", list(&nearest(good_z, z, 2))),
                     );
                 }
             }

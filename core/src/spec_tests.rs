@@ -49,6 +49,25 @@ fn z_must_divide_left_layer() {
     assert!(e.contains("try 4 or 8"), "{e}");
 }
 
+/// 1024 × 128 = 131,072 edges: z = 2 makes passes of 65,536 clocks, one more than a 16-bit
+/// counter holds even before the block cycle's overhead; z = 4 makes 32,768.
+#[test]
+fn a_pass_must_fit_the_hardware_counters() {
+    let big = GOOD
+        .replace("layers = [32, 16, 8]", "layers = [1024, 512, 8]")
+        .replace("fan_out = [4, 4]", "fan_out = [128, 4]");
+    let e = err(&big.replace("z = [8, 4]", "z = [2, 4]"));
+    assert!(e.contains("junction 1: z[0]"), "{e}");
+    assert!(
+        e.contains("= 2 gives passes of 65536 clocks, more than 65527"),
+        "{e}"
+    );
+    assert!(e.contains("16 bits"), "{e}");
+    assert!(e.contains("raise z[0]: try 4 or 8"), "{e}");
+    let ok = Spec::from_toml_str(&big.replace("z = [8, 4]", "z = [4, 4]"), "x.toml").unwrap();
+    assert_eq!(ok.max_pass_clocks(), 32768);
+}
+
 #[test]
 fn z_and_fan_in_must_nest() {
     // 48 left, 16 right, fan-out 4 → fan-in 12; z = 16 divides 48

@@ -63,8 +63,8 @@ pub struct Board {
     /// cycle, when the spec has none.
     #[serde(default)]
     pub deep_pipeline: bool,
-    /// The FPGA flow's facts (target, pins, oscillator; hdl/src/board/boards.rs reads them), not
-    /// used by the cost model.
+    /// The FPGA flow's facts (target, pins, oscillator; hdl/src/board/boards.rs reads them).
+    /// The cost model only asks whether there are any ([`Board::builds_verilog`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fpga: Option<toml::Table>,
 }
@@ -141,6 +141,13 @@ pub fn built_in_names() -> Vec<&'static str> {
 pub const MAX_BOARDS: usize = 1024;
 
 impl Board {
+    /// Whether the board runs the project's Verilog (it has an FPGA flow), whose memories the
+    /// cost model counts as declared (read replicas included); a board without one (an
+    /// OpenCL device) keeps one copy of each value.
+    pub fn builds_verilog(&self) -> bool {
+        self.fpga.is_some()
+    }
+
     pub fn from_toml_str(text: &str, source: &str) -> Result<Board, CatalogError> {
         let b: Board = toml::from_str(text).map_err(|error| CatalogError::Toml {
             file: source.to_string(),

@@ -30,7 +30,7 @@
 //!   words (one copy being written, `s_i + 1` samples in flight from FF_i to UP_i, one more
 //!   for the input layer) in a replica per read port, FF and UP of every lane: a bank of
 //!   `N_{i-1}/z_i` neurons at `w` bits each, or under dither the whole layer at 16 bits
-//!   ([`activation_bits`]); σ′ of the right
+//!   ([`activation_bits`]; one replica on a board without the Verilog); σ′ of the right
 //!   layer when hidden `(s_i + 1)·N_i·w` (kept where it is produced, until BP_i's deltas are
 //!   final); right deltas double-buffered `2·N_i·w`; BP partial sums of the left layer when
 //!   hidden, double-buffered at accumulator width `2·N_{i-1}·(w + ⌈log2 fo⌉ + 1)`; the sigmoid
@@ -157,6 +157,12 @@ impl Net {
                 let fi = left * fan_out[j] / layers[j + 1];
                 (1..=left)
                     .filter(|&d| left % d == 0 && (fi % d == 0 || d % fi == 0))
+                    .filter(|&d| {
+                        edgeflow_core::spec::pass_fits_counters(
+                            (left * fan_out[j]) as usize,
+                            d as usize,
+                        )
+                    })
                     .collect()
             })
             .collect();
@@ -258,11 +264,15 @@ pub fn junction_bits(net: &Net, j: usize) -> (u64, u64) {
     (fixed, per_s)
 }
 
-/// Bits of junction `j`'s left activations with `z` lanes and staleness `s`, as the Verilog
-/// keeps them: a replica per read port ([`crate::memories::activation_memories`]). One lane
-/// keeps 16-bit words where more lanes keep banks at the format's width, so the count is the
-/// most of any `z' ≤ z` ([`most_up_to`]).
-pub fn activation_bits(net: &Net, j: usize, z: u64, s: u64) -> u64 {
+/// Bits of junction `j`'s left activations with `z` lanes and staleness `s`: on a board that
+/// builds the Verilog as it keeps them, a replica per read port
+/// ([`crate::memories::activation_memories`]; one lane keeps 16-bit words where more lanes
+/// keep banks at the format's width, so the count is the most of any `z' ≤ z`,
+/// [`most_up_to`]); elsewhere one copy of the layer per sample held.
+pub fn activation_bits(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> u64 {
+    if !board.builds_verilog() {
+        return (s + 2 + (j == 0) as u64) * net.layers[j] * net.width;
+    }
     most_up_to(net, j, z, |z| {
         crate::memories::activation_memories(net, (j, z, s), 1)
             .iter()
@@ -285,7 +295,7 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
     Need {
         multipliers: z * (mult_factor(j) - (j == 0 && net.input_selects) as u64),
         logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
-        ram_bits: fixed + s * per_s + activation_bits(net, j, z, s),
+        ram_bits: fixed + s * per_s + activation_bits(net, board, j, z, s),
         ram_blocks: blocks,
     }
 }

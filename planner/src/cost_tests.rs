@@ -257,9 +257,14 @@ fn dither_replicates_the_whole_layer_per_read_port() {
         junction_need(&net, &b, 0, 16, 15).ram_blocks,
         weights + 32 * 18
     );
+    assert_eq!(activation_bits(&net, &b, 0, 16, 15), 32 * 18 * 1024 * 16);
+    // an OpenCL device keeps one copy of the layer per sample held
+    let device = Board::built_in("opencl-device").unwrap();
+    assert_eq!(activation_bits(&net, &device, 0, 16, 15), 18 * 1024 * 16);
     net.dither = false;
     assert_eq!(
         junction_need(&net, &b, 0, 16, 15).ram_blocks,
         weights + 32 * 2
     );
+    assert_eq!(activation_bits(&net, &b, 0, 16, 15), 32 * 18 * 64 * 16);
 }
