@@ -123,13 +123,10 @@ impl Logic for BankedRam {
             };
             let _ = writeln!(v, "{style}reg signed [15:0] mem_{b} [0:{}];", d - 1);
         }
-        // One initial block per memory: yosys 0.23 takes time quadratic in the statements
-        // of one initial block.
+        // initial blocks of their own per memory (super::zero_init): yosys 0.23 takes time
+        // quadratic in the statements of one initial block
         for b in 0..self._mem.len() {
-            let _ = writeln!(
-                v,
-                "initial for (i = 0; i < {d}; i = i + 1) mem_{b}[i] = 16'sd0;"
-            );
+            v += &super::zero_init(&[&format!("mem_{b}")], d, "16'sd0");
             if !self._addr_reg {
                 let _ = writeln!(v, "initial rdata${b} = 16'd0;");
             }

@@ -146,14 +146,11 @@ impl Logic for CopyMemory {
                 );
             }
         }
-        // One initial block per memory: yosys 0.23 takes time quadratic in the statements
-        // of one initial block (one block for 128 memories did not parse in 2 minutes).
+        // initial blocks of their own per memory (super::zero_init): yosys 0.23 takes time
+        // quadratic in the statements of one initial block
         for b in 0..nw {
             for r in 0..nr {
-                let _ = writeln!(
-                    v,
-                    "initial for (i = 0; i < {depth}; i = i + 1) mem_{b}_{r}[i] = 16'sd0;"
-                );
+                v += &super::zero_init(&[&format!("mem_{b}_{r}")], depth, "16'sd0");
             }
         }
         for b in 0..self.wr_en.len() {
@@ -271,9 +268,10 @@ impl CopyMemory {
                     .join(" || ");
                 let _ = writeln!(
                     v,
-                    "reg signed [{bm}:0] mem_{w}_{r} [0:{}];\nreg signed [{bm}:0] q_{w}_{r};\ninitial for (i = 0; i < {depth}; i = i + 1) mem_{w}_{r}[i] = 0;",
+                    "reg signed [{bm}:0] mem_{w}_{r} [0:{}];\nreg signed [{bm}:0] q_{w}_{r};",
                     depth - 1
                 );
+                v += &super::zero_init(&[&format!("mem_{w}_{r}")], depth, "0");
                 let _ = writeln!(
                     v,
                     "always @(posedge clock) if (wr_en${w} && (wr_copy${w} < 16'd{k}) && (wr_addr${w} < 16'd{n}) && ({member})) mem_{w}_{r}[{}] <= wr_data${w}[{bm}:0];",

@@ -176,7 +176,8 @@ impl Logic for DeltaMemory {
             return Verilog::Custom(crate::below::with_guards(&self.hdl_lane_banks(*z, banks)));
         }
         let n = self._size;
-        let mut v = format!("reg signed [31:0] mem [0:{}];\ninteger i;\ninitial for (i = 0; i < {}; i = i + 1) mem[i] = 32'sd0;\n", 2 * n - 1, 2 * n);
+        let mut v = format!("reg signed [31:0] mem [0:{}];\ninteger i;\n", 2 * n - 1);
+        v += &super::zero_init(&["mem"], 2 * n, "32'sd0");
         v += "always @(*) begin\n";
         for r in 0..self.rd_data.len() {
             let _ = writeln!(v, "    rd_data${r} = (rd_addr${r} < 16'd{n}) ? mem[(parity ? 0 : {n}) + rd_addr${r}] : 32'sd0;");
@@ -359,7 +360,7 @@ end
         );
         v += &format!("reg signed [{bm}:0] q0;\nreg signed [{bm}:0] q1;\n");
         v += &format!("reg [15:0] ra0;\nreg [15:0] ra1;\nreg we0;\nreg we1;\nreg signed [{bm}:0] wd0;\nreg signed [{bm}:0] wd1;\n");
-        v += &format!("initial for (i = 0; i < {n}; i = i + 1) begin m0[i] = 0; m1[i] = 0; end\n");
+        v += &super::zero_init(&["m0", "m1"], n, "0");
         v += &format!(
             "always @(*) begin
     ra0 = parity ? rd_addr$0 : acc_addr$0;
