@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Linked boards against their plan: for each spec and chain, `edgeflow plan` (with the row's
-# flags: digits is split over both iCEBreakers, though one alone is as fast) and then
+# flags: digits and dey-mnist are split over both boards, though one alone is as fast or
+# faster) and then
 # `edgeflow sim --plan P --engine verilator --linked --json` (every board its Verilog and its
 # own links, clocks 300 ppm apart), collected in docs/bench/linked.json. docs/tables.sh
-# renders the table from it. mnist-large's 200 samples take about 15 minutes of Verilator.
+# renders the table from it.
 # Usage: docs/bench/linked.sh [SAMPLES]   (default 200; needs verilator and jq)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,7 +13,7 @@ cargo build --release -q -p edgeflow
 ef=target/release/edgeflow
 rows=(
   "digits|icebreakerx2|--all-boards"
-  "mnist-large|ulx3s-85fx4|"
+  "dey-mnist|ulx3s-85fx2|--all-boards"
 )
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

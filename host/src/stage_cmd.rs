@@ -16,12 +16,6 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, linked: bool, json: bool) -> R
     let text = std::fs::read_to_string(plan)
         .with_context(|| format!("plan {}: cannot be read", plan.display()))?;
     let p = PlanFile::from_json(&text, &plan.display().to_string())?;
-    if !out.is_dir() {
-        bail!(
-            "-o {}: not a directory; create it first (the stages are written as <spec>_stage<i>.v)",
-            out.display()
-        );
-    }
     let names: Vec<String> = (1..=p.stages.len())
         .map(|i| format!("{}_stage{i}.v", p.spec.name))
         .collect();
@@ -29,6 +23,8 @@ pub fn stage_verilog_cmd(plan: &Path, out: &Path, linked: bool, json: bool) -> R
         .input("--plan", Some(plan))
         .out_dir("--out", out, &names)
         .check()?;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("--out {}: cannot be created", out.display()))?;
     let delays: Vec<usize> = p.link_delay.iter().map(|&d| d as usize).collect();
     let sched = edgeflow_reference::Schedule::with_links(&delays);
     let plan_name = plan.display().to_string();
