@@ -23,11 +23,6 @@ fn plan_split(spec: &str, boards: &str, plan: &str) {
     assert_eq!(v["stages"].as_array().unwrap().len(), 2, "{v}");
 }
 
-/// digits over two iCEBreakers.
-fn plan_digits_on_two_icebreakers(plan: &str) {
-    plan_split("digits", "icebreakerx2", plan);
-}
-
 /// The linked co-simulation of a two-board `plan` over 200 samples: bit-exact, the second
 /// board's clock 300 ppm slower, and the measured samples/s within 2 % of the plan's.
 fn linked_two_boards_match_the_plan(plan: &str, what: &str) {
@@ -89,10 +84,10 @@ fn digits_on_two_linked_icebreakers_is_bit_exact() {
     let dir = common::tmpdir("linked-cli");
     let plan = dir.join("plan.json");
     let plan = common::path_str(&plan);
-    plan_digits_on_two_icebreakers(plan);
+    plan_split("digits", "icebreakerx2", plan);
     linked_two_boards_match_the_plan(plan, "digits on two linked iCEBreakers");
-    // each stage's Verilog with its links, checked by yosys
-    // a directory that does not exist yet: the command creates it
+    // each stage's Verilog with its links, checked by yosys, into a directory that does
+    // not exist yet (the command creates it)
     let out = dir.join("stages");
     let v = common::ok_json(&[
         "verilog",
@@ -132,7 +127,7 @@ fn linked_needs_a_plan_the_engine_and_boards_with_links() {
         &["sim", "--plan", plan, "--engine", "verilator"],
         &["--linked"],
     );
-    plan_digits_on_two_icebreakers(plan);
+    plan_split("digits", "icebreakerx2", plan);
     // the same plan with the second board's link taken out of its board file
     let mut p: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(plan).unwrap()).unwrap();
