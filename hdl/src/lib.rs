@@ -21,7 +21,7 @@ pub mod testing;
 
 pub use board::{
     board_top, boards, design, echo_standin, echo_top, ecp5_pll, ice40_pll, linked_top,
-    network_top, pty_bridge, verilator_uart,
+    network_top, pty_bridge, sdram_top, verilator_uart,
 };
 pub use datapath::{
     act_rom, addr_gen, below, bp_unit, control_core, controller, copy_pointer, ff_output, ff_pipe,
@@ -32,8 +32,8 @@ pub use host_link::{
     host_stream, input_lanes, resident_protocol, uart_frames, uart_link, uart_rx, uart_sim_port,
     uart_tx, word_stream,
 };
-pub use memory::{banked_ram, copy_memory, data_memory, delta_memory};
-pub use resident::record_walker;
+pub use memory::{banked_ram, copy_memory, data_memory, delta_memory, sdram_memory};
+pub use resident::{record_walker, with_memory};
 
 use rust_hdl::core::prelude::*;
 

@@ -12,7 +12,7 @@ use crate::report::{emit, Format};
 use crate::train::init::{self, Init};
 use anyhow::{anyhow, bail, Context, Result};
 use edgeflow_core::{ScaleKind, Spec, State};
-use edgeflow_hdl::board::verilator_uart::{build_cached, sim_models, UartStream};
+use edgeflow_hdl::board::verilator_uart::{build_cached, sim_sources, UartStream};
 use edgeflow_hdl::boards::board;
 use edgeflow_hdl::design::{board_top_verilog, Inner};
 use edgeflow_reference::accuracy;
@@ -96,13 +96,13 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     let t0 = Instant::now();
     let run = match port {
         None => {
-            let models = sim_models(&top.source, &top.verilog)?;
+            let (design, models) = sim_sources(&top)?;
             let pb = crate::ui::spinner(&format!(
                 "building the Verilator co-simulation of the {} board top",
                 b.name
             ));
-            let h = build_cached(&top.verilog, &models)
-                .context("building the board top under Verilator");
+            let h =
+                build_cached(&design, &models).context("building the board top under Verilator");
             pb.finish_and_clear();
             let h = h?;
             let stream = UartStream::spawn_with_line_error(&h, top.clocks_per_bit, a.flip_byte)?;

@@ -7,6 +7,15 @@ mod common;
 use common::*;
 use edgeflow_flow::tools::{tool_for_test, VERILATOR};
 
+/// specs/digits.toml as the iCEBreaker and the ULX3S build it: registered reads and the deep
+/// pipeline.
+fn digits_as_boards_build_it() -> edgeflow_core::Spec {
+    let mut built = edgeflow_core::Spec::load(&root().join("specs/digits.toml")).unwrap();
+    built.registered_reads = true;
+    built.deep_pipeline = true;
+    built
+}
+
 #[test]
 fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
     if !tool_for_test(VERILATOR) {
@@ -54,14 +63,8 @@ fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
     let train = resident["train_clocks"].as_u64().unwrap();
     assert!(train >= 2 * 1438 * 642, "train_clocks {train}");
     // `edgeflow bench`'s resident projection, made without simulating, against the counts
-    let mut built = edgeflow_core::Spec::load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../specs/digits.toml"
-    )))
-    .unwrap();
-    built.registered_reads = true;
-    built.deep_pipeline = true;
-    let p = edgeflow::board::resident::ResidentClocks::projected(&built, 10, 1797, 1438, 2);
+    let built = digits_as_boards_build_it();
+    let p = edgeflow::board::resident::ResidentClocks::projected(&built, 10, 1, 1797, 1438, 2);
     let near = |k: &str, want: u64, within: f64| {
         let got = resident[k].as_f64().unwrap();
         assert!(
@@ -89,6 +92,53 @@ fn resident_digits_on_the_icebreaker_top_equals_the_reference() {
     let flipped = json_of(&args, o);
     assert_eq!(flipped["state_sha256"], reference["state_sha256"]);
     assert_eq!(flipped["test_accuracy"], reference["test_accuracy"]);
+}
+
+/// Every ULX3S keeps the set in its SDRAM: its board top with the SDRAM's pins, under
+/// Verilator with rust-hdl's simulated chip on those pins (which stops the run on any
+/// command that breaks the part's timing), trains digits and ends in the reference's state.
+#[test]
+fn resident_digits_in_the_ulx3s_sdram_equals_the_reference() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let resident = ok_json(&[
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--board",
+        "ulx3s-85f",
+        "--resident",
+        "--epochs",
+        "1",
+        "--backend",
+        "verilator",
+        "--json",
+    ]);
+    let reference = ok_json(&[
+        "train",
+        "--spec",
+        "specs/digits.toml",
+        "--epochs",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(resident["state_sha256"], reference["state_sha256"]);
+    assert_eq!(resident["test_accuracy"], reference["test_accuracy"]);
+    // 28.125 MHz divides to 2 Mbaud (14 clocks a bit), not to 3 Mbaud within 2 %
+    assert_eq!(resident["clock_mhz"], 28.125);
+    assert_eq!(resident["baud"], 2_000_000);
+    // 2^20 words of the SDRAM, 33 words a record
+    assert_eq!(resident["resident_capacity_samples"], (1 << 20) / 33);
+    let built = digits_as_boards_build_it();
+    let read = edgeflow_hdl::sdram_memory::read_clocks(28.125);
+    let p = edgeflow::board::resident::ResidentClocks::projected(&built, 14, read, 1797, 1438, 1);
+    let train = resident["train_clocks"].as_f64().unwrap();
+    assert!(
+        (p.train_clocks as f64 - train).abs() <= 0.01 * train,
+        "train_clocks: counted {train}, projected {}",
+        p.train_clocks
+    );
 }
 
 #[test]

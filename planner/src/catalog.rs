@@ -67,6 +67,10 @@ pub struct Board {
     /// The cost model only asks whether there are any ([`Board::builds_verilog`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fpga: Option<toml::Table>,
+    /// The SDRAM's pins, where a board top keeps a resident data set (hdl/src/board/boards.rs
+    /// reads them); the cost model does not count the SDRAM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdram: Option<toml::Table>,
 }
 
 /// A board's own board-to-board link (hdl/src/link; docs/hardware.md, "The board-to-board

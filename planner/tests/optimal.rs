@@ -96,6 +96,7 @@ fn random_boards(r: &mut SplitMix64, net: &Net) -> Vec<Board> {
             registered_reads: r.below(3) == 0,
             deep_pipeline: r.below(3) == 0,
             fpga: None,
+            sdram: None,
         })
         .collect()
 }
@@ -206,6 +207,7 @@ fn a_plan_at_the_smallest_candidate_period_is_found() {
             registered_reads: false,
             deep_pipeline: false,
             fpga: None,
+            sdram: None,
         };
     let boards = vec![
         board("b0", 25.0, 4195, 40, 4828, 16, 5.0),

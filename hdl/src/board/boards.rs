@@ -37,6 +37,60 @@ pub struct BoardInfo {
     pub deep_pipeline: bool,
     /// The board-to-board link's pins (`[link]` of the board file), if it has one.
     pub link: Option<&'static LinkPins>,
+    /// The SDRAM's pins (`[sdram]` of the board file), if it has one: a resident data set
+    /// is then kept there (memory/sdram_memory.rs).
+    pub sdram: Option<&'static SdramPins>,
+}
+
+/// The pins of a board's SDRAM (a 16-bit part of 4 banks, 13 row and 9 column bits), named
+/// as the board top's ports.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SdramPins {
+    pub clk: String,
+    pub cke: String,
+    pub csn: String,
+    pub wen: String,
+    pub rasn: String,
+    pub casn: String,
+    pub ba: [String; 2],
+    pub dqm: [String; 2],
+    pub a: [String; 13],
+    pub d: [String; 16],
+}
+
+impl SdramPins {
+    /// Every pin with its board-top port (`sdram_a[0]` for bit 0 of `sdram_a`).
+    pub fn pins(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = [
+            ("clk", &self.clk),
+            ("cke", &self.cke),
+            ("csn", &self.csn),
+            ("wen", &self.wen),
+            ("rasn", &self.rasn),
+            ("casn", &self.casn),
+        ]
+        .iter()
+        .map(|(n, p)| (format!("sdram_{n}"), p.to_string()))
+        .collect();
+        for (bus, balls) in [
+            ("ba", &self.ba[..]),
+            ("dqm", &self.dqm[..]),
+            ("a", &self.a[..]),
+            ("d", &self.d[..]),
+        ] {
+            for (k, p) in balls.iter().enumerate() {
+                v.push((format!("sdram_{bus}[{k}]"), p.clone()));
+            }
+        }
+        v
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SdramTable {
+    pins: SdramPins,
 }
 
 /// A board's link pins: the data width and, per neighbour, the pins of both directions.
@@ -118,6 +172,7 @@ struct BoardFile {
     /// Absent for a board the flow does not build (an OpenCL device).
     fpga: Option<FpgaTable>,
     link: Option<LinkTable>,
+    sdram: Option<SdramTable>,
 }
 
 #[derive(serde::Deserialize)]
@@ -243,6 +298,7 @@ fn from_file_if_fpga(source: &str, text: &str) -> Result<Option<BoardInfo>, Boar
         registered_reads: f.registered_reads,
         deep_pipeline: f.deep_pipeline,
         link,
+        sdram: f.sdram.map(|t| &*Box::leak(Box::new(t.pins))),
     }))
 }
 

@@ -10,7 +10,8 @@ use crate::ice40_pll::ClockSource;
 use crate::linked_top::{link_port_pins, linked_verilog, LinkedDesign};
 use crate::network::Network;
 use crate::network_top::{NetworkBoardTop, ResidentBoardTop};
-use crate::resident::ResidentNetwork;
+use crate::sdram_top::ResidentSdramBoardTop;
+use crate::with_memory::{ResidentOnChip, ResidentSdram};
 use edgeflow_core::Spec;
 use rust_hdl::prelude::*;
 
@@ -80,6 +81,7 @@ impl Inner {
         let extra = match self {
             Inner::Linked(d) => link_port_pins(b, d.has_prev(), d.has_next())
                 .map_err(|message| DesignError::Linked { message })?,
+            Inner::Resident(_) => b.sdram.map(|s| s.pins()).unwrap_or_default(),
             _ => vec![],
         };
         Ok(constraints_with(b, &extra))
@@ -123,6 +125,8 @@ pub struct BoardTopVerilog {
     pub mhz: f64,
     pub clocks_per_bit: u16,
     pub source: ClockSource,
+    /// The top has the board's SDRAM pins (a resident design on a board with SDRAM).
+    pub sdram: bool,
 }
 
 pub fn board_top_verilog(
@@ -133,6 +137,7 @@ pub fn board_top_verilog(
 ) -> Result<BoardTopVerilog, DesignError> {
     let (source, mhz) = clock_source(b, want_mhz)?;
     let cpb = clocks_per_bit(mhz, baud)?;
+    let sdram = matches!(inner, Inner::Resident(_)) && b.sdram.is_some();
     let verilog = match inner {
         Inner::Echo => {
             let mut t = EchoBoardTop::new(
@@ -152,10 +157,17 @@ pub fn board_top_verilog(
         }
         Inner::Resident(spec) => {
             let (kind, words) = crate::data_memory::for_board(b)?;
-            let net = ResidentNetwork::new(spec, kind, words);
-            let mut t = ResidentBoardTop::new(net, source.clone(), cpb, b.led_active_low);
-            t.connect_all();
-            generate_verilog_unchecked(&t)
+            if sdram {
+                let net = ResidentSdram::new(spec, mhz);
+                let mut t = ResidentSdramBoardTop::new(net, source.clone(), cpb, b.led_active_low);
+                t.connect_all();
+                generate_verilog_unchecked(&t)
+            } else {
+                let net = ResidentOnChip::new(spec, kind, words);
+                let mut t = ResidentBoardTop::new(net, source.clone(), cpb, b.led_active_low);
+                t.connect_all();
+                generate_verilog_unchecked(&t)
+            }
         }
         Inner::Linked(d) => {
             link_port_pins(b, d.has_prev(), d.has_next())
@@ -169,5 +181,6 @@ pub fn board_top_verilog(
         mhz,
         clocks_per_bit: cpb,
         source,
+        sdram,
     })
 }

@@ -12,4 +12,5 @@ pub mod ice40_pll;
 pub mod linked_top;
 pub mod network_top;
 pub mod pty_bridge;
+pub mod sdram_top;
 pub mod verilator_uart;

@@ -5,7 +5,7 @@ use crate::network::Network;
 use rust_hdl::prelude::*;
 
 crate::board_top!(NetworkBoardTop, Network);
-crate::board_top!(ResidentBoardTop, crate::resident::ResidentNetwork);
+crate::board_top!(ResidentBoardTop, crate::with_memory::ResidentOnChip);
 
 impl crate::host_stream::HostLinkPorts for Network {
     crate::host_link_ports_impl!();

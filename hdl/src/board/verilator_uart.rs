@@ -42,10 +42,14 @@ static bool pump(std::deque<uint8_t>& in, int ms) {
     return true;
 }
 
+// The UART's bytes go to the process's stdout as it was started; whatever the simulation
+// prints ($display, $finish) goes to stderr, so it never mixes with them.
+static int byte_fd = 1;
+
 static void flush_out(std::vector<uint8_t>& out) {
     size_t done = 0;
     while (done < out.size()) {
-        ssize_t n = write(1, out.data() + done, out.size() - done);
+        ssize_t n = write(byte_fd, out.data() + done, out.size() - done);
         if (n <= 0) exit(3);
         done += (size_t)n;
     }
@@ -61,6 +65,8 @@ int main(int argc, char** argv) {
         if (!strcmp(argv[i], "--flip-byte")) flip = strtoull(argv[i + 1], 0, 10);
     }
     if (cpb < 4) { fprintf(stderr, "--cpb N (clocks per UART bit, at least 4) is required\n"); return 1; }
+    byte_fd = dup(1);
+    dup2(2, 1);
     VerilatedContext* ctx = new VerilatedContext;
     Vtop* top = new Vtop{ctx};
     std::deque<uint8_t> in;
@@ -115,6 +121,7 @@ int main(int argc, char** argv) {
         // millisecond now and then while nothing is queued.
         if (idle > 100000 && open && in.empty() && (idle & ((1u << 20) - 1)) == 0) open = pump(in, 1);
         if (!open && idle > 100000) break;
+        if (ctx->gotFinish()) break;
     }
     flush_out(out);
     fprintf(stderr, "clocks=%llu sent=%llu received=%llu\n", clk, sent, got);
@@ -193,6 +200,17 @@ pub fn sim_models(source: &ClockSource, verilog: &str) -> Result<String> {
     Ok(m)
 }
 
+/// What Verilator builds for a board top: the design (a top with SDRAM pins together with
+/// the simulated chip: sdram_top.rs) and the simulation models of its primitives.
+pub fn sim_sources(top: &BoardTopVerilog) -> Result<(String, String)> {
+    let models = sim_models(&top.source, &top.verilog)?;
+    let design = match top.sdram {
+        true => crate::sdram_top::with_simulated_sdram(&top.verilog, top.mhz),
+        false => top.verilog.clone(),
+    };
+    Ok((design, models))
+}
+
 /// A design (the network of a spec, or the resident network) in board `b`'s top, as the
 /// board builds it (its pipeline options, its default clock, `baud`), built for
 /// co-simulation (cached).
@@ -204,19 +222,29 @@ pub fn board_top_harness(
     let inner = inner.clone().for_board(b);
     let top = board_top_verilog(&inner, b, b.default_mhz, baud)
         .map_err(|e| anyhow!("board {}: {e}", b.name))?;
-    let h = build_cached(&top.verilog, &sim_models(&top.source, &top.verilog)?)?;
+    let (design, models) = sim_sources(&top)?;
+    let h = build_cached(&design, &models)?;
     Ok((h, top))
 }
 
-/// Start the harness with `clocks_per_bit` clocks per UART bit, stdin and stdout piped, and
-/// bit 0 of the `flip_byte`-th byte towards the FPGA (from 1) inverted, if asked.
+/// Where a harness started by this process writes its messages (the simulation's own, such
+/// as the SDRAM chip model's timing checks, and its clock count at the end).
+pub fn harness_log(h: &Harness) -> std::path::PathBuf {
+    h.dir.join(format!("harness-{}.log", std::process::id()))
+}
+
+/// Start the harness with `clocks_per_bit` clocks per UART bit, stdin and stdout piped,
+/// stderr to [`harness_log`], and bit 0 of the `flip_byte`-th byte towards the FPGA (from 1)
+/// inverted, if asked.
 pub fn spawn_harness(h: &Harness, clocks_per_bit: u16, flip_byte: Option<u64>) -> Result<Child> {
+    let log = std::fs::File::create(harness_log(h))
+        .with_context(|| format!("cannot write {}", harness_log(h).display()))?;
     Command::new(&h.exe)
         .args(["--cpb", &clocks_per_bit.to_string()])
         .args(["--flip-byte", &flip_byte.unwrap_or(0).to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .with_context(|| format!("cannot start {}", h.exe.display()))
 }
@@ -229,6 +257,7 @@ pub struct UartStream {
     bytes: Receiver<Vec<u8>>,
     pending: std::collections::VecDeque<u8>,
     pub read_wait: Duration,
+    log: std::path::PathBuf,
 }
 
 impl UartStream {
@@ -262,6 +291,7 @@ impl UartStream {
             bytes,
             pending: Default::default(),
             read_wait: Duration::from_millis(100),
+            log: harness_log(h),
         })
     }
 }
@@ -273,10 +303,15 @@ impl Read for UartStream {
                 Ok(b) => self.pending.extend(b),
                 Err(RecvTimeoutError::Timeout) => return Ok(0),
                 Err(RecvTimeoutError::Disconnected) => {
+                    let said = std::fs::read_to_string(&self.log).unwrap_or_default();
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
-                        "the Verilator board-top simulation ended",
-                    ))
+                        format!(
+                            "the Verilator board-top simulation ended ({}: {})",
+                            self.log.display(),
+                            said.trim()
+                        ),
+                    ));
                 }
             }
         }
@@ -308,5 +343,6 @@ impl Drop for UartStream {
         drop(self.stdin.take());
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
     }
 }

@@ -93,21 +93,35 @@ pub fn clocks(words: &[u16]) -> u64 {
 /// four round keys and its first search), as the RTL counts them.
 pub const EPOCH_START_CLOCKS: u64 = 26;
 
-/// Clocks the resident block takes to stream one record into the network: one clock per
-/// input code and one per record word it reads (the label is the record's last word).
-pub fn record_feed_clocks(spec: &edgeflow_core::Spec) -> u64 {
-    (spec.layers[0] + spec.record_words()) as u64
+/// Clocks the resident block takes to stream one record into the network, from a data
+/// memory that takes a read request every `read_clocks` clocks (1 on chip; the SDRAM's
+/// `sdram_memory::read_clocks`). On chip: one clock per input code and one per record word it
+/// reads (the label is the record's last word). From the SDRAM: the longer of one clock per
+/// code and the reads of the packed words, and two reads more (the first word's wait and the
+/// label).
+pub fn record_feed_clocks(spec: &edgeflow_core::Spec, read_clocks: u64) -> u64 {
+    let codes = spec.layers[0] as u64;
+    match read_clocks {
+        0 | 1 => codes + spec.record_words() as u64,
+        r => codes.max(spec.packed_input_words() as u64 * r) + 2 * r,
+    }
 }
 
 /// What TRAIN_RESIDENT's clock count comes to for `n` samples and `epochs` epochs on a
-/// network built as `spec` (the board's pipeline options applied), without simulating it:
-/// per epoch, the walker's start, then one sample per block cycle or per record feed,
-/// whichever is longer (the first record's feed is not hidden), and the pipeline's drain.
-/// An estimate: the unpacker's stalls depend on how the codes fall into words, and the
-/// walker's search is left out; tests/tests/resident_rtl.rs holds it to the RTL's count.
-pub fn train_resident_clocks_estimate(spec: &edgeflow_core::Spec, n: usize, epochs: usize) -> u64 {
+/// network built as `spec` (the board's pipeline options applied), over a data memory of
+/// `read_clocks` (as [`record_feed_clocks`]), without simulating it: per epoch, the
+/// walker's start, then one sample per block cycle or per record feed, whichever is longer
+/// (the first record's feed is not hidden), and the pipeline's drain. An estimate: the
+/// unpacker's stalls depend on how the codes fall into words, the SDRAM's refreshes and the
+/// walker's search are left out; tests/tests/resident_rtl.rs holds it to the RTL's count.
+pub fn train_resident_clocks_estimate(
+    spec: &edgeflow_core::Spec,
+    n: usize,
+    epochs: usize,
+    read_clocks: u64,
+) -> u64 {
     let t = spec.block_cycle_clocks() as u64;
-    let feed = record_feed_clocks(spec);
+    let feed = record_feed_clocks(spec, read_clocks);
     let n = n as u64;
     let samples = (feed + n * t).max(n * feed);
     let drain = (2 * spec.junctions() as u64 - 1) * t;

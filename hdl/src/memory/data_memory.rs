@@ -2,6 +2,9 @@
 //! reads each clock, the read data registered (it appears the clock after its address). On
 //! the iCE40 UP5K it is the four SB_SPRAM256KA single-port RAMs (16 K words each), which
 //! yosys does not infer from an array; elsewhere an array that synthesis maps to block RAM.
+//! Its port is the one the resident network speaks (`ready`, `rvalid`), which the SDRAM
+//! behind a board's data memory (memory/sdram_memory.rs) also has: on chip every request is
+//! taken at once and its word is back the next clock.
 
 use rust_hdl::core::prelude::*;
 use std::fmt::Write;
@@ -16,13 +19,30 @@ pub enum DataMemoryKind {
     Spram,
     /// An inferred array (block RAM on the ECP5 and the 7 series).
     Array,
+    /// The board's SDRAM (sdram_memory.rs), `SDRAM_WORDS` words of it.
+    Sdram,
 }
 
-/// The resident data memory a board's part offers next to the network: all four SPRAMs
-/// of the UP5K; on parts with block RAM only, what the largest bundled networks leave free.
+impl DataMemoryKind {
+    /// Clocks from one read request to the next at a design clock of `mhz`: every clock on
+    /// chip; the SDRAM's activate, read and precharge.
+    pub fn read_clocks(self, mhz: f64) -> u64 {
+        match self {
+            DataMemoryKind::Sdram => crate::sdram_memory::read_clocks(mhz),
+            DataMemoryKind::Spram | DataMemoryKind::Array => 1,
+        }
+    }
+}
+
+/// The resident data memory a board offers next to the network: its SDRAM where it has
+/// one; all four SPRAMs of the UP5K; on parts with block RAM only, what the largest bundled
+/// networks leave free.
 pub fn for_board(
     b: &crate::boards::BoardInfo,
 ) -> Result<(DataMemoryKind, usize), crate::boards::BoardError> {
+    if b.sdram.is_some() {
+        return Ok((DataMemoryKind::Sdram, crate::sdram_memory::SDRAM_WORDS));
+    }
     Ok(match b.target {
         "ice40-up5k" => (DataMemoryKind::Spram, 4 * SPRAM_WORDS),
         "ecp5-85k" | "ecp5-45k" | "xc7a100t" => (DataMemoryKind::Array, 64 * 1024),
@@ -44,16 +64,26 @@ pub struct DataMemory {
     pub addr: Signal<In, Bits<20>>,
     pub we: Signal<In, Bit>,
     pub wdata: Signal<In, Bits<16>>,
+    /// A read request; its word is in `rdata` the next clock, with `rvalid`.
+    pub re: Signal<In, Bit>,
     /// The word at the address of the previous clock, if that clock did not write.
     pub rdata: Signal<Out, Bits<16>>,
+    /// Always high: every request is taken.
+    pub ready: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
     _kind: DataMemoryKind,
     _mem: Vec<u16>,
     _q: u16,
+    _read: bool,
 }
 
 impl DataMemory {
     pub fn new(kind: DataMemoryKind, words: usize) -> DataMemory {
         assert!(words.is_power_of_two() && words <= 1 << 20);
+        assert!(
+            kind != DataMemoryKind::Sdram,
+            "the SDRAM is sdram_memory::SdramMemory"
+        );
         if kind == DataMemoryKind::Spram {
             assert!(words % SPRAM_WORDS == 0 && words <= 4 * SPRAM_WORDS);
         }
@@ -62,10 +92,14 @@ impl DataMemory {
             addr: Default::default(),
             we: Default::default(),
             wdata: Default::default(),
+            re: Default::default(),
             rdata: Default::default(),
+            ready: Default::default(),
+            rvalid: Default::default(),
             _kind: kind,
             _mem: vec![0; words],
             _q: 0,
+            _read: false,
         }
     }
 
@@ -83,18 +117,25 @@ impl Logic for DataMemory {
             } else {
                 self._q = self._mem[a];
             }
+            self._read = self.re.val() & !self.we.val();
         }
         self.rdata.next = (self._q as u64).into();
+        self.ready.next = true;
+        self.rvalid.next = self._read;
     }
 
     fn connect(&mut self) {
         self.rdata.connect();
+        self.ready.connect();
+        self.rvalid.connect();
     }
 
     fn hdl(&self) -> Verilog {
         let words = self._mem.len();
         let abits = words.trailing_zeros();
-        let mut v = String::new();
+        let mut v = String::from(
+            "initial rvalid = 1'b0;\nalways @(posedge clock) rvalid <= re & !we;\nalways @(*) ready = 1'b1;\n",
+        );
         match self._kind {
             DataMemoryKind::Array => {
                 let _ = writeln!(
@@ -105,6 +146,7 @@ impl Logic for DataMemory {
                     abits - 1
                 );
             }
+            DataMemoryKind::Sdram => unreachable!("checked in DataMemory::new"),
             DataMemoryKind::Spram => {
                 let banks = words / SPRAM_WORDS;
                 let _ = writeln!(v, "reg [1:0] bank_q;\ninitial bank_q = 2'd0;");

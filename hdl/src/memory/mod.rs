@@ -1,10 +1,11 @@
 //! The memories: banked weight RAM, the copy memories of activations and σ′, the delta
-//! memory, and the resident data memory of a board top.
+//! memory, and the resident data memory of a board top (on chip, or the board's SDRAM).
 
 pub mod banked_ram;
 pub mod copy_memory;
 pub mod data_memory;
 pub mod delta_memory;
+pub mod sdram_memory;
 
 /// Words one `initial` zeroing loop covers: yosys 0.23 unrolls a loop into one statement a
 /// word and takes time quadratic in the statements of one initial block, so a deeper memory

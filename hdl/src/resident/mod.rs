@@ -8,7 +8,8 @@
 
 pub mod record_walker;
 
-use crate::data_memory::{DataMemory, DataMemoryKind};
+pub mod with_memory;
+
 use crate::network::Network;
 use crate::record_walker::RecordWalker;
 use edgeflow_core::Spec;
@@ -57,8 +58,17 @@ pub struct ResidentNetwork {
     pub out_data: Signal<Out, Bits<16>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
+    /// The data memory's port (memory/data_memory.rs): a request (`mem_we` or `mem_re`) at
+    /// `mem_addr` is taken on a clock with `mem_ready`; read words come back in order, each
+    /// on a clock with `mem_rvalid`, one clock later at the earliest.
+    pub mem_addr: Signal<Out, Bits<20>>,
+    pub mem_we: Signal<Out, Bit>,
+    pub mem_wdata: Signal<Out, Bits<16>>,
+    pub mem_re: Signal<Out, Bit>,
+    pub mem_rdata: Signal<In, Bits<16>>,
+    pub mem_ready: Signal<In, Bit>,
+    pub mem_rvalid: Signal<In, Bit>,
     pub net: Network,
-    pub mem: DataMemory,
     pub walker: RecordWalker,
     inputs: Constant<Bits<16>>,
     state_words: Constant<Bits<32>>,
@@ -102,7 +112,7 @@ pub struct ResidentNetwork {
     /// The record being streamed and the next one of an INFER run.
     base: DFF<Bits<20>>,
     next_base: DFF<Bits<20>>,
-    /// Record words read so far; a read is in flight (its word arrives next clock).
+    /// Record words requested so far; a read is in flight (its word arrives with `mem_rvalid`).
     word_at: DFF<Bits<16>>,
     pending: DFF<Bit>,
     /// Unpacking: the low `bit_count` bits of `bit_buf` are the next codes.
@@ -127,7 +137,8 @@ pub struct ResidentNetwork {
 }
 
 impl ResidentNetwork {
-    pub fn new(spec: &Spec, kind: DataMemoryKind, words: usize) -> ResidentNetwork {
+    /// The resident network over a data memory of `words` 16-bit words.
+    pub fn new(spec: &Spec, words: usize) -> ResidentNetwork {
         let bits = spec.input_code_bits();
         assert!(bits <= 16 && spec.layers[0] < 1 << 16);
         ResidentNetwork {
@@ -138,8 +149,14 @@ impl ResidentNetwork {
             out_data: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
+            mem_addr: Default::default(),
+            mem_we: Default::default(),
+            mem_wdata: Default::default(),
+            mem_re: Default::default(),
+            mem_rdata: Default::default(),
+            mem_ready: Default::default(),
+            mem_rvalid: Default::default(),
             net: Network::new(spec),
-            mem: DataMemory::new(kind, words),
             walker: RecordWalker::new(spec.record_words()),
             inputs: Constant::new((spec.layers[0] as u64).into()),
             state_words: Constant::new((spec.state_words() as u64).into()),
@@ -238,7 +255,7 @@ impl Logic for ResidentNetwork {
             passed,
             eaten
         );
-        clock!(self, clock, net, mem, walker);
+        clock!(self, clock, net, walker);
         self.cycles.d.next = self.cycles.q.val() + 1;
         self.msg_pending.next = self.msg_at.q.val() < self.msg_len.q.val();
         self.resident_run.next = (self.mode.q.val() == Mode::RunOpcode)
@@ -252,9 +269,10 @@ impl Logic for ResidentNetwork {
         self.take.next = false;
         self.net.in_data.next = self.in_data.val();
         self.net.in_valid.next = false;
-        self.mem.addr.next = bit_cast::<20, 21>(self.write_addr.q.val());
-        self.mem.we.next = false;
-        self.mem.wdata.next = self.in_data.val();
+        self.mem_addr.next = bit_cast::<20, 21>(self.write_addr.q.val());
+        self.mem_we.next = false;
+        self.mem_re.next = false;
+        self.mem_wdata.next = self.in_data.val();
         self.walker.seed_load.next = false;
         self.walker.seed.next = bit_cast::<32, 16>(self.in_data.val()) << 16
             | bit_cast::<32, 16>(self.seed_low.q.val());
@@ -305,7 +323,7 @@ impl Logic for ResidentNetwork {
             self.emitted_buf.next = self.bit_buf.q.val() >> self.code_bits.val();
         }
         self.next_count.next = self.emitted_count.val();
-        if self.pending.q.val() {
+        if self.pending.q.val() & self.mem_rvalid.val() {
             self.next_count.next = self.emitted_count.val() + 16;
         }
 
@@ -451,11 +469,13 @@ impl Logic for ResidentNetwork {
                 }
             }
             Mode::UploadData => {
-                self.in_ready.next = true;
-                if self.in_valid.val() {
+                // a word moves when the memory takes a request (words past the capacity are
+                // dropped, and the frame is bad)
+                self.in_ready.next = self.mem_ready.val();
+                if self.in_valid.val() & self.mem_ready.val() {
                     self.sum1.d.next = self.sum1_next.val();
                     self.sum2.d.next = self.sum2.q.val() + self.sum1_next.val();
-                    self.mem.we.next = self.write_addr.q.val() < self.capacity.val();
+                    self.mem_we.next = self.write_addr.q.val() < self.capacity.val();
                     if self.write_addr.q.val() >= self.capacity.val() {
                         self.frame_bad.d.next = true;
                     }
@@ -585,16 +605,23 @@ impl Logic for ResidentNetwork {
                 }
             }
             Mode::SampleInputs => {
-                self.mem.addr.next = self.base.q.val() + bit_cast::<20, 16>(self.word_at.q.val());
+                // one read in flight at a time: the next is asked for on the clock the last
+                // one's word arrives (every clock from a memory of one clock's latency), when
+                // the buffer has room for it
+                self.mem_addr.next = self.base.q.val() + bit_cast::<20, 16>(self.word_at.q.val());
                 self.bit_count.d.next = self.next_count.val();
                 self.bit_buf.d.next = self.emitted_buf.val();
-                if self.pending.q.val() {
+                if self.pending.q.val() & self.mem_rvalid.val() {
                     self.bit_buf.d.next = self.emitted_buf.val()
-                        | (bit_cast::<32, 16>(self.mem.rdata.val()) << self.emitted_count.val());
+                        | (bit_cast::<32, 16>(self.mem_rdata.val()) << self.emitted_count.val());
+                    self.pending.d.next = false;
                 }
-                self.pending.d.next = false;
-                if (self.word_at.q.val() < self.packed_words.val()) & (self.next_count.val() <= 16)
+                if (self.word_at.q.val() < self.packed_words.val())
+                    & (self.next_count.val() <= 16)
+                    & (!self.pending.q.val() | self.mem_rvalid.val())
+                    & self.mem_ready.val()
                 {
+                    self.mem_re.next = true;
                     self.pending.d.next = true;
                     self.word_at.d.next = self.word_at.q.val() + 1;
                 }
@@ -614,14 +641,15 @@ impl Logic for ResidentNetwork {
                 }
             }
             Mode::SampleLabel => {
-                // step 0: address the label word; 1: it arrives; 2: offered to the network
-                self.mem.addr.next =
+                // step 0: ask for the label word; 1: it arrives; 2: offered to the network
+                self.mem_addr.next =
                     self.base.q.val() + bit_cast::<20, 16>(self.packed_words.val());
-                if self.label_step.q.val() == 0 {
+                if (self.label_step.q.val() == 0) & self.mem_ready.val() {
+                    self.mem_re.next = true;
                     self.label_step.d.next = 1.into();
                 }
-                if self.label_step.q.val() == 1 {
-                    self.label.d.next = self.mem.rdata.val();
+                if (self.label_step.q.val() == 1) & self.mem_rvalid.val() {
+                    self.label.d.next = self.mem_rdata.val();
                     self.label_step.d.next = 2.into();
                 }
                 if self.feed_take.val() {
@@ -660,13 +688,6 @@ impl crate::host_stream::HostLinkPorts for ResidentNetwork {
     crate::host_link_ports_impl!();
 }
 
-/// The Verilog of the resident network alone (top module `top`, the host-link ports).
-pub fn verilog(spec: &Spec, kind: DataMemoryKind, words: usize) -> String {
-    let mut r = ResidentNetwork::new(spec, kind, words);
-    r.connect_all();
-    generate_verilog_unchecked(&r)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,7 +696,11 @@ mod tests {
     fn resident_verilog_is_clean() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml");
         let spec = Spec::load(&path).unwrap();
-        let mut r = ResidentNetwork::new(&spec, DataMemoryKind::Array, 4096);
+        let mut r = crate::resident::with_memory::ResidentOnChip::new(
+            &spec,
+            crate::data_memory::DataMemoryKind::Array,
+            4096,
+        );
         r.connect_all();
         crate::testing::yosys_check(&r, "resident_tiny");
     }

@@ -314,7 +314,7 @@ pub(super) fn resident_projections(
         let Ok(info) = edgeflow_hdl::boards::board(&b.name) else {
             continue;
         };
-        let Ok((_, words)) = edgeflow_hdl::data_memory::for_board(info) else {
+        let Ok((kind, words)) = edgeflow_hdl::data_memory::for_board(info) else {
             continue;
         };
         let built = crate::fit_search::as_built(spec, info);
@@ -323,7 +323,8 @@ pub(super) fn resident_projections(
             let Ok(cpb) = edgeflow_hdl::board_top::clocks_per_bit(*mhz, baud) else {
                 continue;
             };
-            let clocks = ResidentClocks::projected(&built, cpb as u64, train, train, epochs);
+            let read = kind.read_clocks(*mhz);
+            let clocks = ResidentClocks::projected(&built, cpb as u64, read, train, train, epochs);
             let seconds = clocks.total() as f64 / (mhz * 1e6);
             let rate = (train * epochs) as f64 / seconds;
             out.push(ResidentProjection {
@@ -337,7 +338,9 @@ pub(super) fn resident_projections(
                 resident_capacity_samples: words / spec.record_words(),
                 fits: check_fits(spec, words, train, 0).is_ok(),
                 block_cycle_clocks: built.block_cycle_clocks(),
-                record_feed_clocks: edgeflow_hdl::resident_protocol::record_feed_clocks(&built),
+                record_feed_clocks: edgeflow_hdl::resident_protocol::record_feed_clocks(
+                    &built, read,
+                ),
                 clocks,
                 end_to_end_seconds: seconds,
                 end_to_end_samples_per_second: rate,

@@ -58,7 +58,8 @@ fn board_bytes(words: usize) -> u64 {
 }
 
 impl ResidentClocks {
-    /// A resident training run over a UART of `clocks_per_bit`, projected without a board or a
+    /// A resident training run over a UART of `clocks_per_bit`, from a data memory of
+    /// `read_clocks` (`DataMemoryKind::read_clocks`), projected without a board or a
     /// simulation: upload `uploaded` samples, `epochs` epochs on chip over the first `train`,
     /// read the weights back (no initial load, no inference). Line time is every byte in both directions at ten bit
     /// times, serial frames and answers included; the epochs are
@@ -67,6 +68,7 @@ impl ResidentClocks {
     pub fn projected(
         spec: &Spec,
         clocks_per_bit: u64,
+        read_clocks: u64,
         uploaded: usize,
         train: usize,
         epochs: usize,
@@ -85,7 +87,7 @@ impl ResidentClocks {
             load_clocks: 0,
             upload_clocks: upload,
             train_clocks: line(host_bytes(command) + board_bytes(4))
-                + rp::train_resident_clocks_estimate(spec, train, epochs),
+                + rp::train_resident_clocks_estimate(spec, train, epochs, read_clocks),
             infer_clocks: 0,
             readback_clocks: line(host_bytes(1) + board_bytes(spec.state_words() + 1)),
         }

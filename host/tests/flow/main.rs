@@ -8,6 +8,7 @@ mod common;
 mod bitstream_alchitry;
 mod bitstream_digits;
 mod bitstream_linked;
+mod bitstream_resident_ulx3s;
 mod bitstream_ulx3s;
 mod fit_cli;
 mod fit_flow;

@@ -1,0 +1,108 @@
+//! The resident network next to its data memory, with the host-link ports: on chip (the
+//! UP5K's SPRAM, block RAM) or in the board's SDRAM, whose pins then leave the block.
+
+use crate::data_memory::{DataMemory, DataMemoryKind};
+use crate::resident::ResidentNetwork;
+use crate::sdram_memory::SdramMemory;
+use edgeflow_core::Spec;
+use rust_hdl::prelude::*;
+use rust_hdl::widgets::sdram::SDRAMDriver;
+
+/// Declare `$name`: the resident network and a memory of type `$mem` with the data memory's
+/// port, wired together; `$($pins)` are extra ports passed from the memory (the SDRAM's).
+macro_rules! resident_with {
+    ($name:ident, $mem:ty $(, $pins:ident: $pty:ty)?) => {
+        #[derive(LogicBlock)]
+        pub struct $name {
+            pub clock: Signal<In, Clock>,
+            pub in_data: Signal<In, Bits<16>>,
+            pub in_valid: Signal<In, Bit>,
+            pub in_ready: Signal<Out, Bit>,
+            pub out_data: Signal<Out, Bits<16>>,
+            pub out_valid: Signal<Out, Bit>,
+            pub out_ready: Signal<In, Bit>,
+            $(pub $pins: $pty,)?
+            pub net: ResidentNetwork,
+            pub mem: $mem,
+        }
+
+        impl Logic for $name {
+            #[hdl_gen]
+            fn update(&mut self) {
+                self.net.clock.next = self.clock.val();
+                self.mem.clock.next = self.clock.val();
+                self.net.in_data.next = self.in_data.val();
+                self.net.in_valid.next = self.in_valid.val();
+                self.in_ready.next = self.net.in_ready.val();
+                self.out_data.next = self.net.out_data.val();
+                self.out_valid.next = self.net.out_valid.val();
+                self.net.out_ready.next = self.out_ready.val();
+                self.mem.addr.next = self.net.mem_addr.val();
+                self.mem.we.next = self.net.mem_we.val();
+                self.mem.wdata.next = self.net.mem_wdata.val();
+                self.mem.re.next = self.net.mem_re.val();
+                self.net.mem_rdata.next = self.mem.rdata.val();
+                self.net.mem_ready.next = self.mem.ready.val();
+                self.net.mem_rvalid.next = self.mem.rvalid.val();
+                $(
+                    self.$pins.clk.next = self.mem.$pins.clk.val();
+                    self.$pins.we_not.next = self.mem.$pins.we_not.val();
+                    self.$pins.cas_not.next = self.mem.$pins.cas_not.val();
+                    self.$pins.ras_not.next = self.mem.$pins.ras_not.val();
+                    self.$pins.cs_not.next = self.mem.$pins.cs_not.val();
+                    self.$pins.bank.next = self.mem.$pins.bank.val();
+                    self.$pins.address.next = self.mem.$pins.address.val();
+                    self.$pins.write_data.next = self.mem.$pins.write_data.val();
+                    self.$pins.write_enable.next = self.mem.$pins.write_enable.val();
+                    self.mem.$pins.read_data.next = self.$pins.read_data.val();
+                )?
+            }
+        }
+
+        impl crate::host_stream::HostLinkPorts for $name {
+            crate::host_link_ports_impl!();
+        }
+    };
+}
+
+resident_with!(ResidentOnChip, DataMemory);
+resident_with!(ResidentSdram, SdramMemory, sdram: SDRAMDriver<16>);
+
+fn ports<T: Default>() -> T {
+    T::default()
+}
+
+impl ResidentOnChip {
+    /// Over `words` words of on-chip memory of `kind`.
+    pub fn new(spec: &Spec, kind: DataMemoryKind, words: usize) -> ResidentOnChip {
+        ResidentOnChip {
+            clock: ports(),
+            in_data: ports(),
+            in_valid: ports(),
+            in_ready: ports(),
+            out_data: ports(),
+            out_valid: ports(),
+            out_ready: ports(),
+            net: ResidentNetwork::new(spec, words),
+            mem: DataMemory::new(kind, words),
+        }
+    }
+}
+
+impl ResidentSdram {
+    /// Over the board's SDRAM, its timings counted at `clock_mhz`.
+    pub fn new(spec: &Spec, clock_mhz: f64) -> ResidentSdram {
+        ResidentSdram {
+            clock: ports(),
+            in_data: ports(),
+            in_valid: ports(),
+            in_ready: ports(),
+            out_data: ports(),
+            out_valid: ports(),
+            out_ready: ports(),
+            sdram: ports(),
+            net: ResidentNetwork::new(spec, crate::sdram_memory::SDRAM_WORDS),
+            mem: SdramMemory::new(clock_mhz),
+        }
+    }
+}
