@@ -93,6 +93,21 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     };
     let want = a.freq.unwrap_or(b.default_mhz);
     let top = board_top_verilog(&inner, b, want, baud)?;
+    // the longest a command may run before it answers: the epochs on chip, projected at the
+    // board's clock (twice, and ten seconds more), or for a co-simulation at 10,000 clocks a
+    // second, slower than any board top runs under Verilator (a simulation that stops
+    // ends the byte stream, and is told at once)
+    let (kind, _) = edgeflow_hdl::data_memory::for_board(b)?;
+    let epoch_clocks = edgeflow_hdl::resident_protocol::train_resident_clocks_estimate(
+        built,
+        split.train.len().max(split.test.len()),
+        a.epochs,
+        kind.read_clocks(top.mhz),
+    ) as f64;
+    let answer_wait = Duration::from_secs_f64(match on_board {
+        true => 2.0 * epoch_clocks / (top.mhz * 1e6) + 10.0,
+        false => epoch_clocks / 1e4 + 600.0,
+    });
     let t0 = Instant::now();
     let run = match port {
         None => {
@@ -114,6 +129,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             run(
                 built,
                 link,
+                answer_wait,
                 top.clocks_per_bit,
                 words,
                 &split,
@@ -126,6 +142,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
             run(
                 built,
                 link,
+                answer_wait,
                 top.clocks_per_bit,
                 words,
                 &split,
@@ -229,9 +246,11 @@ struct Start {
     first_epoch: usize,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run<L: WordLink>(
     spec: &Spec,
     link: L,
+    answer_wait: Duration,
     clocks_per_bit: u16,
     words: usize,
     split: &crate::train::Split,
@@ -239,6 +258,7 @@ fn run<L: WordLink>(
     epochs: usize,
 ) -> Result<Run> {
     let mut rb = ResidentBoard::new(spec, link, clocks_per_bit, words);
+    rb.answer_wait = answer_wait;
     rb.load_state(&start.state)?;
     let test_at = rb.upload(&split.train, &split.test)?;
     rb.train(split.train.len(), start.first_epoch, epochs)?;

@@ -117,6 +117,9 @@ pub struct ResidentBoard<L: WordLink> {
     /// Clocks per UART bit; 0 for a link without a line (the word-level simulation).
     clocks_per_bit: u64,
     capacity_words: usize,
+    /// How long TRAIN_RESIDENT and INFER_RESIDENT may run before their first answer word
+    /// (the link's own timeout where this is shorter).
+    pub answer_wait: std::time::Duration,
     pub clocks: ResidentClocks,
 }
 
@@ -127,6 +130,7 @@ impl<L: WordLink> ResidentBoard<L> {
             spec: spec.clone(),
             clocks_per_bit: clocks_per_bit as u64,
             capacity_words,
+            answer_wait: std::time::Duration::ZERO,
             clocks: ResidentClocks::default(),
         }
     }
@@ -150,7 +154,19 @@ impl<L: WordLink> ResidentBoard<L> {
         let mut words = pack(&self.spec, train);
         let test_at = words.len();
         words.extend(pack(&self.spec, test));
-        for (k, f) in rp::upload_frames(0, &words).iter().enumerate() {
+        let frames = rp::upload_frames(0, &words);
+        let pb = indicatif::ProgressBar::new(frames.len() as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:30}] frame {pos}/{len} ({per_sec}, eta {eta})",
+            )
+            .unwrap()
+            .progress_chars("=> "),
+        );
+        pb.set_prefix("upload");
+        let pb = crate::ui::show(pb);
+        for (k, f) in frames.iter().enumerate() {
+            pb.set_position(k as u64);
             self.board.link.send(f)?;
             let a = self
                 .board
@@ -172,6 +188,7 @@ impl<L: WordLink> ResidentBoard<L> {
             let c = self.board.link.recv(2)?;
             self.clocks.upload_clocks += self.line(2) + rp::clocks(&c) + self.line(board_bytes(3));
         }
+        pb.finish_and_clear();
         Ok(test_at)
     }
 
@@ -180,11 +197,14 @@ impl<L: WordLink> ResidentBoard<L> {
     pub fn train(&mut self, n: usize, first: usize, epochs: usize) -> Result<()> {
         let w = rp::train_resident(n, epochs, first);
         self.board.link.send(&w)?;
+        let pb = crate::ui::spinner(&format!("{epochs} epochs of {n} samples on the board"));
         let a = self
             .board
             .link
-            .recv(1)
-            .context("waiting for TRAIN_RESIDENT's answer")?;
+            .recv_within(1, self.answer_wait)
+            .context("waiting for TRAIN_RESIDENT's answer");
+        pb.finish_and_clear();
+        let a = a?;
         if a[0] == ERROR_REFUSED {
             bail!("the board refused TRAIN_RESIDENT: its resident data set is marked corrupt");
         }
@@ -206,7 +226,7 @@ impl<L: WordLink> ResidentBoard<L> {
         let first = self
             .board
             .link
-            .recv(1)
+            .recv_within(1, self.answer_wait)
             .context("waiting for INFER_RESIDENT's answer")?;
         if first[0] == ERROR_REFUSED {
             bail!("the board refused INFER_RESIDENT: its resident data set is marked corrupt");

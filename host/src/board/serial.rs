@@ -157,6 +157,14 @@ impl<S: Read + Write> WordLink for ByteStreamLink<S> {
         }
         Ok(())
     }
+    fn recv_within(&mut self, n: usize, wait: Duration) -> Result<Vec<u16>> {
+        let before = self.timeout;
+        self.timeout = before.max(wait);
+        let r = self.recv(n);
+        self.timeout = before;
+        r
+    }
+
     fn recv(&mut self, n: usize) -> Result<Vec<u16>> {
         while self.pending.len() < n {
             match self.read_unit()? {
@@ -292,6 +300,59 @@ mod tests {
         link.timeout = Duration::from_millis(50);
         let e = link.recv(1).unwrap_err().to_string();
         assert!(e.contains("no answer"), "{e}");
+    }
+
+    /// A board busy with a long command: its answer's bytes (each word in its own serial
+    /// frame) come only after a moment.
+    struct Busy {
+        answer: std::collections::VecDeque<u8>,
+        until: Instant,
+    }
+
+    impl Read for Busy {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if Instant::now() < self.until || self.answer.is_empty() {
+                std::thread::sleep(Duration::from_millis(2));
+                return Ok(0);
+            }
+            let n = buf.len().min(self.answer.len());
+            for (i, b) in self.answer.drain(..n).enumerate() {
+                buf[i] = b;
+            }
+            Ok(n)
+        }
+    }
+
+    impl Write for Busy {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// An answer later than the link's timeout fails `recv` and arrives through
+    /// `recv_within` given the time; the link's own timeout is back afterwards.
+    #[test]
+    fn a_long_command_is_given_its_time_for_the_answer() {
+        let busy = |ms: u64| Busy {
+            answer: [8u16, 9]
+                .iter()
+                .flat_map(|&w| frame(&[w]))
+                .flat_map(|w| w.to_le_bytes())
+                .collect(),
+            until: Instant::now() + Duration::from_millis(ms),
+        };
+        let mut link = ByteStreamLink::new(busy(300), "busy", Duration::from_millis(100));
+        let e = link.recv(2).unwrap_err().to_string();
+        assert!(e.contains("no answer"), "{e}");
+        let mut link = ByteStreamLink::new(busy(300), "busy", Duration::from_millis(100));
+        assert_eq!(
+            link.recv_within(2, Duration::from_secs(5)).unwrap(),
+            vec![8, 9]
+        );
+        assert_eq!(link.timeout, Duration::from_millis(100));
     }
 }
 
