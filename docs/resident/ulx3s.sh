@@ -10,7 +10,8 @@
 #
 # Writes OUT_DIR/digits32.csv, OUT_DIR/dey-mnist-ulx3s-1bit.toml, OUT_DIR/ulx3s-resident.json
 # (`edgeflow train --resident --json`), OUT_DIR/reference.json (the reference model's run,
-# same state_sha256 expected) and OUT_DIR/cpu.json (`edgeflow bench --backends sparse-f32`).
+# same state_sha256 expected), OUT_DIR/cpu.json (`edgeflow bench --backends sparse-f32`) and
+# OUT_DIR/summary.json, which docs/bench/resident-ulx3s.json keeps.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-out/resident}
@@ -48,6 +49,14 @@ grep -q '^input_bits = 1' "$spec"
 "$ef" train --spec "$spec" --data "$out/digits32.csv" --epochs "$epochs" --json > "$out/reference.json"
 "$ef" bench --spec "$spec" --data "$out/digits32.csv" --backends sparse-f32 --samples 2000 \
   --repeat 3 --json > "$out/cpu.json"
+# the summary docs/bench/resident-ulx3s.json keeps
 jq -n --slurpfile r "$out/ulx3s-resident.json" --slurpfile c "$out/reference.json" \
-  '{bit_exact: ($r[0].state_sha256 == $c[0].state_sha256),
-    end_to_end_samples_per_second: $r[0].end_to_end_samples_per_second}'
+  --slurpfile b "$out/cpu.json" \
+  '{resident: $r[0],
+    reference_state_sha256: $c[0].state_sha256,
+    bit_exact: ($r[0].state_sha256 == $c[0].state_sha256),
+    on_chip_samples_per_second: ($r[0].train_samples * $r[0].epochs
+      / ($r[0].train_clocks / ($r[0].clock_mhz * 1e6))),
+    cpu_sparse_f32: ($b[0].backends[] | select(.backend == "sparse-f32")),
+    machine: $b[0].machine}' > "$out/summary.json"
+cat "$out/summary.json"
