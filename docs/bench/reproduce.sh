@@ -33,5 +33,7 @@ bash docs/plan-table.sh
 # reference-model micro-benchmarks (criterion, thread CPU time): FF/UP/BP passes, streams,
 # pattern generator (SKIP_CRITERION=1 leaves them out)
 [[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-reference --bench reference 2>&1 | grep -E "^(reference|pattern)|thrpt|time:" | grep -v "%" | tee $out/criterion.txt
+# the planner on its largest instance, 64 junctions on 16 different boards
+[[ ${SKIP_CRITERION:-0} == 1 ]] || cargo bench -p edgeflow-planner --bench plan 2>&1 | grep -E "^plan|time:" | grep -v "%" | tee $out/criterion-planner.txt
 # every generated table of the docs
 docs/tables.sh update docs/results.md docs/hardware.md README.md
