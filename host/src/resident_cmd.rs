@@ -1,7 +1,8 @@
 //! `edgeflow train --resident --board B`: the data set uploaded once into the board's data
 //! memory, every epoch run on chip, the test set inferred on chip, the weights read back.
 //! Over a serial port to a real board, or `verilator`: the board top itself (PLL, UART bit by
-//! bit, SPRAM from yosys' simulation model) in a Verilator co-simulation.
+//! bit, SPRAM from yosys' simulation model, or the board's SDRAM as rust-hdl's simulated chip)
+//! in a Verilator co-simulation.
 
 use crate::backends::{Needs, Use};
 use crate::board::hostlink::WordLink;

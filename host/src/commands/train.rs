@@ -74,8 +74,8 @@ pub struct Args {
     /// test set on chip, read the weights back. Same bits as every other backend.
     #[arg(long, requires = "board", conflicts_with_all = ["plan", "plot"])]
     resident: bool,
-    /// The board of a resident run: icebreaker, alchitry-cu, ulx3s-85f, ulx3s-45f or
-    /// ulx3s-12f.
+    /// The board of a resident run: icebreaker (its SPRAM), alchitry-cu (block RAM),
+    /// ulx3s-85f, ulx3s-45f or ulx3s-12f (their SDRAM, 2^20 words).
     #[arg(long, requires = "resident")]
     board: Option<String>,
     /// UART rate of a resident run's board top (default: 3000000, or the fastest of
