@@ -48,7 +48,7 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
         );
     }
     let b = board(&a.board).map_err(|e| anyhow!("--board: {e}"))?;
-    let (_, words) = edgeflow_hdl::data_memory::for_board(b)?;
+    let (kind, words) = edgeflow_hdl::data_memory::for_board(b)?;
     let backend = crate::backends::parse(&a.backend)?;
     backend.check("--backend", Use::Resident)?;
     // a board on a port, else the board top co-simulated
@@ -98,7 +98,6 @@ pub fn train_resident_cmd(a: ResidentArgs) -> Result<()> {
     // board's clock (twice, and ten seconds more), or for a co-simulation at 10,000 clocks a
     // second, slower than any board top runs under Verilator (a simulation that stops
     // ends the byte stream, and is told at once)
-    let (kind, _) = edgeflow_hdl::data_memory::for_board(b)?;
     let epoch_clocks = edgeflow_hdl::resident_protocol::train_resident_clocks_estimate(
         built,
         split.train.len().max(split.test.len()),

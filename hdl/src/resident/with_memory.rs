@@ -68,21 +68,17 @@ macro_rules! resident_with {
 resident_with!(ResidentOnChip, DataMemory);
 resident_with!(ResidentSdram, SdramMemory, sdram: SDRAMDriver<16>);
 
-fn ports<T: Default>() -> T {
-    T::default()
-}
-
 impl ResidentOnChip {
     /// Over `words` words of on-chip memory of `kind`.
     pub fn new(spec: &Spec, kind: DataMemoryKind, words: usize) -> ResidentOnChip {
         ResidentOnChip {
-            clock: ports(),
-            in_data: ports(),
-            in_valid: ports(),
-            in_ready: ports(),
-            out_data: ports(),
-            out_valid: ports(),
-            out_ready: ports(),
+            clock: Default::default(),
+            in_data: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            out_data: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
             net: ResidentNetwork::new(spec, words),
             mem: DataMemory::new(kind, words),
         }
@@ -93,14 +89,14 @@ impl ResidentSdram {
     /// Over the board's SDRAM, its timings counted at `clock_mhz`.
     pub fn new(spec: &Spec, clock_mhz: f64) -> ResidentSdram {
         ResidentSdram {
-            clock: ports(),
-            in_data: ports(),
-            in_valid: ports(),
-            in_ready: ports(),
-            out_data: ports(),
-            out_valid: ports(),
-            out_ready: ports(),
-            sdram: ports(),
+            clock: Default::default(),
+            in_data: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            out_data: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            sdram: Default::default(),
             net: ResidentNetwork::new(spec, crate::sdram_memory::SDRAM_WORDS),
             mem: SdramMemory::new(clock_mhz),
         }
