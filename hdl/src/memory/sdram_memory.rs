@@ -80,16 +80,7 @@ impl Logic for SdramMemory {
         self.ready.next = !self.controller.busy.val();
         self.rdata.next = self.controller.data_out.val();
         self.rvalid.next = self.controller.data_valid.val();
-        self.sdram.clk.next = self.controller.sdram.clk.val();
-        self.sdram.we_not.next = self.controller.sdram.we_not.val();
-        self.sdram.cas_not.next = self.controller.sdram.cas_not.val();
-        self.sdram.ras_not.next = self.controller.sdram.ras_not.val();
-        self.sdram.cs_not.next = self.controller.sdram.cs_not.val();
-        self.sdram.bank.next = self.controller.sdram.bank.val();
-        self.sdram.address.next = self.controller.sdram.address.val();
-        self.sdram.write_data.next = self.controller.sdram.write_data.val();
-        self.sdram.write_enable.next = self.controller.sdram.write_enable.val();
-        self.controller.sdram.read_data.next = self.sdram.read_data.val();
+        SDRAMDriver::<16>::link(&mut self.sdram, &mut self.controller.sdram);
     }
 }
 

@@ -9,9 +9,9 @@ use rust_hdl::prelude::*;
 use rust_hdl::widgets::sdram::SDRAMDriver;
 
 /// Declare `$name`: the resident network and a memory of type `$mem` with the data memory's
-/// port, wired together; `$($pins)` are extra ports passed from the memory (the SDRAM's).
+/// port, wired together; `$pins`, if given, names the SDRAM pins passed up from the memory.
 macro_rules! resident_with {
-    ($name:ident, $mem:ty $(, $pins:ident: $pty:ty)?) => {
+    ($name:ident, $mem:ty $(, $pins:ident)?) => {
         #[derive(LogicBlock)]
         pub struct $name {
             pub clock: Signal<In, Clock>,
@@ -21,7 +21,7 @@ macro_rules! resident_with {
             pub out_data: Signal<Out, Bits<16>>,
             pub out_valid: Signal<Out, Bit>,
             pub out_ready: Signal<In, Bit>,
-            $(pub $pins: $pty,)?
+            $(pub $pins: SDRAMDriver<16>,)?
             pub net: ResidentNetwork,
             pub mem: $mem,
         }
@@ -45,16 +45,7 @@ macro_rules! resident_with {
                 self.net.mem_ready.next = self.mem.ready.val();
                 self.net.mem_rvalid.next = self.mem.rvalid.val();
                 $(
-                    self.$pins.clk.next = self.mem.$pins.clk.val();
-                    self.$pins.we_not.next = self.mem.$pins.we_not.val();
-                    self.$pins.cas_not.next = self.mem.$pins.cas_not.val();
-                    self.$pins.ras_not.next = self.mem.$pins.ras_not.val();
-                    self.$pins.cs_not.next = self.mem.$pins.cs_not.val();
-                    self.$pins.bank.next = self.mem.$pins.bank.val();
-                    self.$pins.address.next = self.mem.$pins.address.val();
-                    self.$pins.write_data.next = self.mem.$pins.write_data.val();
-                    self.$pins.write_enable.next = self.mem.$pins.write_enable.val();
-                    self.mem.$pins.read_data.next = self.$pins.read_data.val();
+                    SDRAMDriver::<16>::link(&mut self.$pins, &mut self.mem.$pins);
                 )?
             }
         }
@@ -66,7 +57,7 @@ macro_rules! resident_with {
 }
 
 resident_with!(ResidentOnChip, DataMemory);
-resident_with!(ResidentSdram, SdramMemory, sdram: SDRAMDriver<16>);
+resident_with!(ResidentSdram, SdramMemory, sdram);
 
 impl ResidentOnChip {
     /// Over `words` words of on-chip memory of `kind`.
