@@ -128,47 +128,100 @@ impl<B: HostLinkPorts> Device<B> {
     }
 }
 
+/// Upload `n` training and `tests` test records, train `epochs` epochs on chip, infer over the
+/// test records, and compare the state and the predictions with the reference model trained
+/// on the same samples in the reference's order. The clock count of TRAIN_RESIDENT must stay
+/// within 10 % of the projection `edgeflow bench` makes without simulating (on networks this
+/// small the record walker's search, which the estimate leaves out, can outlast a record's
+/// feed), for a memory that takes a read every `read_clocks`.
+fn check_against_reference<B: HostLinkPorts>(
+    dev: &mut Device<B>,
+    (n, tests, epochs): (usize, usize, usize),
+    seed: u64,
+    read_clocks: u64,
+    what: &str,
+) {
+    let spec = dev.spec.clone();
+    let data = random_data(&spec, n + tests, seed);
+    let train = data.select(&(0..n).collect::<Vec<_>>());
+    let test = data.select(&(n..n + tests).collect::<Vec<_>>());
+    let r = spec.record_words();
+    dev.load(&State::initial(&spec));
+    dev.upload(0, &pack(&spec, &train));
+    dev.upload(n * r, &pack(&spec, &test));
+    let got = dev.run(&rp::train_resident(n, epochs, 0), 4);
+    assert_eq!(got[0], ACK_TRAIN_RESIDENT, "{what}");
+    let (counted, estimate) = (
+        rp::clocks(&got[1..]) as f64,
+        rp::train_resident_clocks_estimate(&spec, n, epochs, read_clocks) as f64,
+    );
+    assert!(
+        (estimate - counted).abs() <= 0.10 * counted,
+        "{what}: TRAIN_RESIDENT counted {counted} clocks, the estimate is {estimate}"
+    );
+    let preds = dev.run(&rp::infer_resident(n * r, tests), tests + 4);
+    assert_eq!(preds[tests], ACK_INFER_RESIDENT, "{what}");
+    let mut reference = Reference::new(&spec);
+    for e in 0..epochs {
+        reference.train(&train.select(&epoch_order(n, e)));
+    }
+    assert_eq!(
+        dev.read(),
+        reference.state,
+        "{what}: state after {epochs} epochs"
+    );
+    let want: Vec<u16> = reference.infer(&test).iter().map(|&p| p as u16).collect();
+    assert_eq!(&preds[..tests], &want[..], "{what}: predictions");
+}
+
 #[test]
 fn resident_training_matches_the_reference_on_random_specs() {
     for seed in 1..=6u64 {
         let spec = random_spec(seed);
-        let (n, tests, epochs) = (5 + seed as usize * 3, 4, 2);
-        let data = random_data(&spec, n + tests, seed);
-        let train = data.select(&(0..n).collect::<Vec<_>>());
-        let test = data.select(&(n..n + tests).collect::<Vec<_>>());
-        let r = spec.record_words();
         let mut dev = Device::new(&spec, 4096);
-        dev.load(&State::initial(&spec));
-        dev.upload(0, &pack(&spec, &train));
-        dev.upload(n * r, &pack(&spec, &test));
-        let got = dev.run(&rp::train_resident(n, epochs, 0), 4);
-        assert_eq!(got[0], ACK_TRAIN_RESIDENT, "spec seed {seed}");
-        // the projection `edgeflow bench` makes without simulating stays near the RTL's count
-        // (within 10 %: on networks this small the record walker's search, which the
-        // estimate leaves out, can outlast a record's feed)
-        let (counted, estimate) = (
-            rp::clocks(&got[1..]) as f64,
-            rp::train_resident_clocks_estimate(&spec, n, epochs, 1) as f64,
-        );
-        assert!(
-            (estimate - counted).abs() <= 0.10 * counted,
-            "spec seed {seed}: TRAIN_RESIDENT counted {counted} clocks, the estimate is {estimate}"
-        );
-        let preds = dev.run(&rp::infer_resident(n * r, tests), tests + 4);
-        assert_eq!(preds[tests], ACK_INFER_RESIDENT);
-
-        let mut reference = Reference::new(&spec);
-        for e in 0..epochs {
-            reference.train(&train.select(&epoch_order(n, e)));
-        }
-        assert_eq!(
-            dev.read(),
-            reference.state,
-            "spec seed {seed}: state after {epochs} epochs"
-        );
-        let want: Vec<u16> = reference.infer(&test).iter().map(|&p| p as u16).collect();
-        assert_eq!(&preds[..tests], &want[..], "spec seed {seed}: predictions");
+        let what = format!("spec seed {seed}");
+        check_against_reference(&mut dev, (5 + seed as usize * 3, 4, 2), seed, 1, &what);
     }
+}
+
+/// A network whose first layer is wider than its block cycle (`N_0 = 64`, a block cycle of a
+/// dozen clocks), with codes of `b` bits: the feeder hands it beats of several codes on its
+/// input lanes. `b = 3` leaves codes across word boundaries and a short last beat.
+fn wide_spec(input_bits: u32) -> Spec {
+    let t = format!(
+        "name='wide{input_bits}'\nlayers=[64,8,4]\nfan_out=[2,4]\nz=[16,4]\nactivation='sigmoid'\nlearning_rate_shift=3\ninput_bits={input_bits}\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type2'\ndither=false\nseed=1\n"
+    );
+    Spec::from_toml_str(&t, "wide").unwrap()
+}
+
+#[test]
+fn wide_inputs_fed_on_lanes_match_the_reference() {
+    for (k, bits) in [1u32, 2, 3, 5].into_iter().enumerate() {
+        let spec = wide_spec(bits);
+        let lanes = feed_lanes(&spec, 1);
+        assert!(lanes > 1, "{bits}-bit codes: one lane");
+        let mut dev = Device::new(&spec, 4096);
+        assert_eq!(dev.uut.net.lanes(), lanes);
+        let what = format!("{bits}-bit codes on {lanes} lanes");
+        check_against_reference(&mut dev, (11, 3, 2), 40 + k as u64, 1, &what);
+    }
+}
+
+/// With more than one lane a host word is not a beat: the host's own TRAIN is refused, its
+/// words dropped, and the network is left as it was.
+#[test]
+fn a_streamed_train_is_refused_when_the_network_takes_beats() {
+    let spec = wide_spec(1);
+    let mut dev = Device::new(&spec, 4096);
+    dev.load(&State::initial(&spec));
+    let data = random_data(&spec, 2, 5);
+    let mut words = vec![edgeflow_hdl::host_link::OP_TRAIN, 2];
+    for s in 0..2 {
+        words.extend(data.inputs[s * 64..(s + 1) * 64].iter().map(|&v| v as u16));
+        words.push(data.labels[s] as u16);
+    }
+    assert_eq!(dev.run(&words, 1), vec![ERROR_REFUSED]);
+    assert_eq!(dev.read(), State::initial(&spec), "nothing was trained");
 }
 
 #[test]
@@ -198,45 +251,18 @@ fn a_corrupt_frame_is_refused_and_nothing_trains_on_it() {
     );
 }
 
-/// The same run over the SDRAM: every word of the set goes through the controller to the
+/// The same runs over the SDRAM: every word of the set goes through the controller to the
 /// simulated chip and back, and the chip sees no command that breaks its timing.
 #[test]
 fn resident_training_over_the_sdram_matches_the_reference() {
-    for seed in 1..=4u64 {
-        let spec = random_spec(seed);
-        let (n, tests, epochs) = (9, 3, 2);
-        let data = random_data(&spec, n + tests, seed);
-        let train = data.select(&(0..n).collect::<Vec<_>>());
-        let test = data.select(&(n..n + tests).collect::<Vec<_>>());
-        let r = spec.record_words();
+    let read = edgeflow_hdl::sdram_memory::read_clocks(28.125);
+    let specs = (1..=4u64)
+        .map(|seed| (random_spec(seed), seed))
+        .chain([(wide_spec(1), 51), (wide_spec(3), 52)]);
+    for (spec, seed) in specs {
         let mut dev = Device::over_sdram(&spec, 28.125);
-        dev.load(&State::initial(&spec));
-        dev.upload(0, &pack(&spec, &train));
-        dev.upload(n * r, &pack(&spec, &test));
-        let got = dev.run(&rp::train_resident(n, epochs, 0), 4);
-        assert_eq!(got[0], ACK_TRAIN_RESIDENT);
-        // the projection, with the SDRAM's pace, against the count (as on chip, within 10 %)
-        let read = edgeflow_hdl::sdram_memory::read_clocks(28.125);
-        let (counted, estimate) = (
-            rp::clocks(&got[1..]) as f64,
-            rp::train_resident_clocks_estimate(&spec, n, epochs, read) as f64,
-        );
-        assert!(
-            (estimate - counted).abs() <= 0.10 * counted,
-            "spec seed {seed}: TRAIN_RESIDENT counted {counted} clocks over the SDRAM, the estimate is {estimate}"
-        );
-        let preds = dev.run(&rp::infer_resident(n * r, tests), tests + 4);
-        assert_eq!(preds[tests], ACK_INFER_RESIDENT);
-        assert!(
-            !dev.chip_error(),
-            "spec seed {seed}: the SDRAM's timing was broken"
-        );
-        let mut reference = Reference::new(&spec);
-        for e in 0..epochs {
-            reference.train(&train.select(&epoch_order(n, e)));
-        }
-        assert_eq!(dev.read(), reference.state, "spec seed {seed}: state");
-        let want: Vec<u16> = reference.infer(&test).iter().map(|&p| p as u16).collect();
-        assert_eq!(&preds[..tests], &want[..], "spec seed {seed}: predictions");
+        let what = format!("{} (seed {seed}) over the SDRAM", spec.name);
+        check_against_reference(&mut dev, (9, 3, 2), seed, read, &what);
+        assert!(!dev.chip_error(), "{what}: the SDRAM's timing was broken");
     }
 }

@@ -95,15 +95,15 @@ pub const EPOCH_START_CLOCKS: u64 = 26;
 
 /// Clocks the resident block takes to stream one record into the network, from a data
 /// memory that takes a read request every `read_clocks` clocks (1 on chip; the SDRAM's
-/// `sdram_memory::read_clocks`). On chip: one clock per input code and one per record word it
-/// reads (the label is the record's last word). From the SDRAM: the longer of one clock per
-/// code and the reads of the packed words, and two reads more (the first word's wait and the
-/// label).
+/// `sdram_memory::read_clocks`), in beats of `W = resident::feed_lanes` codes. On chip: one
+/// clock per beat and `resident::RECORD_OVERHEAD_CLOCKS`. From the SDRAM: the longer of one
+/// clock per beat and the reads of the packed words, and two reads more (the first word's
+/// wait and the label).
 pub fn record_feed_clocks(spec: &edgeflow_core::Spec, read_clocks: u64) -> u64 {
-    let codes = spec.layers[0] as u64;
+    let beats = spec.layers[0].div_ceil(crate::resident::feed_lanes(spec, read_clocks)) as u64;
     match read_clocks {
-        0 | 1 => codes + spec.record_words() as u64,
-        r => codes.max(spec.packed_input_words() as u64 * r) + 2 * r,
+        0 | 1 => beats + crate::resident::RECORD_OVERHEAD_CLOCKS as u64,
+        r => beats.max(spec.packed_input_words() as u64 * r) + 2 * r,
     }
 }
 

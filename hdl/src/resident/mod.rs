@@ -1,52 +1,50 @@
 //! The network with its data set resident on the board (hdl/PROTOCOL.md, "Resident data"):
-//! between the host link and the network sits a block that passes the four network commands
-//! through unchanged and executes three of its own. UPLOAD writes checksummed frames of
-//! packed sample records into the data memory; TRAIN_RESIDENT runs epochs on chip, each one
-//! TRAIN stream of the network in the reference's sample order (record_walker.rs);
-//! INFER_RESIDENT streams consecutive records and passes the predictions back. Records are
-//! unpacked here, code by code, into the network's 16-bit raw input words.
+//! between the host link and the network sits a block that passes the network's commands
+//! through and executes three of its own. UPLOAD writes checksummed frames of packed sample
+//! records into the data memory; TRAIN_RESIDENT runs epochs on chip, each one TRAIN stream of
+//! the network in the reference's sample order (record_walker.rs); INFER_RESIDENT streams
+//! consecutive records and passes the predictions back. The feeder (feeder.rs) unpacks each
+//! record into beats of `W` input codes, which reach the network on its `W` input lanes
+//! (host_link/input_lanes.rs) as raw 16-bit words, one beat a clock.
 
+pub mod feeder;
 pub mod record_walker;
-
 pub mod with_memory;
 
+pub use feeder::{
+    ResidentFeeder, ACK_INFER_RESIDENT, ACK_TRAIN_RESIDENT, ACK_UPLOAD, ERROR_FRAME, ERROR_REFUSED,
+    OP_INFER_RESIDENT, OP_TRAIN_RESIDENT, OP_UPLOAD,
+};
+
 use crate::network::Network;
-use crate::record_walker::RecordWalker;
+use crate::wiring::{Connect, Sim, Text, Wires};
+use crate::{at, to};
 use edgeflow_core::Spec;
-use rust_hdl::prelude::*;
+use rust_hdl::core::prelude::*;
 
-// The opcodes and answers as the host sees them; `update` spells the numbers out because
-// hdl_gen translates only literals.
-pub const OP_UPLOAD: u16 = 0x0005;
-pub const OP_TRAIN_RESIDENT: u16 = 0x0006;
-pub const OP_INFER_RESIDENT: u16 = 0x0007;
-pub const ACK_UPLOAD: u16 = 0xA005;
-pub const ACK_TRAIN_RESIDENT: u16 = 0xA006;
-pub const ACK_INFER_RESIDENT: u16 = 0xA007;
-/// An UPLOAD frame whose checksum or address range is wrong: the data set is marked corrupt.
-pub const ERROR_FRAME: u16 = 0xEEE5;
-/// TRAIN_RESIDENT or INFER_RESIDENT refused: corrupt data, or no samples or epochs.
-pub const ERROR_REFUSED: u16 = 0xEEE6;
+/// Clocks a record costs the feeder besides its beats, with a memory that answers the next
+/// clock: taking the record's address, the first word's read and arrival, and the label's
+/// read, arrival and hand-over.
+pub const RECORD_OVERHEAD_CLOCKS: usize = 6;
 
-#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
-enum Mode {
-    Idle,
-    PassLoad,
-    PassCount,
-    PassStream,
-    UploadHead,
-    UploadData,
-    UploadSum,
-    TrainHead,
-    InferHead,
-    /// Resident run: the network's opcode, its sample count, then the samples.
-    RunOpcode,
-    RunCount,
-    SampleNext,
-    SampleInputs,
-    SampleLabel,
-    /// All samples sent: waiting for the network's acknowledgement (3 words).
-    RunDrain,
+/// Input lanes of a resident network: how many `b`-bit codes the feeder hands the network per
+/// clock. A beat never takes more than one 16-bit word's bits (`W·b ≤ 16`) nor more lanes
+/// than the first junction has (`W ≤ z_1`). The fewest lanes with which a record's beats fit
+/// the block cycle; but when one lane is not enough and the memory is the SDRAM
+/// (`read_clocks > 1`), whose words come in bursts with gaps between them, the most, so
+/// that a burst's words are taken as fast as they arrive.
+pub fn feed_lanes(spec: &Spec, read_clocks: u64) -> usize {
+    let n0 = spec.layers[0];
+    let most = (16 / spec.input_code_bits() as usize).clamp(1, spec.z[0].max(1));
+    let cycle = spec.block_cycle_clocks();
+    let fewest = (1..=most)
+        .find(|&w| n0.div_ceil(w) + RECORD_OVERHEAD_CLOCKS <= cycle)
+        .unwrap_or(most);
+    if read_clocks > 1 && fewest > 1 {
+        most
+    } else {
+        fewest
+    }
 }
 
 #[derive(LogicBlock)]
@@ -68,79 +66,17 @@ pub struct ResidentNetwork {
     pub mem_rdata: Signal<In, Bits<16>>,
     pub mem_ready: Signal<In, Bit>,
     pub mem_rvalid: Signal<In, Bit>,
+    pub feeder: ResidentFeeder,
     pub net: Network,
-    pub walker: RecordWalker,
-    inputs: Constant<Bits<16>>,
-    state_words: Constant<Bits<32>>,
-    code_bits: Constant<Bits<6>>,
-    code_mask: Constant<Bits<32>>,
-    code_shift: Constant<Bits<5>>,
-    packed_words: Constant<Bits<16>>,
-    record_words: Constant<Bits<20>>,
-    capacity: Constant<Bits<21>>,
-    mode: DFF<Mode>,
-    /// After an unknown opcode: words are dropped until a known opcode.
-    dropping: DFF<Bit>,
-    /// Index of the next header or checksum word.
-    head: DFF<Bits<3>>,
-    /// Words still to pass through (LOAD_STATE) or to write (UPLOAD).
-    remaining: DFF<Bits<32>>,
-    /// TRAIN/INFER passed through, or a resident run: samples still to send.
-    samples: DFF<Bits<16>>,
-    /// Word of the sample being passed through.
-    sample_word: DFF<Bits<16>>,
-    train: DFF<Bit>,
-    /// Resident run: samples per epoch (TRAIN) or in all (INFER); epochs still to run.
-    run_samples: DFF<Bits<16>>,
-    epochs: DFF<Bits<16>>,
-    seed_low: DFF<Bits<16>>,
-    half_bits: DFF<Bits<4>>,
-    write_addr: DFF<Bits<21>>,
-    /// Fletcher-style sums of an UPLOAD frame: `sum1 += w`, `sum2 += sum1`.
-    sum1: DFF<Bits<16>>,
-    sum2: DFF<Bits<16>>,
-    frame_bad: DFF<Bit>,
-    /// Sticky until an UPLOAD to address 0 starts a new set: some frame was bad.
-    corrupt: DFF<Bit>,
-    cycles: DFF<Bits<48>>,
-    msg0: DFF<Bits<16>>,
-    msg1: DFF<Bits<16>>,
-    msg2: DFF<Bits<16>>,
-    msg3: DFF<Bits<16>>,
-    msg_len: DFF<Bits<3>>,
-    msg_at: DFF<Bits<3>>,
-    /// The record being streamed and the next one of an INFER run.
-    base: DFF<Bits<20>>,
-    next_base: DFF<Bits<20>>,
-    /// Record words requested so far; a read is in flight (its word arrives with `mem_rvalid`).
-    word_at: DFF<Bits<16>>,
-    pending: DFF<Bit>,
-    /// Unpacking: the low `bit_count` bits of `bit_buf` are the next codes.
-    bit_buf: DFF<Bits<32>>,
-    bit_count: DFF<Bits<6>>,
-    input_at: DFF<Bits<16>>,
-    label_step: DFF<Bits<2>>,
-    label: DFF<Bits<16>>,
-    /// Network answers of a resident run: predictions passed on, acknowledgement words eaten.
-    passed: DFF<Bits<16>>,
-    eaten: DFF<Bits<2>>,
-    msg_pending: Signal<Local, Bit>,
-    take: Signal<Local, Bit>,
-    feed_valid: Signal<Local, Bit>,
-    feed_data: Signal<Local, Bits<16>>,
-    feed_take: Signal<Local, Bit>,
-    emitted_count: Signal<Local, Bits<6>>,
-    emitted_buf: Signal<Local, Bits<32>>,
-    next_count: Signal<Local, Bits<6>>,
-    resident_run: Signal<Local, Bit>,
-    sum1_next: Signal<Local, Bits<16>>,
+    /// Input lanes `W`, bits of a code, and the left shift from a code to its raw word.
+    _lanes: (usize, usize, usize),
 }
 
 impl ResidentNetwork {
-    /// The resident network over a data memory of `words` 16-bit words.
-    pub fn new(spec: &Spec, words: usize) -> ResidentNetwork {
-        let bits = spec.input_code_bits();
-        assert!(bits <= 16 && spec.layers[0] < 1 << 16);
+    /// The resident network over a data memory of `words` 16-bit words that takes a read
+    /// request every `read_clocks` clocks (memory/data_memory.rs).
+    pub fn new(spec: &Spec, words: usize, read_clocks: u64) -> ResidentNetwork {
+        let lanes = feed_lanes(spec, read_clocks);
         ResidentNetwork {
             clock: Default::default(),
             in_data: Default::default(),
@@ -156,531 +92,67 @@ impl ResidentNetwork {
             mem_rdata: Default::default(),
             mem_ready: Default::default(),
             mem_rvalid: Default::default(),
-            net: Network::new(spec),
-            walker: RecordWalker::new(spec.record_words()),
-            inputs: Constant::new((spec.layers[0] as u64).into()),
-            state_words: Constant::new((spec.state_words() as u64).into()),
-            code_bits: Constant::new((bits as u64).into()),
-            code_mask: Constant::new(((1u64 << bits) - 1).into()),
-            code_shift: Constant::new((spec.input_code_shift() as u64).into()),
-            packed_words: Constant::new((spec.packed_input_words() as u64).into()),
-            record_words: Constant::new((spec.record_words() as u64).into()),
-            capacity: Constant::new((words as u64).into()),
-            mode: Default::default(),
-            dropping: Default::default(),
-            head: Default::default(),
-            remaining: Default::default(),
-            samples: Default::default(),
-            sample_word: Default::default(),
-            train: Default::default(),
-            run_samples: Default::default(),
-            epochs: Default::default(),
-            seed_low: Default::default(),
-            half_bits: Default::default(),
-            write_addr: Default::default(),
-            sum1: Default::default(),
-            sum2: Default::default(),
-            frame_bad: Default::default(),
-            corrupt: Default::default(),
-            cycles: Default::default(),
-            msg0: Default::default(),
-            msg1: Default::default(),
-            msg2: Default::default(),
-            msg3: Default::default(),
-            msg_len: Default::default(),
-            msg_at: Default::default(),
-            base: Default::default(),
-            next_base: Default::default(),
-            word_at: Default::default(),
-            pending: Default::default(),
-            bit_buf: Default::default(),
-            bit_count: Default::default(),
-            input_at: Default::default(),
-            label_step: Default::default(),
-            label: Default::default(),
-            passed: Default::default(),
-            eaten: Default::default(),
-            msg_pending: Default::default(),
-            take: Default::default(),
-            feed_valid: Default::default(),
-            feed_data: Default::default(),
-            feed_take: Default::default(),
-            emitted_count: Default::default(),
-            emitted_buf: Default::default(),
-            next_count: Default::default(),
-            resident_run: Default::default(),
-            sum1_next: Default::default(),
+            feeder: ResidentFeeder::new(spec, lanes, words),
+            net: Network::with_input_lanes(spec, lanes),
+            _lanes: (
+                lanes,
+                spec.input_code_bits() as usize,
+                spec.input_code_shift() as usize,
+            ),
+        }
+    }
+
+    /// Input lanes of the network inside.
+    pub fn lanes(&self) -> usize {
+        self._lanes.0
+    }
+
+    /// The connections: host and memory ports to the feeder, the feeder to the network; lane
+    /// `k ≥ 1` of a beat is code `k` of the feeder's buffer, shifted to its raw word.
+    fn wire<W: Wires<Self>>((lanes, bits, shift): (usize, usize, usize), w: &mut W) {
+        w.set(to!(feeder.clock), at!(w, clock));
+        w.set(to!(net.clock), at!(w, clock));
+        w.set(to!(feeder.in_data), at!(w, in_data));
+        w.set(to!(feeder.in_valid), at!(w, in_valid));
+        w.set(to!(in_ready), at!(w, feeder.in_ready));
+        w.set(to!(out_data), at!(w, feeder.out_data));
+        w.set(to!(out_valid), at!(w, feeder.out_valid));
+        w.set(to!(feeder.out_ready), at!(w, out_ready));
+        w.set(to!(mem_addr), at!(w, feeder.mem_addr));
+        w.set(to!(mem_we), at!(w, feeder.mem_we));
+        w.set(to!(mem_wdata), at!(w, feeder.mem_wdata));
+        w.set(to!(mem_re), at!(w, feeder.mem_re));
+        w.set(to!(feeder.mem_rdata), at!(w, mem_rdata));
+        w.set(to!(feeder.mem_ready), at!(w, mem_ready));
+        w.set(to!(feeder.mem_rvalid), at!(w, mem_rvalid));
+        w.set(to!(net.in_data), at!(w, feeder.net_in_data));
+        w.set(to!(net.in_valid), at!(w, feeder.net_in_valid));
+        w.set(to!(feeder.net_in_ready), at!(w, net.in_ready));
+        w.set(to!(feeder.net_out_data), at!(w, net.out_data));
+        w.set(to!(feeder.net_out_valid), at!(w, net.out_valid));
+        w.set(to!(net.out_ready), at!(w, feeder.net_out_ready));
+        for k in 1..lanes {
+            let beat = at!(w, feeder.beat);
+            let code = w.bits(&beat, k * bits, k * bits + bits - 1);
+            let raw = w.times_plus16(&code, 1 << shift, 0);
+            w.set(to!(net.in_lanes[k - 1]), raw);
         }
     }
 }
 
 impl Logic for ResidentNetwork {
-    #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            mode,
-            dropping,
-            head,
-            remaining,
-            samples,
-            sample_word,
-            train,
-            run_samples,
-            epochs,
-            seed_low,
-            half_bits,
-            write_addr,
-            sum1,
-            sum2,
-            frame_bad,
-            corrupt,
-            cycles,
-            msg0,
-            msg1,
-            msg2,
-            msg3,
-            msg_len,
-            msg_at,
-            base,
-            next_base,
-            word_at,
-            pending,
-            bit_buf,
-            bit_count,
-            input_at,
-            label_step,
-            label,
-            passed,
-            eaten
-        );
-        clock!(self, clock, net, walker);
-        self.cycles.d.next = self.cycles.q.val() + 1;
-        self.msg_pending.next = self.msg_at.q.val() < self.msg_len.q.val();
-        self.resident_run.next = (self.mode.q.val() == Mode::RunOpcode)
-            | (self.mode.q.val() == Mode::RunCount)
-            | (self.mode.q.val() == Mode::SampleNext)
-            | (self.mode.q.val() == Mode::SampleInputs)
-            | (self.mode.q.val() == Mode::SampleLabel)
-            | (self.mode.q.val() == Mode::RunDrain);
-        // defaults: nothing moves
-        self.in_ready.next = false;
-        self.take.next = false;
-        self.net.in_data.next = self.in_data.val();
-        self.net.in_valid.next = false;
-        self.mem_addr.next = bit_cast::<20, 21>(self.write_addr.q.val());
-        self.mem_we.next = false;
-        self.mem_re.next = false;
-        self.mem_wdata.next = self.in_data.val();
-        self.walker.seed_load.next = false;
-        self.walker.seed.next = bit_cast::<32, 16>(self.in_data.val()) << 16
-            | bit_cast::<32, 16>(self.seed_low.q.val());
-        self.walker.start.next = false;
-        self.walker.n.next = self.run_samples.q.val();
-        self.walker.h.next = self.half_bits.q.val();
-        self.walker.take.next = false;
-        self.feed_valid.next = false;
-        self.feed_data.next = 0.into();
-        self.sum1_next.next = self.sum1.q.val() + self.in_data.val();
+        Self::wire(self._lanes, &mut Sim(self));
+    }
 
-        // unpacking (used in SampleInputs): a code leaves when the buffer holds one and the
-        // network takes it; a word read the clock before arrives; the next word is read when
-        // the buffer will have room for it
-        self.emitted_count.next = self.bit_count.q.val();
-        self.emitted_buf.next = self.bit_buf.q.val();
-        if self.mode.q.val() == Mode::SampleInputs {
-            self.feed_valid.next = self.bit_count.q.val() >= self.code_bits.val();
-        }
-        if self.mode.q.val() == Mode::RunOpcode {
-            self.feed_valid.next = true;
-            self.feed_data.next = 3.into();
-            if self.train.q.val() {
-                self.feed_data.next = 2.into();
-            }
-        }
-        if self.mode.q.val() == Mode::RunCount {
-            self.feed_valid.next = true;
-            self.feed_data.next = self.run_samples.q.val();
-        }
-        if self.mode.q.val() == Mode::SampleInputs {
-            self.feed_data.next = bit_cast::<16, 32>(
-                (self.bit_buf.q.val() & self.code_mask.val()) << self.code_shift.val(),
-            );
-        }
-        if self.mode.q.val() == Mode::SampleLabel {
-            self.feed_valid.next = self.label_step.q.val() == 2;
-            self.feed_data.next = self.label.q.val();
-        }
-        self.feed_take.next = self.feed_valid.val() & self.net.in_ready.val();
-        if self.resident_run.val() {
-            self.net.in_data.next = self.feed_data.val();
-            self.net.in_valid.next = self.feed_valid.val();
-        }
-        if (self.mode.q.val() == Mode::SampleInputs) & self.feed_take.val() {
-            self.emitted_count.next =
-                self.bit_count.q.val() - bit_cast::<6, 6>(self.code_bits.val());
-            self.emitted_buf.next = self.bit_buf.q.val() >> self.code_bits.val();
-        }
-        self.next_count.next = self.emitted_count.val();
-        if self.pending.q.val() & self.mem_rvalid.val() {
-            self.next_count.next = self.emitted_count.val() + 16;
-        }
+    fn connect(&mut self) {
+        Self::wire(self._lanes, &mut Connect(self));
+    }
 
-        // answers: our own message first, else the network's words (passed on, or eaten
-        // during a resident run except the predictions of INFER_RESIDENT)
-        self.out_valid.next = false;
-        self.out_data.next = self.net.out_data.val();
-        self.net.out_ready.next = false;
-        if self.msg_pending.val() {
-            self.out_valid.next = true;
-            self.out_data.next = self.msg0.q.val();
-            if self.msg_at.q.val() == 1 {
-                self.out_data.next = self.msg1.q.val();
-            }
-            if self.msg_at.q.val() == 2 {
-                self.out_data.next = self.msg2.q.val();
-            }
-            if self.msg_at.q.val() == 3 {
-                self.out_data.next = self.msg3.q.val();
-            }
-            if self.out_ready.val() {
-                self.msg_at.d.next = self.msg_at.q.val() + 1;
-            }
-        } else if self.resident_run.val() {
-            if !self.train.q.val() & (self.passed.q.val() < self.run_samples.q.val()) {
-                self.out_valid.next = self.net.out_valid.val();
-                self.net.out_ready.next = self.out_ready.val();
-                if self.net.out_valid.val() & self.out_ready.val() {
-                    self.passed.d.next = self.passed.q.val() + 1;
-                }
-            } else {
-                self.net.out_ready.next = true;
-                if self.net.out_valid.val() {
-                    self.eaten.d.next = self.eaten.q.val() + 1;
-                }
-            }
-        } else {
-            self.out_valid.next = self.net.out_valid.val();
-            self.net.out_ready.next = self.out_ready.val();
-        }
-
-        match self.mode.q.val() {
-            Mode::Idle => {
-                // an opcode moves only when the network could take it too
-                self.in_ready.next = !self.msg_pending.val() & self.net.in_ready.val();
-                self.take.next = self.in_valid.val() & self.in_ready.val();
-                self.net.in_valid.next =
-                    self.take.val() & (self.in_data.val() >= 1) & (self.in_data.val() <= 4);
-                if self.take.val() {
-                    self.cycles.d.next = 1.into();
-                    self.head.d.next = 0.into();
-                    if self.in_data.val() == 1 {
-                        self.remaining.d.next = self.state_words.val();
-                        self.mode.d.next = Mode::PassLoad;
-                    } else if (self.in_data.val() == 2) | (self.in_data.val() == 3) {
-                        self.train.d.next = self.in_data.val() == 2;
-                        self.mode.d.next = Mode::PassCount;
-                    } else if self.in_data.val() == 4 {
-                        self.mode.d.next = Mode::Idle;
-                    } else if self.in_data.val() == 5 {
-                        self.sum1.d.next = 0.into();
-                        self.sum2.d.next = 0.into();
-                        self.frame_bad.d.next = false;
-                        self.mode.d.next = Mode::UploadHead;
-                    } else if self.in_data.val() == 6 {
-                        self.mode.d.next = Mode::TrainHead;
-                    } else if self.in_data.val() == 7 {
-                        self.mode.d.next = Mode::InferHead;
-                    } else if !self.dropping.q.val() {
-                        // unknown: answered once, then words are dropped until a known opcode
-                        self.msg0.d.next = 0xEEEE.into();
-                        self.msg_len.d.next = 1.into();
-                        self.msg_at.d.next = 0.into();
-                    }
-                    self.dropping.d.next = (self.in_data.val() == 0) | (self.in_data.val() > 7);
-                }
-            }
-            Mode::PassLoad => {
-                self.in_ready.next = self.net.in_ready.val();
-                self.net.in_valid.next = self.in_valid.val();
-                if self.in_valid.val() & self.net.in_ready.val() {
-                    self.remaining.d.next = self.remaining.q.val() - 1;
-                    if self.remaining.q.val() == 1 {
-                        self.mode.d.next = Mode::Idle;
-                    }
-                }
-            }
-            Mode::PassCount => {
-                self.in_ready.next = self.net.in_ready.val();
-                self.net.in_valid.next = self.in_valid.val();
-                if self.in_valid.val() & self.net.in_ready.val() {
-                    self.samples.d.next = self.in_data.val();
-                    self.sample_word.d.next = 0.into();
-                    self.mode.d.next = Mode::PassStream;
-                    if self.in_data.val() == 0 {
-                        self.mode.d.next = Mode::Idle;
-                    }
-                }
-            }
-            Mode::PassStream => {
-                self.in_ready.next = self.net.in_ready.val();
-                self.net.in_valid.next = self.in_valid.val();
-                if self.in_valid.val() & self.net.in_ready.val() {
-                    self.sample_word.d.next = self.sample_word.q.val() + 1;
-                    // a training sample is its inputs and a label; an inference sample its inputs
-                    if (self.train.q.val() & (self.sample_word.q.val() == self.inputs.val()))
-                        | (!self.train.q.val()
-                            & (self.sample_word.q.val() + 1 == self.inputs.val()))
-                    {
-                        self.sample_word.d.next = 0.into();
-                        self.samples.d.next = self.samples.q.val() - 1;
-                        if self.samples.q.val() == 1 {
-                            self.mode.d.next = Mode::Idle;
-                        }
-                    }
-                }
-            }
-            Mode::UploadHead => {
-                self.in_ready.next = true;
-                if self.in_valid.val() {
-                    self.sum1.d.next = self.sum1_next.val();
-                    self.sum2.d.next = self.sum2.q.val() + self.sum1_next.val();
-                    self.head.d.next = self.head.q.val() + 1;
-                    if self.head.q.val() == 0 {
-                        self.write_addr.d.next = bit_cast::<21, 16>(self.in_data.val());
-                    }
-                    if self.head.q.val() == 1 {
-                        self.write_addr.d.next = (bit_cast::<21, 16>(self.in_data.val()) << 16)
-                            | self.write_addr.q.val();
-                    }
-                    if self.head.q.val() == 2 {
-                        self.remaining.d.next = bit_cast::<32, 16>(self.in_data.val());
-                        // a new set starts at address 0: what was corrupt before is gone
-                        if self.write_addr.q.val() == 0 {
-                            self.corrupt.d.next = false;
-                        }
-                        self.head.d.next = 0.into();
-                        self.mode.d.next = Mode::UploadData;
-                        if self.in_data.val() == 0 {
-                            self.mode.d.next = Mode::UploadSum;
-                        }
-                    }
-                }
-            }
-            Mode::UploadData => {
-                // a word moves when the memory takes a request (words past the capacity are
-                // dropped, and the frame is bad)
-                self.in_ready.next = self.mem_ready.val();
-                if self.in_valid.val() & self.mem_ready.val() {
-                    self.sum1.d.next = self.sum1_next.val();
-                    self.sum2.d.next = self.sum2.q.val() + self.sum1_next.val();
-                    self.mem_we.next = self.write_addr.q.val() < self.capacity.val();
-                    if self.write_addr.q.val() >= self.capacity.val() {
-                        self.frame_bad.d.next = true;
-                    }
-                    self.write_addr.d.next = self.write_addr.q.val() + 1;
-                    self.remaining.d.next = self.remaining.q.val() - 1;
-                    if self.remaining.q.val() == 1 {
-                        self.mode.d.next = Mode::UploadSum;
-                    }
-                }
-            }
-            Mode::UploadSum => {
-                self.in_ready.next = true;
-                if self.in_valid.val() {
-                    self.head.d.next = self.head.q.val() + 1;
-                    if (self.head.q.val() == 0) & (self.in_data.val() != self.sum1.q.val()) {
-                        self.frame_bad.d.next = true;
-                    }
-                    if self.head.q.val() == 1 {
-                        self.msg_at.d.next = 0.into();
-                        self.mode.d.next = Mode::Idle;
-                        if self.frame_bad.q.val() | (self.in_data.val() != self.sum2.q.val()) {
-                            self.corrupt.d.next = true;
-                            self.msg0.d.next = 0xEEE5.into();
-                            self.msg_len.d.next = 1.into();
-                        } else {
-                            self.msg0.d.next = 0xA005.into();
-                            self.msg1.d.next = bit_cast::<16, 48>(self.cycles.q.val());
-                            self.msg2.d.next = bit_cast::<16, 48>(self.cycles.q.val() >> 16);
-                            self.msg_len.d.next = 3.into();
-                        }
-                    }
-                }
-            }
-            Mode::TrainHead => {
-                // samples, epochs, seed (low, high), half bits
-                self.in_ready.next = true;
-                if self.in_valid.val() {
-                    self.head.d.next = self.head.q.val() + 1;
-                    if self.head.q.val() == 0 {
-                        self.run_samples.d.next = self.in_data.val();
-                    }
-                    if self.head.q.val() == 1 {
-                        self.epochs.d.next = self.in_data.val();
-                    }
-                    if self.head.q.val() == 2 {
-                        self.seed_low.d.next = self.in_data.val();
-                    }
-                    if self.head.q.val() == 3 {
-                        self.walker.seed_load.next = true;
-                    }
-                    if self.head.q.val() == 4 {
-                        self.half_bits.d.next = bit_cast::<4, 16>(self.in_data.val());
-                        self.train.d.next = true;
-                        if self.corrupt.q.val()
-                            | (self.run_samples.q.val() == 0)
-                            | (self.epochs.q.val() == 0)
-                        {
-                            self.msg0.d.next = 0xEEE6.into();
-                            self.msg_len.d.next = 1.into();
-                            self.msg_at.d.next = 0.into();
-                            self.mode.d.next = Mode::Idle;
-                        } else {
-                            self.mode.d.next = Mode::RunOpcode;
-                        }
-                    }
-                }
-            }
-            Mode::InferHead => {
-                // first record's word address (low, high), samples
-                self.in_ready.next = true;
-                if self.in_valid.val() {
-                    self.head.d.next = self.head.q.val() + 1;
-                    if self.head.q.val() == 0 {
-                        self.next_base.d.next = bit_cast::<20, 16>(self.in_data.val());
-                    }
-                    if self.head.q.val() == 1 {
-                        self.next_base.d.next =
-                            (bit_cast::<20, 16>(self.in_data.val()) << 16) | self.next_base.q.val();
-                    }
-                    if self.head.q.val() == 2 {
-                        self.run_samples.d.next = self.in_data.val();
-                        self.epochs.d.next = 1.into();
-                        self.train.d.next = false;
-                        if self.corrupt.q.val() | (self.in_data.val() == 0) {
-                            self.msg0.d.next = 0xEEE6.into();
-                            self.msg_len.d.next = 1.into();
-                            self.msg_at.d.next = 0.into();
-                            self.mode.d.next = Mode::Idle;
-                        } else {
-                            self.mode.d.next = Mode::RunOpcode;
-                        }
-                    }
-                }
-            }
-            Mode::RunOpcode => {
-                if self.feed_take.val() {
-                    // each epoch's keys are drawn as its stream starts
-                    self.walker.start.next = self.train.q.val();
-                    self.mode.d.next = Mode::RunCount;
-                }
-            }
-            Mode::RunCount => {
-                if self.feed_take.val() {
-                    self.samples.d.next = self.run_samples.q.val();
-                    self.passed.d.next = 0.into();
-                    self.eaten.d.next = 0.into();
-                    self.mode.d.next = Mode::SampleNext;
-                }
-            }
-            Mode::SampleNext => {
-                self.word_at.d.next = 0.into();
-                self.pending.d.next = false;
-                self.bit_buf.d.next = 0.into();
-                self.bit_count.d.next = 0.into();
-                self.input_at.d.next = 0.into();
-                self.label_step.d.next = 0.into();
-                if self.train.q.val() {
-                    if self.walker.valid.val() {
-                        self.walker.take.next = true;
-                        self.base.d.next = self.walker.base.val();
-                        self.mode.d.next = Mode::SampleInputs;
-                    }
-                } else {
-                    self.base.d.next = self.next_base.q.val();
-                    self.next_base.d.next = self.next_base.q.val() + self.record_words.val();
-                    self.mode.d.next = Mode::SampleInputs;
-                }
-            }
-            Mode::SampleInputs => {
-                // one read in flight at a time: the next is asked for on the clock the last
-                // one's word arrives (every clock from a memory of one clock's latency), when
-                // the buffer has room for it
-                self.mem_addr.next = self.base.q.val() + bit_cast::<20, 16>(self.word_at.q.val());
-                self.bit_count.d.next = self.next_count.val();
-                self.bit_buf.d.next = self.emitted_buf.val();
-                if self.pending.q.val() & self.mem_rvalid.val() {
-                    self.bit_buf.d.next = self.emitted_buf.val()
-                        | (bit_cast::<32, 16>(self.mem_rdata.val()) << self.emitted_count.val());
-                    self.pending.d.next = false;
-                }
-                if (self.word_at.q.val() < self.packed_words.val())
-                    & (self.next_count.val() <= 16)
-                    & (!self.pending.q.val() | self.mem_rvalid.val())
-                    & self.mem_ready.val()
-                {
-                    self.mem_re.next = true;
-                    self.pending.d.next = true;
-                    self.word_at.d.next = self.word_at.q.val() + 1;
-                }
-                if self.feed_take.val() {
-                    self.input_at.d.next = self.input_at.q.val() + 1;
-                    if self.input_at.q.val() + 1 == self.inputs.val() {
-                        if self.train.q.val() {
-                            self.mode.d.next = Mode::SampleLabel;
-                        } else {
-                            self.samples.d.next = self.samples.q.val() - 1;
-                            self.mode.d.next = Mode::SampleNext;
-                            if self.samples.q.val() == 1 {
-                                self.mode.d.next = Mode::RunDrain;
-                            }
-                        }
-                    }
-                }
-            }
-            Mode::SampleLabel => {
-                // step 0: ask for the label word; 1: it arrives; 2: offered to the network
-                self.mem_addr.next =
-                    self.base.q.val() + bit_cast::<20, 16>(self.packed_words.val());
-                if (self.label_step.q.val() == 0) & self.mem_ready.val() {
-                    self.mem_re.next = true;
-                    self.label_step.d.next = 1.into();
-                }
-                if (self.label_step.q.val() == 1) & self.mem_rvalid.val() {
-                    self.label.d.next = self.mem_rdata.val();
-                    self.label_step.d.next = 2.into();
-                }
-                if self.feed_take.val() {
-                    self.samples.d.next = self.samples.q.val() - 1;
-                    self.mode.d.next = Mode::SampleNext;
-                    if self.samples.q.val() == 1 {
-                        self.mode.d.next = Mode::RunDrain;
-                    }
-                }
-            }
-            Mode::RunDrain => {
-                if self.eaten.q.val() == 3 {
-                    self.eaten.d.next = 0.into();
-                    self.epochs.d.next = self.epochs.q.val() - 1;
-                    if self.epochs.q.val() == 1 {
-                        self.msg0.d.next = 0xA007.into();
-                        if self.train.q.val() {
-                            self.msg0.d.next = 0xA006.into();
-                        }
-                        self.msg1.d.next = bit_cast::<16, 48>(self.cycles.q.val());
-                        self.msg2.d.next = bit_cast::<16, 48>(self.cycles.q.val() >> 16);
-                        self.msg3.d.next = bit_cast::<16, 48>(self.cycles.q.val() >> 32);
-                        self.msg_len.d.next = 4.into();
-                        self.msg_at.d.next = 0.into();
-                        self.mode.d.next = Mode::Idle;
-                    } else {
-                        self.mode.d.next = Mode::RunOpcode;
-                    }
-                }
-            }
-        }
+    fn hdl(&self) -> Verilog {
+        let mut t = Text::default();
+        Self::wire(self._lanes, &mut t);
+        t.verilog("")
     }
 }
 
@@ -703,5 +175,26 @@ mod tests {
         );
         r.connect_all();
         crate::testing::yosys_check(&r, "resident_tiny");
+    }
+
+    /// A first layer wider than the block cycle gets lanes on chip, and the most a word's
+    /// bits allow from the SDRAM; with a yosys check of the lanes' wiring.
+    #[test]
+    fn wide_inputs_are_fed_on_lanes() {
+        let t = "name='w'\nlayers=[64,8,4]\nfan_out=[2,4]\nz=[8,4]\nactivation='sigmoid'\nlearning_rate_shift=3\ninput_bits=1\n[fixed]\nwidth=10\nint_bits=2\nfrac_bits=7\n[pattern]\nkind='type2'\ndither=false\nseed=1\n";
+        let spec = Spec::from_toml_str(t, "w").unwrap();
+        let cycle = spec.block_cycle_clocks();
+        let on_chip = feed_lanes(&spec, 1);
+        assert!(on_chip > 1 && 64usize.div_ceil(on_chip) + RECORD_OVERHEAD_CLOCKS <= cycle);
+        assert!(64usize.div_ceil(on_chip - 1) + RECORD_OVERHEAD_CLOCKS > cycle);
+        assert_eq!(feed_lanes(&spec, 10), 8);
+        let mut r = crate::resident::with_memory::ResidentOnChip::new(
+            &spec,
+            crate::data_memory::DataMemoryKind::Array,
+            4096,
+        );
+        r.connect_all();
+        assert_eq!(r.net.lanes(), on_chip);
+        crate::testing::yosys_check(&r, "resident_lanes");
     }
 }

@@ -70,7 +70,7 @@ impl ResidentOnChip {
             out_data: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
-            net: ResidentNetwork::new(spec, words),
+            net: ResidentNetwork::new(spec, words, kind.read_clocks(1.0)),
             mem: DataMemory::new(kind, words),
         }
     }
@@ -88,7 +88,11 @@ impl ResidentSdram {
             out_valid: Default::default(),
             out_ready: Default::default(),
             sdram: Default::default(),
-            net: ResidentNetwork::new(spec, crate::sdram_memory::SDRAM_WORDS),
+            net: ResidentNetwork::new(
+                spec,
+                crate::sdram_memory::SDRAM_WORDS,
+                crate::sdram_memory::read_clocks(clock_mhz),
+            ),
             mem: SdramMemory::new(clock_mhz),
         }
     }
