@@ -262,7 +262,7 @@ fn resident_training_over_the_sdram_matches_the_reference() {
     for (spec, seed) in specs {
         let mut dev = Device::over_sdram(&spec, 28.125);
         let what = format!("{} (seed {seed}) over the SDRAM", spec.name);
-        check_against_reference(&mut dev, (9, 3, 2), seed, read, &what);
+        check_against_reference(&mut dev, (40, 3, 2), seed, read, &what);
         assert!(!dev.chip_error(), "{what}: the SDRAM's timing was broken");
     }
 }

@@ -93,17 +93,25 @@ pub fn clocks(words: &[u16]) -> u64 {
 /// four round keys and its first search), as the RTL counts them.
 pub const EPOCH_START_CLOCKS: u64 = 26;
 
-/// Clocks the resident block takes to stream one record into the network, from a data
-/// memory that takes a read request every `read_clocks` clocks (1 on chip; the SDRAM's
-/// `sdram_memory::read_clocks`), in beats of `W = resident::feed_lanes` codes. On chip: one
-/// clock per beat and `resident::RECORD_OVERHEAD_CLOCKS`. From the SDRAM: the longer of one
-/// clock per beat and the reads of the packed words, and two reads more (the first word's
-/// wait and the label).
+/// Clocks the resident block takes to stream one record into the network, in beats of
+/// `W = resident::feed_lanes` codes, from a data memory that answers the next clock
+/// (`read_clocks = 1`: on chip) or fills a line of `sdram_memory::LINE_WORDS` words every
+/// `read_clocks` clocks (the SDRAM). On chip: one clock per beat and
+/// `resident::RECORD_OVERHEAD_CLOCKS`. From the SDRAM: that, or the fills of the lines the
+/// record touches, when they take longer (on average over the records of a set: record `k`
+/// starts `k·R mod LINE_WORDS` words into a line).
 pub fn record_feed_clocks(spec: &edgeflow_core::Spec, read_clocks: u64) -> u64 {
     let beats = spec.layers[0].div_ceil(crate::resident::feed_lanes(spec, read_clocks)) as u64;
+    let on_chip = beats + crate::resident::RECORD_OVERHEAD_CLOCKS as u64;
     match read_clocks {
-        0 | 1 => beats + crate::resident::RECORD_OVERHEAD_CLOCKS as u64,
-        r => beats.max(spec.packed_input_words() as u64 * r) + 2 * r,
+        0 | 1 => on_chip,
+        r => {
+            let (line, words) = (crate::sdram_memory::LINE_WORDS, spec.record_words());
+            let touched: usize = (0..line)
+                .map(|k| (k * words % line + words).div_ceil(line))
+                .sum();
+            on_chip.max((touched as u64 * r).div_ceil(line as u64))
+        }
     }
 }
 

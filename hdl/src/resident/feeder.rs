@@ -522,13 +522,15 @@ impl Logic for ResidentFeeder {
                 }
             }
             Mode::UploadData => {
-                // a word moves when the memory takes a request (words past the capacity are
+                // a word moves when the memory takes its write (words past the capacity are
                 // dropped, and the frame is bad)
-                self.in_ready.next = self.mem_ready.val();
-                if self.in_valid.val() & self.mem_ready.val() {
+                self.mem_we.next =
+                    self.in_valid.val() & (self.write_addr.q.val() < self.capacity.val());
+                self.in_ready.next =
+                    self.mem_ready.val() | (self.write_addr.q.val() >= self.capacity.val());
+                if self.in_valid.val() & self.in_ready.val() {
                     self.sum1.d.next = self.sum1_next.val();
                     self.sum2.d.next = self.sum2.q.val() + self.sum1_next.val();
-                    self.mem_we.next = self.write_addr.q.val() < self.capacity.val();
                     if self.write_addr.q.val() >= self.capacity.val() {
                         self.frame_bad.d.next = true;
                     }
@@ -669,12 +671,11 @@ impl Logic for ResidentFeeder {
                         | (bit_cast::<48, 16>(self.mem_rdata.val()) << self.emitted_count.val());
                     self.pending.d.next = false;
                 }
-                if (self.word_at.q.val() < self.packed_words.val())
+                // the request stays up until the memory takes it
+                self.mem_re.next = (self.word_at.q.val() < self.packed_words.val())
                     & (self.next_count.val() <= 32)
-                    & (!self.pending.q.val() | self.mem_rvalid.val())
-                    & self.mem_ready.val()
-                {
-                    self.mem_re.next = true;
+                    & (!self.pending.q.val() | self.mem_rvalid.val());
+                if self.mem_re.val() & self.mem_ready.val() {
                     self.pending.d.next = true;
                     self.word_at.d.next = self.word_at.q.val() + 1;
                 }
@@ -697,8 +698,8 @@ impl Logic for ResidentFeeder {
                 // step 0: ask for the label word; 1: it arrives; 2: offered to the network
                 self.mem_addr.next =
                     self.base.q.val() + bit_cast::<20, 16>(self.packed_words.val());
-                if (self.label_step.q.val() == 0) & self.mem_ready.val() {
-                    self.mem_re.next = true;
+                self.mem_re.next = self.label_step.q.val() == 0;
+                if self.mem_re.val() & self.mem_ready.val() {
                     self.label_step.d.next = 1.into();
                 }
                 if (self.label_step.q.val() == 1) & self.mem_rvalid.val() {

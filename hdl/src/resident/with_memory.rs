@@ -70,8 +70,7 @@ impl ResidentOnChip {
             out_data: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
-            // every on-chip kind answers the clock after a request
-            net: ResidentNetwork::new(spec, words, 1),
+            net: ResidentNetwork::new(spec, words, kind.read_clocks(1.0)),
             mem: DataMemory::new(kind, words),
         }
     }
