@@ -110,7 +110,8 @@ pub fn sdram_chip_verilog(clock_mhz: f64) -> String {
 /// A board top with an SDRAM, made a co-simulation: the board top itself (renamed
 /// `board_top`), the chip, and a module `top` with the board's UART pins that wires the two
 /// and lets the chip drive the data bus on the clocks its banks put a word out. A command
-/// that breaks the part's timing stops the simulation with a message.
+/// that breaks the part's timing, or the board driving the bus while the chip does, stops
+/// the simulation with a message.
 pub fn with_simulated_sdram(board_top_verilog: &str, clock_mhz: f64) -> String {
     let board = board_top_verilog.replacen("module top(", "module board_top(", 1);
     let chip = sdram_chip_verilog(clock_mhz);
@@ -142,6 +143,10 @@ module top(clk_osc, uart_rx, uart_tx, led_error);
     assign sdram_d = chip_drives ? chip_q : 16'bz;
     always @(posedge sdram_clk) if (chip_error) begin
         $display("SDRAM chip model: a command broke the part's timing rules");
+        $finish;
+    end
+    always @(posedge sdram_clk) if (chip_drives & board.dq$write_enable) begin
+        $display("SDRAM data bus: the board drives it while the part puts out a word");
         $finish;
     end
 endmodule
