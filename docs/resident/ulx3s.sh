@@ -4,18 +4,25 @@
 # simulated SDRAM chip on its pins. The network is specs/dey-mnist-ulx3s.toml (1,024 inputs)
 # with 1-bit inputs; the data are 12,500 digits drawn 32 x 32 (each pixel 4 x 4, shifted by up
 # to two pixels each way), 10,000 of them for training. Also the one-core sparse-f32 rate of
-# the same network on the same data, for comparison. Tens of minutes; not part of CI.
+# the same network on the same data, for comparison, and the same resident top placed and
+# routed at the run's clock (its post-route Fmax). About an hour; not part of CI.
 #
-#   docs/resident/ulx3s.sh [OUT_DIR] [EPOCHS]     (default: out/resident, 10 epochs)
+#   docs/resident/ulx3s.sh [OUT_DIR] [EPOCHS] [FREQ]
+#
+# Defaults: out/resident, 10 epochs, the board's clock; the UART runs at the fastest rate the
+# clock divides to.
 #
 # Writes OUT_DIR/digits32.csv, OUT_DIR/dey-mnist-ulx3s-1bit.toml, OUT_DIR/ulx3s-resident.json
 # (`edgeflow train --resident --json`), OUT_DIR/reference.json (the reference model's run,
 # same state_sha256 expected), OUT_DIR/cpu.json (`edgeflow bench --backends sparse-f32`) and
-# OUT_DIR/summary.json, which docs/bench/resident-ulx3s.json keeps.
+# OUT_DIR/bitstream.json (`edgeflow bitstream --resident --json`) and OUT_DIR/summary.json,
+# which docs/bench/resident-ulx3s.json keeps.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-out/resident}
 epochs=${2:-10}
+freq=()
+[[ -n ${3:-} ]] && freq=(--freq "$3")
 mkdir -p "$out"
 cargo build --release -p edgeflow
 ef=target/release/edgeflow
@@ -45,18 +52,22 @@ sed -e 's/^name = "dey-mnist"/name = "dey-mnist-ulx3s-1bit"/' \
 grep -q '^input_bits = 1' "$spec"
 
 "$ef" train --spec "$spec" --data "$out/digits32.csv" --board ulx3s-85f --resident \
-  --epochs "$epochs" --backend verilator --json > "$out/ulx3s-resident.json"
+  --epochs "$epochs" --backend verilator "${freq[@]}" --json > "$out/ulx3s-resident.json"
 "$ef" train --spec "$spec" --data "$out/digits32.csv" --epochs "$epochs" --json > "$out/reference.json"
 "$ef" bench --spec "$spec" --data "$out/digits32.csv" --backends sparse-f32 --samples 2000 \
   --repeat 3 --json > "$out/cpu.json"
+"$ef" bitstream --spec "$spec" --board ulx3s-85f --resident "${freq[@]}" --seed 1 -o "$out" \
+  --json > "$out/bitstream.json" || true  # a missed clock still writes the report
 # the summary docs/bench/resident-ulx3s.json keeps
 jq -n --slurpfile r "$out/ulx3s-resident.json" --slurpfile c "$out/reference.json" \
-  --slurpfile b "$out/cpu.json" \
+  --slurpfile b "$out/cpu.json" --slurpfile s "$out/bitstream.json" \
   '{resident: $r[0],
     reference_state_sha256: $c[0].state_sha256,
     bit_exact: ($r[0].state_sha256 == $c[0].state_sha256),
     on_chip_samples_per_second: ($r[0].train_samples * $r[0].epochs
       / ($r[0].train_clocks / ($r[0].clock_mhz * 1e6))),
     cpu_sparse_f32: ($b[0].backends[] | select(.backend == "sparse-f32")),
+    bitstream: ($s[0] | {clock_mhz, baud, fmax_mhz, fmax_kind, timing_met, seed,
+      resources: .resources.rows}),
     machine: $b[0].machine}' > "$out/summary.json"
 cat "$out/summary.json"
