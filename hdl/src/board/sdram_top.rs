@@ -146,9 +146,7 @@ module top(clk_osc, uart_rx, uart_tx, led_error);
         $finish;
     end
     always @(posedge sdram_clk) if (chip_drives & board.dq$write_enable) begin
-        $display("SDRAM data bus: the board drives it while the part puts out a word");
-        $finish;
-    end
+        $display("SDRAM data bus: the board drives it while the part puts out a word"); $finish; end
 endmodule
 "#;
     format!("{board}\n{chip}\n{wrapper}")
