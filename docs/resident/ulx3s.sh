@@ -56,8 +56,12 @@ grep -q '^input_bits = 1' "$spec"
 "$ef" train --spec "$spec" --data "$out/digits32.csv" --epochs "$epochs" --json > "$out/reference.json"
 "$ef" bench --spec "$spec" --data "$out/digits32.csv" --backends sparse-f32 --samples 2000 \
   --repeat 3 --json > "$out/cpu.json"
-"$ef" bitstream --spec "$spec" --board ulx3s-85f --resident "${freq[@]}" --seed 1 -o "$out" \
-  --json > "$out/bitstream.json" || true  # a missed clock still writes the report
+# a missed clock still writes the report; a design that does not build keeps its error
+if ! "$ef" bitstream --spec "$spec" --board ulx3s-85f --resident "${freq[@]}" --seed 1 \
+  -o "$out" --json > "$out/bitstream.json" 2> "$out/bitstream.log"; then
+  [[ -s $out/bitstream.json ]] || jq -n --rawfile e "$out/bitstream.log" \
+    '{error: ($e | split("\n") | map(select(startswith("error"))) | join(" "))}' > "$out/bitstream.json"
+fi
 # the summary docs/bench/resident-ulx3s.json keeps
 jq -n --slurpfile r "$out/ulx3s-resident.json" --slurpfile c "$out/reference.json" \
   --slurpfile b "$out/cpu.json" --slurpfile s "$out/bitstream.json" \
@@ -67,7 +71,7 @@ jq -n --slurpfile r "$out/ulx3s-resident.json" --slurpfile c "$out/reference.jso
     on_chip_samples_per_second: ($r[0].train_samples * $r[0].epochs
       / ($r[0].train_clocks / ($r[0].clock_mhz * 1e6))),
     cpu_sparse_f32: ($b[0].backends[] | select(.backend == "sparse-f32")),
-    bitstream: ($s[0] | {clock_mhz, baud, fmax_mhz, fmax_kind, timing_met, seed,
-      resources: .resources.rows}),
+    bitstream: ($s[0] | if .error then {error} else {clock_mhz, baud, fmax_mhz, fmax_kind,
+      timing_met, seed, resources: .resources.rows} end),
     machine: $b[0].machine}' > "$out/summary.json"
 cat "$out/summary.json"
