@@ -166,6 +166,18 @@ fn input_lanes_tiny_cosim_is_bit_exact() {
     cosim_lanes(&sp, &random_data(&sp, 16, 4), "lanes-tiny-3", 3);
 }
 
+// Without dither each lane reads one bank: the input memory keeps, per read port, only that
+// bank, split over the W write ports (W dividing z_1), as the resident tops build it.
+#[test]
+fn input_lanes_without_dither_cosim_is_bit_exact() {
+    if !tool_for_test(VERILATOR) {
+        return;
+    }
+    let mut sp = spec("tiny.toml");
+    sp.pattern.dither = false;
+    cosim_lanes(&sp, &random_data(&sp, 16, 6), "lanes-tiny-banks-2", 2);
+}
+
 #[test]
 fn input_lanes_random_cosim_is_bit_exact() {
     if !tool_for_test(VERILATOR) {

@@ -191,20 +191,7 @@ impl Junction {
             // with registered reads a flip-flop bias memory's row multiplexer sits before
             // `rdp`, off the prefetch address path (which starts at the controller's `adv`)
             bmem: BankedRam::new(g, p.bias_rows()).with_registered_address(p.registered_reads),
-            // FF reads port l, UP port z + l, both at lane l's neuron: only lane l's banks
-            amem: CopyMemory::new(
-                p.act_copies,
-                p.left,
-                2 * z,
-                if p.is_first() { 1 } else { prev },
-            )
-            .with_read_banks(
-                z,
-                (0..2 * z)
-                    .map(|r| p.pattern.bank.iter().map(|b| b[r % z]).collect())
-                    .collect(),
-            )
-            .with_width(p.format.width),
+            amem: activation_memory(p, if p.is_first() { 1 } else { prev }),
             smem: if hidden_left {
                 vec![CopyMemory::new(p.sp_copies, p.left, prev, prev)]
             } else {
@@ -283,9 +270,7 @@ impl Junction {
     pub fn with_input_lanes(mut self, w: usize) -> Junction {
         let p = &self._p;
         assert!(p.is_first() && w >= 1);
-        // the same memory as `new` builds, with `w` write ports instead of one
-        let reads = self.amem.rd_data.len();
-        self.amem = CopyMemory::new(p.act_copies, p.left, reads, w);
+        self.amem = activation_memory(p, w);
         self.in_lane_we = crate::sigs(w - 1);
         self.in_lane_data = crate::sigs(w - 1);
         self
@@ -294,6 +279,20 @@ impl Junction {
     pub fn params(&self) -> &JunctionParams {
         &self._p
     }
+}
+
+/// The left layer's activations with `writes` write ports. FF reads port `l`, UP port `z + l`,
+/// both at lane `l`'s neuron: each replica keeps only lane `l`'s banks, `width` bits a word.
+fn activation_memory(p: &JunctionParams, writes: usize) -> CopyMemory {
+    let z = p.z;
+    CopyMemory::new(p.act_copies, p.left, 2 * z, writes)
+        .with_read_banks(
+            z,
+            (0..2 * z)
+                .map(|r| p.pattern.bank.iter().map(|b| b[r % z]).collect())
+                .collect(),
+        )
+        .with_width(p.format.width)
 }
 
 /// A network's or a stage's junction `j`: its clock and the controller's block-cycle signals.
@@ -448,5 +447,35 @@ mod input_lanes_tests {
         let j = Junction::new(&p, 0).with_input_lanes(3);
         assert_eq!(j.amem.wr_en.len(), 3);
         yosys_check(&j, "junction_lanes");
+    }
+
+    #[test]
+    fn input_lanes_keep_the_activation_memory_narrow() {
+        // without dither each read port reads one bank: with input lanes too, its replica
+        // holds that bank alone at the format's width, not every input of every copy
+        let mut sp = edgeflow_core::Spec::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/tiny.toml"),
+        )
+        .unwrap();
+        sp.pattern.dither = false;
+        let p = JunctionParams::new(&sp, 0);
+        let words = |j: &Junction| -> Vec<String> {
+            let Verilog::Custom(v) = j.amem.hdl() else {
+                panic!("the activation memory writes its own Verilog")
+            };
+            v.lines()
+                .filter(|l| l.starts_with("reg signed") && l.contains(" mem_"))
+                .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+                .collect()
+        };
+        let one = words(&Junction::new(&p, 0));
+        let two = words(&Junction::new(&p, 0).with_input_lanes(2));
+        // tiny's first junction: z = 4, 8 read ports, 10-bit values
+        assert_eq!(one.len(), 8);
+        assert_eq!(two.len(), 8);
+        assert!(
+            two.iter().all(|l| l.starts_with("reg signed [9:0]")),
+            "{two:?}"
+        );
     }
 }
