@@ -260,9 +260,10 @@ impl Spec {
         self.input_bits.unwrap_or(self.fixed.frac_bits + 1)
     }
 
-    /// Junction 1's FF products `mul(w, x)` are selects `x ? w : 0`: with one-bit inputs `x`
-    /// is 0 or 1.0, and `mul(w, 1.0) = w` wherever the format holds 1.0. With `int_bits = 0`
-    /// the input 1.0 saturates to `1 − 2^−frac_bits` and the product stays a product.
+    /// Junction 1's products with its inputs are selects: FF's `mul(w, x)` is `x ? w : 0` and
+    /// UP's `mul(δ, x)` is `x ? δ : 0`. With one-bit inputs `x` is 0 or 1.0, and
+    /// `mul(v, 1.0) = v` wherever the format holds 1.0. With `int_bits = 0` the input 1.0
+    /// saturates to `1 − 2^−frac_bits` and the products stay products.
     pub fn input_selects(&self) -> bool {
         self.input_bits() == 1 && self.fixed.int_bits >= 1
     }
@@ -535,7 +536,7 @@ impl Spec {
                     staleness: 2 * (l - (j + 1)) + 1,
                     multipliers_ff: if j == 0 && self.input_selects() { 0 } else { z },
                     multipliers_bp: if hidden_left { 2 * z } else { 0 },
-                    multipliers_up: z,
+                    multipliers_up: if j == 0 && self.input_selects() { 0 } else { z },
                 }
             })
             .collect();

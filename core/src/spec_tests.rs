@@ -231,6 +231,11 @@ fn one_bit_inputs_select_exactly_where_the_format_holds_one() {
                 s.derived().junctions[0].multipliers_ff,
                 if exact { 0 } else { 8 }
             );
+            // UP's mul(δ, x): δ is a format value as w is
+            assert_eq!(
+                s.derived().junctions[0].multipliers_up,
+                if exact { 0 } else { 8 }
+            );
             assert_eq!(s.derived().junctions[1].multipliers_ff, 4);
             s.input_bits = Some(2);
             assert!(!s.input_selects());

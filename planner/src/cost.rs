@@ -13,8 +13,8 @@
 //!   several boards (its sequencer between block cycles); such a board holding junction 1
 //!   takes at least `N_0` clocks a sample (its inputs come one word a clock).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
-//!   `edgeflow spec check` counts them; none for junction 1's FF when one-bit inputs make its
-//!   lanes selects (`Spec::input_selects`). Across a board's own link the boundary layer's σ′
+//!   `edgeflow spec check` counts them; none for junction 1's FF and UP when one-bit inputs make
+//!   their lanes selects (`Spec::input_selects`). Across a board's own link the boundary layer's σ′
 //!   multiplies move to the board before it, one per neuron group ([`link_multipliers`]).
 //!   DSPs are used first; the rest are built from logic at `⌈lut_per_multiplier · w² / 256⌉`
 //!   cells each.
@@ -106,7 +106,7 @@ pub struct Net {
     pub deep_pipeline: bool,
     /// The spec's `dsp_multipliers`: at most this many multipliers in DSP cells.
     pub dsp_multipliers: Option<u64>,
-    /// Junction 1's FF lanes are selects, not multipliers (`Spec::input_selects`).
+    /// Junction 1's FF and UP lanes are selects, not multipliers (`Spec::input_selects`).
     pub input_selects: bool,
     /// Planned over several boards: a board with its own link then runs a sequencer between
     /// block cycles ([`LINKED_STAGE_CLOCKS`]).
@@ -293,7 +293,8 @@ pub fn junction_need(net: &Net, board: &Board, j: usize, z: u64, s: u64) -> Need
         (None, None) => z.saturating_mul(w).div_ceil(board.ram_block_width) + 3,
     };
     Need {
-        multipliers: z * (mult_factor(j) - (j == 0 && net.input_selects) as u64),
+        // junction 1's FF and UP lanes both multiply by the inputs
+        multipliers: z * (mult_factor(j) - 2 * (j == 0 && net.input_selects) as u64),
         logic: board.fit.logic_per_junction + board.fit.logic_per_lane_bit * w * z,
         ram_bits: fixed + s * per_s + activation_bits(net, board, j, z, s),
         ram_blocks: blocks,

@@ -82,7 +82,7 @@ fn a_linked_board_pays_its_sequencer_and_its_one_word_feed() {
 }
 
 #[test]
-fn one_bit_inputs_drop_junction_ones_ff_multipliers() {
+fn one_bit_inputs_drop_junction_ones_ff_and_up_multipliers() {
     let mut spec = bundled("digits");
     let b = Board::built_in("icebreaker").unwrap();
     let z = [2, 1];
@@ -90,9 +90,10 @@ fn one_bit_inputs_drop_junction_ones_ff_multipliers() {
     assert_eq!(single_board_usage(&Net::from_spec(&spec), &b, &z).dsp, 8);
     spec.input_bits = Some(1);
     let net = Net::from_spec(&spec);
-    assert_eq!(junction_need(&net, &b, 0, 2, 3).multipliers, 2);
+    // junction 1's FF and UP both multiply by the inputs: selects
+    assert_eq!(junction_need(&net, &b, 0, 2, 3).multipliers, 0);
     assert_eq!(junction_need(&net, &b, 1, 1, 1).multipliers, 4);
-    assert_eq!(single_board_usage(&net, &b, &z).dsp, 6);
+    assert_eq!(single_board_usage(&net, &b, &z).dsp, 4);
     // without an integer bit 1.0 saturates and the multipliers stay
     spec.fixed = edgeflow_core::spec::FixedSpec {
         width: 16,

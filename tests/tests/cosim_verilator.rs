@@ -3,6 +3,7 @@
 //! the words of the rust-hdl simulation (predictions, device clock counts, every weight and
 //! bias), and those words hold the reference model's state and predictions bit for bit.
 
+use edgeflow_core::rounding::Rounding;
 use edgeflow_core::{Dataset, Encoded, Spec, State};
 use edgeflow_flow::tools::{tool_for_test, VERILATOR};
 use edgeflow_flow::verilator;
@@ -246,21 +247,30 @@ fn deep_pipeline_cosim_is_bit_exact() {
     }
 }
 
-/// One-bit inputs on digits (junction 1's FF lanes are selects) in Verilog, with the deep
-/// pipeline's registered selects: every bit and clock count as the rust-hdl simulation.
+/// One-bit inputs on digits (junction 1's FF and UP lanes are selects) in Verilog, with the
+/// deep pipeline's registered selects and without: every bit and clock count as the rust-hdl
+/// simulation.
 #[test]
-fn one_bit_inputs_deep_pipeline_cosim_is_bit_exact() {
+fn one_bit_inputs_cosim_is_bit_exact() {
     if !tool_for_test(VERILATOR) {
         return;
     }
-    let mut sp = spec("digits.toml");
-    sp.input_bits = Some(1);
-    sp.registered_reads = true;
-    sp.deep_pipeline = true;
-    assert!(sp.input_selects());
     let ds = Dataset::digits().unwrap();
-    let data = ds.encode(&sp, &(0..16).collect::<Vec<_>>()).unwrap();
-    cosim(&sp, &data, "random-1bit-digits-rp");
+    // the deep pipeline's registered products with stochastic rounding (digits' own), and
+    // the plain datapath with nearest rounding: UP's selects in both their Verilog forms
+    for (deep, rounding, tag) in [
+        (true, None, "random-1bit-digits-rp"),
+        (false, Some(Rounding::Nearest), "random-1bit-digits-nearest"),
+    ] {
+        let mut sp = spec("digits.toml");
+        sp.input_bits = Some(1);
+        sp.registered_reads = deep;
+        sp.deep_pipeline = deep;
+        sp.rounding = rounding;
+        assert!(sp.input_selects());
+        let data = ds.encode(&sp, &(0..16).collect::<Vec<_>>()).unwrap();
+        cosim(&sp, &data, tag);
+    }
 }
 
 /// The clipped rules in Verilog: tiny with a 1.0 range (outputs clip at σ(±1) and ReLU

@@ -54,7 +54,7 @@ pub struct JunctionParams {
     /// follows it and each finished sum registered before its activation lookup: FF two
     /// clocks longer (`DEEP_FF_CLOCKS`), the weight write-backs one clock later.
     pub deep_pipeline: bool,
-    /// FF's lanes are selects, not multipliers: the first junction of a spec whose one-bit
+    /// FF's and UP's lanes are selects, not multipliers: the first junction of a spec whose one-bit
     /// inputs make them exact (`Spec::input_selects`).
     pub input_selects: bool,
     /// The delta memory of this junction's left layer reads on the clock edge (set by the

@@ -5,6 +5,10 @@
 //! (in the Verilog as the raw product with both rounding constants, `mul_eta_raw`: the MAC16's
 //! output register), and `new_w` takes the weight of the clock after: the junction delays the
 //! weight to meet it. The biases, without a multiply, stay in the clock of their delta.
+//!
+//! With one-bit inputs (`with_selects`, junction 1's UP as its FF) `a_k` is 0 or 1.0, so
+//! `δ·a_k` is `a_k ? δ·1.0 : 0`: each lane selects between its products by constants, which
+//! synthesis folds into shifts, and no multiplier is built.
 
 use crate::fixed::{b16, mul, round_shift, s16, sat};
 use edgeflow_core::fixed::Format;
@@ -34,6 +38,8 @@ pub struct UpUnit {
     _lpg: usize,
     /// With registered products: each lane's registered `η·(δ·a)`.
     _reg: Option<Vec<i32>>,
+    /// Selects in place of multipliers: `a` is 0 or 1.0.
+    _select: bool,
 }
 
 impl UpUnit {
@@ -54,7 +60,43 @@ impl UpUnit {
             _shift: shift,
             _lpg: lanes_per_group,
             _reg: None,
+            _select: false,
         }
+    }
+
+    /// Selects in place of the lanes' multipliers; only for operands `a` of 0 or 1.0 in a
+    /// format that holds 1.0 (`Spec::input_selects`).
+    pub fn with_selects(mut self, select: bool) -> UpUnit {
+        assert!(
+            !select || self._f.int_bits >= 1,
+            "1.0 saturates: no selects"
+        );
+        self._select = select;
+        self
+    }
+
+    /// The operand the lane's product sees: `a`, or as a select what the hardware reads of
+    /// it, 1.0 when its bit of 1.0 is set and 0 otherwise.
+    fn operand(&self, a: i32) -> i32 {
+        match self._select {
+            false => a,
+            true if a >> self._f.frac_bits & 1 == 1 => 1 << self._f.frac_bits,
+            true => 0,
+        }
+    }
+
+    /// The Verilog of a product of lane `l`'s `a`: `product(a)`, or as a select the two
+    /// products by the constants 1.0 and 0 chosen by `a`'s bit of 1.0.
+    fn product_hdl(&self, l: usize, product: impl Fn(&str) -> String) -> String {
+        if !self._select {
+            return product(&format!("a${l}"));
+        }
+        let (w, frac) = (self._f.width, self._f.frac_bits);
+        format!(
+            "(a${l}[{frac}] ? {} : {})",
+            product(&format!("{w}'sd{}", 1u64 << frac)),
+            product(&format!("{w}'sd0"))
+        )
     }
 
     pub fn with_rounding(mut self, rounding: Rounding) -> UpUnit {
@@ -85,7 +127,7 @@ impl Logic for UpUnit {
         let held: Vec<i32> = (0..self.w.len())
             .map(|l| {
                 let d = s16(self.d[l / self._lpg].val());
-                let a = s16(self.a[l].val());
+                let a = self.operand(s16(self.a[l].val()));
                 if self._stochastic {
                     let word = self.word[l].val().index() as u32;
                     let r = if n == 0 { 0 } else { (word >> (32 - n)) as i64 };
@@ -141,7 +183,8 @@ impl Logic for UpUnit {
             } else {
                 format!("$signed({{{}'d0, word${l}[31:{}]}})", 32 - n, 32 - n)
             };
-            format!("($signed(d${q}) * $signed(a${l}) + {r})")
+            let p = self.product_hdl(l, |a| format!("($signed(d${q}) * $signed({a}))"));
+            format!("({p} + {r})")
         };
         if self._reg.is_some() {
             for l in 0..self.w.len() {
@@ -149,7 +192,7 @@ impl Logic for UpUnit {
                 let held = if self._stochastic {
                     noisy(l, q)
                 } else {
-                    format!("mul_eta_raw(d${q}, a${l})")
+                    self.product_hdl(l, |a| format!("mul_eta_raw(d${q}, {a})"))
                 };
                 let _ = writeln!(
                     v,
@@ -168,7 +211,7 @@ impl Logic for UpUnit {
             let up = match (self._stochastic, self._reg.is_some()) {
                 (true, _) => format!("sat32(ur_{l} >>> {n})"),
                 (false, true) => format!("eta_rs(ur_{l})"),
-                (false, false) => format!("eta(mul_rs(d${q}, a${l}))"),
+                (false, false) => self.product_hdl(l, |a| format!("eta(mul_rs(d${q}, {a}))")),
             };
             let _ = writeln!(v, "    new_w${l} = sat32(sx(w${l}) - {up});");
         }
@@ -197,7 +240,7 @@ impl Logic for UpUnit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{settle, tick, yosys_check};
+    use crate::testing::{settle, tick, yosys_check, yosys_stat};
 
     #[test]
     fn updates_follow_the_contract() {
@@ -329,6 +372,85 @@ mod tests {
                 tick(&mut u, |x| &mut x.clock);
             }
             assert!(moved > 20, "updates must happen");
+        }
+    }
+
+    /// The four variants: plain and registered, nearest and stochastic.
+    fn variants(f: Format, shift: u32) -> Vec<UpUnit> {
+        [(false, false), (true, false), (false, true), (true, true)]
+            .into_iter()
+            .map(|(registered, stochastic)| {
+                UpUnit::new(2, 1, 2, f, shift)
+                    .with_rounding(if stochastic {
+                        Rounding::Stochastic
+                    } else {
+                        Rounding::Nearest
+                    })
+                    .with_registered(registered)
+            })
+            .collect()
+    }
+
+    /// With operands of 0 or 1.0 the selects update every weight as the multipliers do (whose
+    /// values the tests above hold to the contract), in every variant.
+    #[test]
+    fn selects_update_as_the_multipliers_with_one_bit_operands() {
+        let f = Format::new(2, 7);
+        let one = 1 << f.frac_bits;
+        for (mut mul, sel) in variants(f, 2).into_iter().zip(variants(f, 2)) {
+            let mut sel = sel.with_selects(true);
+            mul.connect_all();
+            sel.connect_all();
+            let span = (f.max() - f.min() + 1) as usize;
+            let mut r = edgeflow_core::rng::SplitMix64::new(9);
+            let mut moved = 0;
+            for _ in 0..300 {
+                let v: Vec<i32> = (0..4).map(|_| f.min() + r.below(span) as i32).collect();
+                let a: Vec<i32> = (0..2).map(|_| one * r.below(2) as i32).collect();
+                let words: Vec<u32> = (0..3).map(|_| r.next_u64() as u32).collect();
+                for u in [&mut mul, &mut sel] {
+                    for l in 0..2 {
+                        u.w[l].next = b16(v[l]);
+                        u.a[l].next = b16(a[l]);
+                        if !u.word.is_empty() {
+                            u.word[l].next = Bits::<32>::from(words[l] as u64);
+                        }
+                    }
+                    u.d[0].next = b16(v[2]);
+                    u.bd[0].next = b16(v[2]);
+                    u.bias[0].next = b16(v[3]);
+                    if !u.bias_word.is_empty() {
+                        u.bias_word[0].next = Bits::<32>::from(words[2] as u64).get_bits::<16>(0);
+                    }
+                }
+                settle(&mut mul);
+                settle(&mut sel);
+                for l in 0..2 {
+                    assert_eq!(sel.new_w[l].val(), mul.new_w[l].val());
+                    moved += (s16(mul.new_w[l].val()) != v[l]) as usize;
+                }
+                tick(&mut mul, |x| &mut x.clock);
+                tick(&mut sel, |x| &mut x.clock);
+            }
+            assert!(moved > 50, "updates must happen");
+        }
+    }
+
+    /// As selects, no variant's Verilog builds a multiplier (the multipliers' does).
+    #[test]
+    fn selects_take_no_multiplier() {
+        let f = Format::new(2, 7);
+        let multiplied = yosys_stat(&variants(f, 2).remove(0), "up_mul", "synth_ecp5 -top top");
+        let Some(multiplied) = multiplied else { return };
+        assert!(multiplied.contains("MULT18X18D"), "{multiplied}");
+        for (i, u) in variants(f, 2).into_iter().enumerate() {
+            let stat = yosys_stat(
+                &u.with_selects(true),
+                &format!("up_sel{i}"),
+                "synth_ecp5 -top top",
+            )
+            .unwrap();
+            assert!(!stat.contains("MULT18X18D"), "variant {i}: {stat}");
         }
     }
 

@@ -229,7 +229,8 @@ impl Junction {
             .with_registered(p.deep_pipeline),
             up: UpUnit::new(z, g, p.lanes_per_group, p.format, p.shift)
                 .with_rounding(p.rounding)
-                .with_registered(p.deep_pipeline),
+                .with_registered(p.deep_pipeline)
+                .with_selects(p.input_selects),
             rng: LaneStreams::new(p.seed, p.j, if p.stochastic() { z } else { 0 }),
             // bits: BP/UP runs, and it finishes a right neuron (bias write)
             bpp: PipeRegs::new(2, BpWord { z, g }.count()),
