@@ -7,10 +7,11 @@
 # the same network on the same data, for comparison, and the same resident top placed and
 # routed at the run's clock (its post-route Fmax). About an hour; not part of CI.
 #
-#   docs/resident/ulx3s.sh [OUT_DIR] [EPOCHS] [FREQ]
+#   [SEEDS=1,2,...] docs/resident/ulx3s.sh [OUT_DIR] [EPOCHS] [FREQ]
 #
 # Defaults: out/resident, 10 epochs, the board's clock; the UART runs at the fastest rate the
-# clock divides to.
+# clock divides to, and the bitstream is built for that rate. SEEDS: nextpnr's placement
+# seeds, tried in order until one meets the clock (default 1).
 #
 # Writes OUT_DIR/digits32.csv, OUT_DIR/dey-mnist-ulx3s-1bit.toml, OUT_DIR/ulx3s-resident.json
 # (`edgeflow train --resident --json`), OUT_DIR/reference.json (the reference model's run,
@@ -57,7 +58,9 @@ grep -q '^input_bits = 1' "$spec"
 "$ef" bench --spec "$spec" --data "$out/digits32.csv" --backends sparse-f32 --samples 2000 \
   --repeat 3 --json > "$out/cpu.json"
 # a missed clock still writes the report; a design that does not build keeps its error
-if ! "$ef" bitstream --spec "$spec" --board ulx3s-85f --resident "${freq[@]}" --seed 1 \
+# the top the co-simulation ran: its clock and UART rate
+if ! "$ef" bitstream --spec "$spec" --board ulx3s-85f --resident "${freq[@]}" \
+  --baud "$(jq .baud "$out/ulx3s-resident.json")" --seed "${SEEDS:-1}" \
   -o "$out" --json > "$out/bitstream.json" 2> "$out/bitstream.log"; then
   [[ -s $out/bitstream.json ]] || jq -n --rawfile e "$out/bitstream.log" \
     '{error: ($e | split("\n") | map(select(startswith("error"))) | join(" "))}' > "$out/bitstream.json"
