@@ -183,7 +183,8 @@ impl Logic for UpUnit {
             } else {
                 format!("$signed({{{}'d0, word${l}[31:{}]}})", 32 - n, 32 - n)
             };
-            let p = self.product_hdl(l, |a| format!("($signed(d${q}) * $signed({a}))"));
+            // a bare product: without selects the text is the multiplier's own
+            let p = self.product_hdl(l, |a| format!("$signed(d${q}) * $signed({a})"));
             format!("({p} + {r})")
         };
         if self._reg.is_some() {

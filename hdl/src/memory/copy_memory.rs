@@ -71,6 +71,15 @@ impl CopyMemory {
         self
     }
 
+    /// The memory's Verilog text, for tests that look at its shape.
+    #[cfg(test)]
+    pub fn verilog_text(&self) -> String {
+        match self.hdl() {
+            Verilog::Custom(v) => v,
+            _ => unreachable!("the memory writes its own Verilog"),
+        }
+    }
+
     fn index(&self, copy: usize, addr: usize) -> Option<usize> {
         (copy < self._copies && addr < self._size).then_some(copy * self._size + addr)
     }

@@ -461,10 +461,9 @@ mod input_lanes_tests {
         sp.pattern.dither = false;
         let p = JunctionParams::new(&sp, 0);
         let words = |j: &Junction| -> Vec<String> {
-            let Verilog::Custom(v) = j.amem.hdl() else {
-                panic!("the activation memory writes its own Verilog")
-            };
-            v.lines()
+            j.amem
+                .verilog_text()
+                .lines()
                 .filter(|l| l.starts_with("reg signed") && l.contains(" mem_"))
                 .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
                 .collect()
