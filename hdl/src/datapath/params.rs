@@ -54,8 +54,8 @@ pub struct JunctionParams {
     /// follows it and each finished sum registered before its activation lookup: FF two
     /// clocks longer (`DEEP_FF_CLOCKS`), the weight write-backs one clock later.
     pub deep_pipeline: bool,
-    /// FF's and UP's lanes are selects, not multipliers: the first junction of a spec whose one-bit
-    /// inputs make them exact (`Spec::input_selects`).
+    /// FF's and UP's lanes are selects, not multipliers: the first junction of a spec whose
+    /// one-bit inputs make them exact (`Spec::input_selects`).
     pub input_selects: bool,
     /// The delta memory of this junction's left layer reads on the clock edge (set by the
     /// network for a one-lane memory read by one group, with registered reads): the reader
