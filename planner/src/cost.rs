@@ -13,9 +13,10 @@
 //!   several boards (its sequencer between block cycles); such a board holding junction 1
 //!   takes at least `N_0` clocks a sample (its inputs come one word a clock).
 //! * **Multipliers**: FF `z`, UP `z`, and BP `2z` when the left layer is hidden (`i ≥ 2`), as
-//!   `edgeflow spec check` counts them; none for junction 1's FF and UP when one-bit inputs make
-//!   their lanes selects (`Spec::input_selects`). Across a board's own link the boundary layer's σ′
-//!   multiplies move to the board before it, one per neuron group ([`link_multipliers`]).
+//!   `edgeflow spec check` counts them; none for junction 1's FF and UP when one-bit inputs
+//!   make their lanes selects (`Spec::input_selects`). Across a board's own link the boundary
+//!   layer's σ′ multiplies move to the board before it, one per neuron group
+//!   ([`link_multipliers`]).
 //!   DSPs are used first; the rest are built from logic at `⌈lut_per_multiplier · w² / 256⌉`
 //!   cells each.
 //! * **Logic**: the board's `fit.logic_per_junction` (address generators, sweep counters,
