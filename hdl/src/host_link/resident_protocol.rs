@@ -93,33 +93,58 @@ pub fn clocks(words: &[u16]) -> u64 {
 /// four round keys and its first search), as the RTL counts them.
 pub const EPOCH_START_CLOCKS: u64 = 26;
 
-/// Clocks the resident block takes to stream one record into the network, in beats of
-/// `W = resident::feed_lanes` codes, from a data memory that answers the next clock
+/// Clocks the resident block takes to stream one record of a set of `n` into the network,
+/// on average over the walk, from a data memory that answers the next clock
 /// (`read_clocks = 1`: on chip) or fills a line of `sdram_memory::LINE_WORDS` words every
-/// `read_clocks` clocks (the SDRAM). On chip: one clock per beat and
-/// `resident::RECORD_OVERHEAD_CLOCKS`. From the SDRAM: that, or the fills of the lines the
-/// record touches, when they take longer (on average over the records of a set: record `k`
-/// starts `k·R mod LINE_WORDS` words into a line).
-pub fn record_feed_clocks(spec: &edgeflow_core::Spec, read_clocks: u64) -> u64 {
+/// `read_clocks` clocks (the SDRAM); see [`record_feeds`].
+pub fn record_feed_clocks(spec: &edgeflow_core::Spec, read_clocks: u64, n: usize) -> u64 {
+    let feeds = record_feeds(spec, read_clocks, n);
+    let total: f64 = feeds
+        .iter()
+        .map(|f| f.0 * f.1 as f64 + (1.0 - f.0) * f.2 as f64)
+        .sum();
+    (total / feeds.len().max(1) as f64).ceil() as u64
+}
+
+/// For each record of a set of `n`, in beats of `W = resident::feed_lanes` codes: the chance
+/// that its first line is already buffered, and its feed's clocks then and otherwise. On
+/// chip: one clock per beat and `resident::RECORD_OVERHEAD_CLOCKS`, never buffered. From the
+/// SDRAM: that, or the fills of the lines the record touches, when they take longer. Record
+/// `k` lies at word `k·R`, and its first line needs no fill when the record before it in the
+/// walk (any other record, equally likely) ended in that line, which the buffer still holds.
+fn record_feeds(spec: &edgeflow_core::Spec, read_clocks: u64, n: usize) -> Vec<(f64, u64, u64)> {
     let beats = spec.layers[0].div_ceil(crate::resident::feed_lanes(spec, read_clocks)) as u64;
     let on_chip = beats + crate::resident::RECORD_OVERHEAD_CLOCKS as u64;
-    match read_clocks {
-        0 | 1 => on_chip,
-        r => {
-            let (line, words) = (crate::sdram_memory::LINE_WORDS, spec.record_words());
-            let touched: usize = (0..line)
-                .map(|k| (k * words % line + words).div_ceil(line))
-                .sum();
-            on_chip.max((touched as u64 * r).div_ceil(line as u64))
-        }
+    if read_clocks <= 1 || n == 0 {
+        return vec![(0.0, on_chip, on_chip)];
     }
+    let (line, words) = (crate::sdram_memory::LINE_WORDS, spec.record_words());
+    let first = |k: usize| k * words / line;
+    let last = |k: usize| (k * words + words - 1) / line;
+    let mut ending = vec![0usize; last(n - 1) + 1];
+    for k in 0..n {
+        ending[last(k)] += 1;
+    }
+    let feed = |fills: usize| on_chip.max(fills as u64 * read_clocks);
+    (0..n)
+        .map(|k| {
+            let others = ending[first(k)] - (first(k) == last(k)) as usize;
+            let buffered = if n > 1 {
+                others as f64 / (n - 1) as f64
+            } else {
+                0.0
+            };
+            let touched = last(k) - first(k) + 1;
+            (buffered, feed(touched - 1), feed(touched))
+        })
+        .collect()
 }
 
 /// What TRAIN_RESIDENT's clock count comes to for `n` samples and `epochs` epochs on a
 /// network built as `spec` (the board's pipeline options applied), over a data memory of
 /// `read_clocks` (as [`record_feed_clocks`]), without simulating it: per epoch, the
 /// walker's start, then one sample per block cycle or per record feed, whichever is longer
-/// (the first record's feed is not hidden), and the pipeline's drain. An estimate: the
+/// for that record (the first record's feed is not hidden), and the pipeline's drain. An estimate: the
 /// unpacker's stalls depend on how the codes fall into words, the SDRAM's refreshes and the
 /// walker's search are left out; tests/tests/resident_rtl.rs holds it to the RTL's count.
 pub fn train_resident_clocks_estimate(
@@ -129,9 +154,15 @@ pub fn train_resident_clocks_estimate(
     read_clocks: u64,
 ) -> u64 {
     let t = spec.block_cycle_clocks() as u64;
-    let feed = record_feed_clocks(spec, read_clocks);
-    let n = n as u64;
-    let samples = (feed + n * t).max(n * feed);
+    let feeds = record_feeds(spec, read_clocks, n);
+    // a sample takes the block cycle or its record's feed, whichever is longer
+    let per_sample: f64 = feeds
+        .iter()
+        .map(|f| f.0 * f.1.max(t) as f64 + (1.0 - f.0) * f.2.max(t) as f64)
+        .sum::<f64>()
+        / feeds.len() as f64;
+    let first = record_feed_clocks(spec, read_clocks, n);
+    let samples = (first + n as u64 * t).max((n as f64 * per_sample).round() as u64);
     let drain = (2 * spec.junctions() as u64 - 1) * t;
     epochs as u64 * (EPOCH_START_CLOCKS + samples + drain)
 }

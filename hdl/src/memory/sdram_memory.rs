@@ -19,17 +19,23 @@ pub const COLUMN_BITS: usize = 9;
 pub const SDRAM_WORDS: usize = 1 << 20;
 /// CAS latency in clocks: 3 is allowed at every clock the part runs.
 pub const CAS_LATENCY: u32 = 3;
-/// Words of a line: one burst, never across a row (512 columns hold 32 lines). The controller
+/// Words of a line: one burst, never across a row (512 columns hold 16 lines), the longest
+/// rust-hdl's controller makes. Each fill pays the row's opening and closing once, so longer
+/// lines stream faster: a 65-word record touches 3 lines of 32 (5 of 16). The controller
 /// refreshes only between bursts, once 70 % of the part's refresh interval has passed, so a
-/// burst must fit in the other 30 %: at 28.125 MHz 33 clocks, where a 16-word line's fill
-/// takes 27.
-pub const LINE_WORDS: usize = 16;
-const LINE_BITS: usize = 4;
+/// burst must fit in the other 30 % ([`min_clock_mhz`]).
+pub const LINE_WORDS: usize = 32;
+const LINE_BITS: usize = 5;
 const TAG_BITS: usize = 20 - LINE_BITS;
 
-/// The part's timings in nanoseconds (ISSI IS42S16 -7 speed grade) at the design clock.
+/// The part's timings in nanoseconds at the design clock: rust-hdl's ISSI IS42S16 -7 speed
+/// grade, with the refresh interval of the IS42S16160's commercial and industrial grades
+/// (8,192 refreshes every 64 ms; the preset assumes 4,096 every 16 ms).
 pub fn timings(clock_mhz: f64) -> MemoryTimings {
-    MemoryTimings::is42s16320f7(clock_mhz * 1e6)
+    MemoryTimings {
+        t_refresh_max_interval_nanoseconds: 64e6 / 8192.0,
+        ..MemoryTimings::is42s16320f7(clock_mhz * 1e6)
+    }
 }
 
 /// Clocks from one fill's request to the next's when no refresh comes between: the
@@ -95,7 +101,7 @@ pub struct SdramMemory {
     pub rvalid: Signal<Out, Bit>,
     /// The SDRAM's pins (the data bus split into its two directions and an output enable).
     pub sdram: SDRAMDriver<16>,
-    pub controller: SDRAMBurstController<ROW_BITS, COLUMN_BITS, 16, 16>,
+    pub controller: SDRAMBurstController<ROW_BITS, COLUMN_BITS, 32, 16>,
     /// The buffered line's words.
     line: RAM<Bits<16>, LINE_BITS>,
     state: DFF<LineState>,
@@ -107,8 +113,8 @@ pub struct SdramMemory {
     miss: DFF<Bits<TAG_BITS>>,
     dirty: DFF<Bit>,
     /// Words of the current fill in the buffer; words of a write-back handed to the controller.
-    filled: DFF<Bits<5>>,
-    flushed: DFF<Bits<4>>,
+    filled: DFF<Bits<6>>,
+    flushed: DFF<Bits<5>>,
     answer: DFF<Bit>,
     hit: Signal<Local, Bit>,
 }
@@ -175,10 +181,10 @@ impl Logic for SdramMemory {
                 | (self.state.q.val() == LineState::Flushing));
         self.controller.cmd_strobe.next = false;
         self.controller.write_not_read.next = false;
-        self.controller.cmd_address.next = bit_cast::<32, 16>(self.tag.q.val()) << 4;
+        self.controller.cmd_address.next = bit_cast::<32, 15>(self.tag.q.val()) << 5;
         self.controller.data_in.next = self.line.read_data.val();
-        self.line.read_address.next = self.addr.val().get_bits::<4>(0);
-        self.line.write_address.next = self.addr.val().get_bits::<4>(0);
+        self.line.read_address.next = self.addr.val().get_bits::<5>(0);
+        self.line.write_address.next = self.addr.val().get_bits::<5>(0);
         self.line.write_data.next = self.wdata.val();
         self.line.write_enable.next = false;
         self.rdata.next = self.line.read_data.val();
@@ -186,11 +192,11 @@ impl Logic for SdramMemory {
         self.answer.d.next = false;
         // a request in the buffered line, its word there (a fill brings its words in order)
         self.hit.next = self.held.q.val()
-            & (self.tag.q.val() == self.addr.val().get_bits::<16>(4))
+            & (self.tag.q.val() == self.addr.val().get_bits::<15>(5))
             & ((self.state.q.val() == LineState::Idle)
                 | ((self.state.q.val() == LineState::Filling)
                     & !self.we.val()
-                    & (bit_cast::<5, 4>(self.addr.val().get_bits::<4>(0)) < self.filled.q.val())));
+                    & (bit_cast::<6, 5>(self.addr.val().get_bits::<5>(0)) < self.filled.q.val())));
         self.ready.next = self.hit.val();
         if self.hit.val() & self.we.val() {
             self.line.write_enable.next = true;
@@ -202,7 +208,7 @@ impl Logic for SdramMemory {
         match self.state.q.val() {
             LineState::Idle => {
                 if (self.we.val() | self.re.val()) & !self.hit.val() {
-                    self.miss.d.next = self.addr.val().get_bits::<16>(4);
+                    self.miss.d.next = self.addr.val().get_bits::<15>(5);
                     self.state.d.next = LineState::FillIssue;
                     if self.held.q.val() & self.dirty.q.val() {
                         self.flushed.d.next = 0.into();
@@ -234,7 +240,7 @@ impl Logic for SdramMemory {
             LineState::FillIssue => {
                 if !self.controller.busy.val() {
                     self.tag.d.next = self.miss.q.val();
-                    self.controller.cmd_address.next = bit_cast::<32, 16>(self.miss.q.val()) << 4;
+                    self.controller.cmd_address.next = bit_cast::<32, 15>(self.miss.q.val()) << 5;
                     self.controller.cmd_strobe.next = true;
                     self.held.d.next = true;
                     self.dirty.d.next = false;
@@ -244,12 +250,12 @@ impl Logic for SdramMemory {
             }
             LineState::Filling => {
                 if self.controller.data_valid.val() {
-                    self.line.write_address.next = self.filled.q.val().get_bits::<4>(0);
+                    self.line.write_address.next = self.filled.q.val().get_bits::<5>(0);
                     self.line.write_data.next = self.controller.data_out.val();
                     self.line.write_enable.next = true;
                     self.filled.d.next = self.filled.q.val() + 1;
                 }
-                if (self.filled.q.val() == 16) & !self.controller.busy.val() {
+                if (self.filled.q.val() == 32) & !self.controller.busy.val() {
                     self.state.d.next = LineState::Idle;
                 }
             }

@@ -339,7 +339,7 @@ pub(super) fn resident_projections(
                 fits: check_fits(spec, words, train, 0).is_ok(),
                 block_cycle_clocks: built.block_cycle_clocks(),
                 record_feed_clocks: edgeflow_hdl::resident_protocol::record_feed_clocks(
-                    &built, read,
+                    &built, read, train,
                 ),
                 clocks,
                 end_to_end_seconds: seconds,

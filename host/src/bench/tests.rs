@@ -196,24 +196,24 @@ fn resident_rows_are_bounded_by_the_line_and_the_datapath() {
     assert!(ice.clocks.upload_clocks as f64 >= bytes * 10.0 * 10.0);
     assert!(ice.clocks.train_clocks >= 30 * 1438 * 645);
     // every ULX3S keeps the set in its SDRAM: 2^20 words, 31,775 digits records of 33
-    // words; a record starting anywhere in a 16-word line touches 3 lines, each filled in
-    // 27 clocks at 28.125 MHz (tRCD = tWR = tRP = 1 clock), 30 with the refreshes' share:
+    // words; a record starting anywhere in a 32-word line touches 2 lines, each filled in
+    // 43 clocks at 28.125 MHz (tRCD = tWR = tRP = 1 clock), 45 with the refreshes' share:
     // hidden under the block cycle
     let small = rows.iter().find(|r| r.board == "ulx3s-12f").unwrap();
     assert!(small.fits);
     assert_eq!(small.resident_capacity_samples, (1 << 20) / 33);
-    assert_eq!(edgeflow_hdl::sdram_memory::fill_clocks(28.125), 27);
-    assert_eq!(edgeflow_hdl::sdram_memory::read_clocks(28.125), 30);
-    assert_eq!(small.record_feed_clocks, 3 * 30);
+    assert_eq!(edgeflow_hdl::sdram_memory::fill_clocks(28.125), 43);
+    assert_eq!(edgeflow_hdl::sdram_memory::read_clocks(28.125), 45);
+    assert_eq!(small.record_feed_clocks, 2 * 45);
     assert!(small.clocks.train_clocks >= 30 * 1438 * small.block_cycle_clocks as u64);
-    // a 1024-input network of 8-bit codes needs 513 words a record (about 33 lines) from
+    // a 1024-input network of 8-bit codes needs 513 words a record (17 or 18 lines) from
     // the SDRAM: the fills, not the block cycle, set its pace
     let dey = spec("dey-mnist");
     let rows = resident_projections(&dey, &boards[2..], 500, 1, &[]);
     let u = &rows[0];
     assert_eq!(dey.record_words(), 513);
-    assert!(u.record_feed_clocks >= 33 * 30 && u.block_cycle_clocks < 100);
-    assert!(u.clocks.train_clocks >= 500 * 33 * 30);
+    assert!(u.record_feed_clocks >= 17 * 45 && u.block_cycle_clocks < 100);
+    assert!(u.clocks.train_clocks >= 500 * 17 * 45);
 }
 
 /// A routed design's Fmax is projected at that design's own clocks per sample: the ULX3S
