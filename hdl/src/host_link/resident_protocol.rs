@@ -98,12 +98,16 @@ pub const EPOCH_START_CLOCKS: u64 = 26;
 /// (`read_clocks = 1`: on chip) or fills a line of `sdram_memory::LINE_WORDS` words every
 /// `read_clocks` clocks (the SDRAM); see [`record_feeds`].
 pub fn record_feed_clocks(spec: &edgeflow_core::Spec, read_clocks: u64, n: usize) -> u64 {
-    let feeds = record_feeds(spec, read_clocks, n);
+    mean_clocks(&record_feeds(spec, read_clocks, n), 0).ceil() as u64
+}
+
+/// The mean over records of `feeds` of their clocks, each at least `floor`.
+fn mean_clocks(feeds: &[(f64, u64, u64)], floor: u64) -> f64 {
     let total: f64 = feeds
         .iter()
-        .map(|f| f.0 * f.1 as f64 + (1.0 - f.0) * f.2 as f64)
+        .map(|f| f.0 * f.1.max(floor) as f64 + (1.0 - f.0) * f.2.max(floor) as f64)
         .sum();
-    (total / feeds.len().max(1) as f64).ceil() as u64
+    total / feeds.len().max(1) as f64
 }
 
 /// For each record of a set of `n`, in beats of `W = resident::feed_lanes` codes: the chance
@@ -144,9 +148,10 @@ fn record_feeds(spec: &edgeflow_core::Spec, read_clocks: u64, n: usize) -> Vec<(
 /// network built as `spec` (the board's pipeline options applied), over a data memory of
 /// `read_clocks` (as [`record_feed_clocks`]), without simulating it: per epoch, the
 /// walker's start, then one sample per block cycle or per record feed, whichever is longer
-/// for that record (the first record's feed is not hidden), and the pipeline's drain. An estimate: the
-/// unpacker's stalls depend on how the codes fall into words, the SDRAM's refreshes and the
-/// walker's search are left out; tests/tests/resident_rtl.rs holds it to the RTL's count.
+/// for that record (the first record's feed is not hidden), and the pipeline's drain. An
+/// estimate: the unpacker's stalls depend on how the codes fall into words, the SDRAM's
+/// refreshes and the walker's search are left out; tests/tests/resident_rtl.rs holds it to
+/// the RTL's count.
 pub fn train_resident_clocks_estimate(
     spec: &edgeflow_core::Spec,
     n: usize,
@@ -156,12 +161,8 @@ pub fn train_resident_clocks_estimate(
     let t = spec.block_cycle_clocks() as u64;
     let feeds = record_feeds(spec, read_clocks, n);
     // a sample takes the block cycle or its record's feed, whichever is longer
-    let per_sample: f64 = feeds
-        .iter()
-        .map(|f| f.0 * f.1.max(t) as f64 + (1.0 - f.0) * f.2.max(t) as f64)
-        .sum::<f64>()
-        / feeds.len() as f64;
-    let first = record_feed_clocks(spec, read_clocks, n);
+    let per_sample = mean_clocks(&feeds, t);
+    let first = mean_clocks(&feeds, 0).ceil() as u64;
     let samples = (first + n as u64 * t).max((n as f64 * per_sample).round() as u64);
     let drain = (2 * spec.junctions() as u64 - 1) * t;
     epochs as u64 * (EPOCH_START_CLOCKS + samples + drain)
