@@ -9,6 +9,7 @@ pub mod data;
 pub mod fixed;
 pub mod matrices;
 pub mod order;
+pub mod overlap;
 pub mod pattern;
 pub mod resident;
 pub mod rng;

@@ -2,6 +2,7 @@
 
 use crate::report::{emit, Format};
 use anyhow::{bail, Result};
+use edgeflow_core::overlap::OverlapBound;
 use edgeflow_core::{JunctionPattern, Spec};
 use serde::Serialize;
 use std::fmt;
@@ -37,6 +38,7 @@ pub fn check(path: &Path, json: bool) -> Result<()> {
         input_bits: bits,
         warnings,
         derived: d,
+        overlap_bound: OverlapBound::of(&spec),
         advice: spec.learning_advice(),
     };
     emit(&r, Format::json(json));
@@ -59,6 +61,8 @@ struct Checked<'a> {
     input_bits: u32,
     warnings: Vec<String>,
     derived: edgeflow_core::Derived,
+    /// The least block cycle that overlapping block cycles could reach with the same bits.
+    overlap_bound: OverlapBound,
     advice: Vec<edgeflow_core::advice::Advice>,
 }
 
@@ -133,6 +137,11 @@ impl fmt::Display for Checked<'_> {
         }
         writeln!(w, "block cycle: {} clocks (longest junction {} + {} overhead); one training sample per block cycle",
             d.block_cycle_clocks, d.max_junction_clocks, d.block_cycle_clocks - d.max_junction_clocks)?;
+        writeln!(
+            w,
+            "overlapped block cycles: at least {} clocks with the same bits (the data passed between block cycles; docs/design.md, \"Why not C\")",
+            self.overlap_bound.clocks
+        )?;
         writeln!(
             w,
             "multipliers: {} (FF z, BP 2z for hidden junctions, UP z); edges: {}",

@@ -31,6 +31,17 @@ fn dey_mnist_spec_check_matches_the_published_design() {
         .map(|x| x["multipliers_ff"].as_u64().unwrap() + x["multipliers_bp"].as_u64().unwrap())
         .sum();
     assert_eq!(ff_bp, 224);
+    // C + 2 today; overlapping block cycles cannot reach C = 32 (docs/design.md, "Why not
+    // C": 2P ≥ 33 + 32), and the schedule run today is one of those the bound covers
+    assert_eq!(v["derived"]["block_cycle_clocks"].as_u64(), Some(34));
+    let least = v["overlap_bound"]["clocks"].as_u64().unwrap();
+    assert!((33..=34).contains(&least), "{least}");
+    let o = edgeflow(&["spec", "check", "specs/dey-mnist.toml"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("overlapped block cycles: at least {least} clocks")),
+        "{text}"
+    );
 }
 
 #[test]
